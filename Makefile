@@ -1,0 +1,80 @@
+# pypto — the user's entry points. Every target installs what is missing first
+# (Debian packages with apt, Python packages into .venv, which this Makefile
+# owns), configures and builds, then does its job. Safe to re-run.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+PIP       := $(VENV)/bin/pip
+STAMPS    := build/.stamps
+PYPTO     := build/release/pypto
+JOBS      ?= $(shell nproc)
+
+# Debian 12 packages the build and tests need.
+APT_PACKAGES := g++ cmake ninja-build pkg-config python3-venv \
+  libsimdjson-dev libfmt-dev libcli11-dev libsqlite3-dev zlib1g-dev \
+  libgtest-dev libbenchmark-dev
+# Python packages for tests and the Python package. torch is pinned: 2.13.0 is
+# the CPU build available offline; an unpinned torch would pull a CUDA build.
+PIP_PACKAGES := torch==2.13.0 numpy pytest pybind11 scikit-build-core
+# Peers measured by `make bench` (HolisticTraceAnalysis pulls jupyterlab: bench only).
+PIP_BENCH_PACKAGES := HolisticTraceAnalysis
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help setup deps venv build build-asan test test-unit test-asan demo bench clean
+
+help:
+	@echo "make demo   - set up, build, analyze a built-in LLM-decode trace"
+	@echo "make test   - set up, build (release + ASan/UBSan), run every test"
+	@echo "make bench  - set up, build, run the benchmarks and print figures"
+	@echo "make clean  - remove build outputs (keeps .venv)"
+
+setup: deps venv
+
+deps: $(STAMPS)/apt
+$(STAMPS)/apt:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "[setup] installing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+	@mkdir -p $(STAMPS) && touch $@
+
+venv: $(STAMPS)/venv
+$(STAMPS)/venv: $(STAMPS)/apt
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	@echo "[setup] Python packages into $(VENV)"
+	@$(PIP) install -q $(PIP_PACKAGES)
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/venv-bench: $(STAMPS)/venv
+	@$(PIP) install -q torch==2.13.0 $(PIP_BENCH_PACKAGES)
+	@touch $@
+
+build: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+build-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+
+test-unit: build venv
+	@ctest --preset release -j $(JOBS)
+
+test-asan: build-asan venv
+	@ctest --preset asan -j $(JOBS)
+
+test: test-unit test-asan
+	@if ls tests/python/test_*.py >/dev/null 2>&1; then $(PY) -m pytest -q tests/python; fi
+
+demo: build venv
+	@PYPTO=$(PYPTO) PY=$(PY) bash examples/demo.sh
+
+bench: build $(STAMPS)/venv-bench
+	@PYPTO=$(PYPTO) PY=$(PY) BUILD=build/release bash bench/run_bench.sh
+
+clean:
+	rm -rf build

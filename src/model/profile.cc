@@ -1,0 +1,150 @@
+#include "model/profile.h"
+
+namespace pypto {
+
+uint32_t HostOpTable::Add(const HostOpRow& r) {
+  uint32_t row = static_cast<uint32_t>(ts.size());
+  name.push_back(r.name);
+  category.push_back(r.category);
+  kind.push_back(r.kind);
+  track.push_back(r.track);
+  ts.push_back(r.ts);
+  dur.push_back(r.dur);
+  depth.push_back(0);
+  parent.push_back(kNoIndex);
+  input_dims.push_back(r.input_dims);
+  input_types.push_back(r.input_types);
+  correlation.push_back(r.correlation);
+  external_id.push_back(r.external_id);
+  sequence_number.push_back(r.sequence_number);
+  source_offset.push_back(r.source_offset);
+  return row;
+}
+
+void HostOpTable::Reserve(size_t n) {
+  name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); ts.reserve(n);
+  dur.reserve(n); depth.reserve(n); parent.reserve(n); input_dims.reserve(n); input_types.reserve(n);
+  correlation.reserve(n); external_id.reserve(n); sequence_number.reserve(n); source_offset.reserve(n);
+}
+
+uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
+  uint32_t row = static_cast<uint32_t>(ts.size());
+  name.push_back(r.name);
+  category.push_back(r.category);
+  kind.push_back(r.kind);
+  track.push_back(r.track);
+  device.push_back(r.device);
+  stream.push_back(r.stream);
+  ts.push_back(r.ts);
+  dur.push_back(r.dur);
+  correlation.push_back(r.correlation);
+  external_id.push_back(r.external_id);
+  grid.push_back({r.grid[0], r.grid[1], r.grid[2]});
+  block.push_back({r.block[0], r.block[1], r.block[2]});
+  bytes.push_back(r.bytes);
+  core_type.push_back(r.core_type);
+  block_dim.push_back(r.block_dim);
+  mix_block_dim.push_back(r.mix_block_dim);
+  op_type.push_back(r.op_type);
+  input_shapes.push_back(r.input_shapes);
+  input_types.push_back(r.input_types);
+  input_formats.push_back(r.input_formats);
+  output_shapes.push_back(r.output_shapes);
+  graph_launched.push_back(r.graph_launched ? 1 : 0);
+  launcher.push_back(kNoIndex);
+  source_offset.push_back(r.source_offset);
+  return row;
+}
+
+void DeviceTaskTable::Reserve(size_t n) {
+  name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); device.reserve(n);
+  stream.reserve(n); ts.reserve(n); dur.reserve(n); correlation.reserve(n); external_id.reserve(n);
+  grid.reserve(n); block.reserve(n); bytes.reserve(n); core_type.reserve(n); block_dim.reserve(n);
+  mix_block_dim.reserve(n); op_type.reserve(n); input_shapes.reserve(n); input_types.reserve(n);
+  input_formats.reserve(n); output_shapes.reserve(n); graph_launched.reserve(n); launcher.reserve(n);
+  source_offset.reserve(n);
+}
+
+void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value) {
+  owner_kind.push_back(kind);
+  owner.push_back(owner_row);
+  key.push_back(key_id);
+  text.push_back(text_id);
+  number.push_back(number_value);
+}
+
+void FlowTable::Add(uint64_t flow_id, StrId cat, char ph, uint32_t track_row, TimeNs time) {
+  id.push_back(flow_id);
+  category.push_back(cat);
+  phase.push_back(ph);
+  track.push_back(track_row);
+  ts.push_back(time);
+}
+
+void CounterTable::Add(StrId counter, uint32_t track_row, TimeNs time, double v) {
+  name.push_back(counter);
+  track.push_back(track_row);
+  ts.push_back(time);
+  value.push_back(v);
+}
+
+const char* DeviceKindName(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpu: return "cpu";
+    case DeviceKind::kCuda: return "cuda";
+    case DeviceKind::kRocm: return "rocm";
+    case DeviceKind::kNpu: return "npu";
+    case DeviceKind::kOther: return "other";
+  }
+  return "other";
+}
+
+uint32_t Profile::TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind) {
+  StrId pid = strings.Intern(pid_token);
+  StrId tid = strings.Intern(tid_token);
+  auto [it, inserted] = track_index_.try_emplace({pid, tid}, static_cast<uint32_t>(tracks.size()));
+  if (inserted) {
+    tracks.pid_token.push_back(pid);
+    tracks.tid_token.push_back(tid);
+    tracks.name.push_back(kEmptyStr);
+    tracks.process_name.push_back(kEmptyStr);
+    tracks.kind.push_back(kind);
+    tracks.device.push_back(-1);
+    tracks.stream.push_back(-1);
+  }
+  return it->second;
+}
+
+void Profile::CountLoss(const std::string& reason, const std::string& location, uint64_t n) {
+  auto& entry = data_loss[reason];
+  if (entry.count == 0) entry.first_location = location;
+  entry.count += n;
+}
+
+uint64_t Profile::TotalDataLoss() const {
+  uint64_t total = 0;
+  for (const auto& [reason, entry] : data_loss) total += entry.count;
+  return total;
+}
+
+size_t Profile::MemoryBytes() const {
+  auto vec = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  size_t b = strings.memory_bytes();
+  const auto& h = host_ops;
+  b += vec(h.name) + vec(h.category) + vec(h.kind) + vec(h.track) + vec(h.ts) + vec(h.dur) + vec(h.depth) +
+       vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + vec(h.correlation) + vec(h.external_id) +
+       vec(h.sequence_number) + vec(h.source_offset);
+  const auto& d = device_tasks;
+  b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.device) + vec(d.stream) + vec(d.ts) +
+       vec(d.dur) + vec(d.correlation) + vec(d.external_id) + vec(d.grid) + vec(d.block) + vec(d.bytes) +
+       vec(d.core_type) + vec(d.block_dim) + vec(d.mix_block_dim) + vec(d.op_type) + vec(d.input_shapes) +
+       vec(d.input_types) + vec(d.input_formats) + vec(d.output_shapes) + vec(d.graph_launched) +
+       vec(d.launcher) + vec(d.source_offset);
+  const auto& a = attributes;
+  b += vec(a.owner_kind) + vec(a.owner) + vec(a.key) + vec(a.text) + vec(a.number);
+  b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
+  b += vec(counters.name) + vec(counters.track) + vec(counters.ts) + vec(counters.value);
+  return b;
+}
+
+}  // namespace pypto

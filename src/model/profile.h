@@ -1,0 +1,293 @@
+// The profile model: what every importer fills and every analysis reads.
+// Columnar tables (one vector per field), strings interned in one StringTable,
+// times as int64 nanoseconds since the Unix epoch when the source gives an
+// absolute clock (else since the profiler start; see Metadata "clock").
+// Each event costs a fixed number of bytes: no per-event heap allocation.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/string_table.h"
+
+namespace pypto {
+
+using TimeNs = int64_t;
+inline constexpr int64_t kNoId = std::numeric_limits<int64_t>::min();  // "id absent"
+inline constexpr int32_t kNoIndex = -1;                                 // "row absent"
+
+// ---------------------------------------------------------------- tracks
+// A track is one timeline row: a host thread or a device stream. Source
+// pid/tid tokens are kept as opaque interned text (they may be strings).
+enum class TrackKind : uint8_t { kHostThread, kDeviceStream, kOther };
+
+struct TrackTable {
+  std::vector<StrId> pid_token;   // source pid as written ("1234", "Spans", "0")
+  std::vector<StrId> tid_token;   // source tid as written ("5678", "stream 7")
+  std::vector<StrId> name;        // thread/stream name from metadata events, if any
+  std::vector<StrId> process_name;
+  std::vector<TrackKind> kind;
+  std::vector<int32_t> device;    // device index for device streams, else -1
+  std::vector<int64_t> stream;    // stream id for device streams, else -1
+
+  size_t size() const { return kind.size(); }
+};
+
+// ---------------------------------------------------------------- host ops
+enum class HostOpKind : uint8_t {
+  kOperator,        // aten / torch op (cpu_op, Operator), aclnn op
+  kUserAnnotation,  // record_function ranges, ProfilerStep#N
+  kRuntime,         // cudaLaunchKernel, hipGraphLaunch, aclrtLaunchKernel … (CUDA/HIP/CANN API)
+  kDriver,          // cuLaunchKernel …
+  kPython,          // python_function frames
+  kOther,
+};
+
+struct HostOpRow {
+  StrId name = kEmptyStr;
+  StrId category = kEmptyStr;   // source category as written ("cpu_op", "cuda_runtime")
+  HostOpKind kind = HostOpKind::kOther;
+  uint32_t track = 0;
+  TimeNs ts = 0;
+  TimeNs dur = 0;
+  StrId input_dims = kEmptyStr;   // shapes as text, e.g. "[[4096, 1024], [1024]]"
+  StrId input_types = kEmptyStr;  // e.g. "[\"c10::BFloat16\", \"Scalar\"]"
+  int64_t correlation = kNoId;    // runtime calls: CUPTI/roctracer correlation
+  int64_t external_id = kNoId;    // "External id" / "external id"
+  int64_t sequence_number = kNoId;
+  uint64_t source_offset = 0;     // byte offset of the event in its file (diagnostics)
+};
+
+struct HostOpTable {
+  std::vector<StrId> name;
+  std::vector<StrId> category;
+  std::vector<HostOpKind> kind;
+  std::vector<uint32_t> track;
+  std::vector<TimeNs> ts;
+  std::vector<TimeNs> dur;
+  std::vector<uint16_t> depth;     // nesting depth on its track (filled by the graph builder)
+  std::vector<int32_t> parent;     // enclosing host op row or kNoIndex (graph builder)
+  std::vector<StrId> input_dims;
+  std::vector<StrId> input_types;
+  std::vector<int64_t> correlation;
+  std::vector<int64_t> external_id;
+  std::vector<int64_t> sequence_number;
+  std::vector<uint64_t> source_offset;
+
+  size_t size() const { return ts.size(); }
+  uint32_t Add(const HostOpRow& row);
+  void Reserve(size_t n);
+};
+
+// ---------------------------------------------------------------- device tasks
+enum class DeviceTaskKind : uint8_t {
+  kKernel,          // CUDA/HIP kernel, Ascend AI Core / AI Vector / MIX / AI CPU task
+  kMemcpy,
+  kMemset,
+  kCommunication,   // NCCL/RCCL kernels, HCCL tasks
+  kSync,            // cuda_sync rows (stream/event/context sync)
+  kAnnotation,      // gpu_user_annotation (device projection of ProfilerStep#N)
+  kOther,
+};
+
+struct DeviceTaskRow {
+  StrId name = kEmptyStr;
+  StrId category = kEmptyStr;   // source category / task type as written
+  DeviceTaskKind kind = DeviceTaskKind::kOther;
+  uint32_t track = 0;
+  int32_t device = 0;
+  int64_t stream = -1;
+  TimeNs ts = 0;
+  TimeNs dur = 0;
+  int64_t correlation = kNoId;
+  int64_t external_id = kNoId;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int64_t bytes = -1;              // memcpy/memset/communication payload, -1 unknown
+  StrId core_type = kEmptyStr;     // Ascend "AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "AI_CPU", …
+  int32_t block_dim = -1;          // Ascend Block Dim / Block Num
+  int32_t mix_block_dim = -1;      // Ascend Mix Block Dim
+  StrId op_type = kEmptyStr;       // Ascend OP Type (MatMulV2 …)
+  StrId input_shapes = kEmptyStr;  // Ascend Input Shapes text
+  StrId input_types = kEmptyStr;   // Ascend Input Data Types
+  StrId input_formats = kEmptyStr; // Ascend Input Formats
+  StrId output_shapes = kEmptyStr;
+  bool graph_launched = false;     // launched by a CUDA/HIP graph replay
+  uint64_t source_offset = 0;
+};
+
+struct DeviceTaskTable {
+  std::vector<StrId> name;
+  std::vector<StrId> category;
+  std::vector<DeviceTaskKind> kind;
+  std::vector<uint32_t> track;
+  std::vector<int32_t> device;
+  std::vector<int64_t> stream;
+  std::vector<TimeNs> ts;
+  std::vector<TimeNs> dur;
+  std::vector<int64_t> correlation;
+  std::vector<int64_t> external_id;
+  std::vector<std::array<int32_t, 3>> grid;
+  std::vector<std::array<int32_t, 3>> block;
+  std::vector<int64_t> bytes;
+  std::vector<StrId> core_type;
+  std::vector<int32_t> block_dim;
+  std::vector<int32_t> mix_block_dim;
+  std::vector<StrId> op_type;
+  std::vector<StrId> input_shapes;
+  std::vector<StrId> input_types;
+  std::vector<StrId> input_formats;
+  std::vector<StrId> output_shapes;
+  std::vector<uint8_t> graph_launched;
+  std::vector<int32_t> launcher;   // launching host op row (runtime call), kNoIndex; graph builder
+  std::vector<uint64_t> source_offset;
+
+  size_t size() const { return ts.size(); }
+  uint32_t Add(const DeviceTaskRow& row);
+  void Reserve(size_t n);
+};
+
+// ---------------------------------------------------------------- attributes
+// Extra key/value facts of one event that not every event has (NCCL args,
+// Ascend PMU ratios, unknown CSV columns). One row per fact.
+enum class OwnerKind : uint8_t { kHostOp, kDeviceTask, kTrack, kDevice, kStep };
+
+struct AttributeTable {
+  std::vector<OwnerKind> owner_kind;
+  std::vector<uint32_t> owner;
+  std::vector<StrId> key;
+  std::vector<StrId> text;      // value as text (always set)
+  std::vector<double> number;   // value as number, NaN if not numeric
+
+  size_t size() const { return key.size(); }
+  void Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value);
+};
+
+// ---------------------------------------------------------------- flows / links
+enum class LinkKind : uint8_t {
+  kLaunch,        // runtime call -> device task (correlation, ac2g, async_npu …)
+  kForwardBackward,
+  kTaskQueue,     // Ascend enqueue -> dequeue (async_task_queue)
+  kOther,
+};
+
+// Flow events as written in the source (s/f pairs, Ascend flows). Kept so that
+// export and graph analyses can use them; links for the call graph come from
+// correlation ids, not from pairing these (see reference kineto §7.3).
+struct FlowTable {
+  std::vector<uint64_t> id;       // flow id (may exceed 2^53; kept exact)
+  std::vector<StrId> category;    // "ac2g", "fwdbwd", "async_npu", "HostToDevice" …
+  std::vector<char> phase;        // 's' or 'f' (or 't')
+  std::vector<uint32_t> track;
+  std::vector<TimeNs> ts;
+
+  size_t size() const { return id.size(); }
+  void Add(uint64_t flow_id, StrId cat, char ph, uint32_t track_row, TimeNs time);
+};
+
+// ---------------------------------------------------------------- counters
+struct CounterTable {
+  std::vector<StrId> name;     // "Total Allocated", "HBM bandwidth" …
+  std::vector<uint32_t> track;
+  std::vector<TimeNs> ts;
+  std::vector<double> value;
+
+  size_t size() const { return ts.size(); }
+  void Add(StrId counter, uint32_t track_row, TimeNs time, double v);
+};
+
+// ---------------------------------------------------------------- steps
+inline constexpr TimeNs kUnknownNs = std::numeric_limits<int64_t>::min();
+
+struct StepRow {
+  int64_t number = -1;           // N of ProfilerStep#N / Step Id
+  StrId name = kEmptyStr;
+  TimeNs ts = 0;
+  TimeNs dur = 0;
+  StrId source = kEmptyStr;      // "ProfilerStep annotation", "step_trace_time.csv", "whole window"
+  int32_t device = -1;           // for per-device step breakdowns (Ascend), else -1
+  // Ascend step_trace_time breakdown (ns), kUnknownNs when absent.
+  TimeNs computing = kUnknownNs;
+  TimeNs communication_not_overlapped = kUnknownNs;
+  TimeNs overlapped = kUnknownNs;
+  TimeNs communication = kUnknownNs;
+  TimeNs free = kUnknownNs;
+  TimeNs stage = kUnknownNs;
+  TimeNs bubble = kUnknownNs;
+  TimeNs communication_not_overlapped_excluding_receive = kUnknownNs;
+  TimeNs preparing = kUnknownNs;
+};
+
+struct StepTable {
+  std::vector<StepRow> rows;     // few rows; row-wise is fine here
+  size_t size() const { return rows.size(); }
+};
+
+// ---------------------------------------------------------------- devices
+enum class DeviceKind : uint8_t { kCpu, kCuda, kRocm, kNpu, kOther };
+const char* DeviceKindName(DeviceKind kind);
+
+struct DeviceRow {
+  int32_t index = 0;
+  DeviceKind kind = DeviceKind::kOther;
+  StrId name = kEmptyStr;        // "NVIDIA A100-SXM4-80GB", "Ascend910B3"
+  // Properties go to the AttributeTable with OwnerKind::kDevice (numSms, totalGlobalMem, ai_core_num …).
+};
+
+struct DeviceTable {
+  std::vector<DeviceRow> rows;
+  size_t size() const { return rows.size(); }
+};
+
+// ---------------------------------------------------------------- data loss
+// Non-fatal problems met while importing: counted by reason, with the first
+// place each was seen, so nothing is dropped silently.
+struct DataLossEntry {
+  uint64_t count = 0;
+  std::string first_location;    // "trace.json: byte 1234"
+};
+
+// ---------------------------------------------------------------- profile
+struct Profile {
+  StringTable strings;
+  TrackTable tracks;
+  HostOpTable host_ops;
+  DeviceTaskTable device_tasks;
+  AttributeTable attributes;
+  FlowTable flows;
+  CounterTable counters;
+  StepTable steps;
+  DeviceTable devices;
+  // Format and configuration: "format" (kineto, kineto-legacy, ascend-pt, msprof, …),
+  // "format_version", "torch_version", "cann_version", "clock" ("epoch" | "relative"), …
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, DataLossEntry> data_loss;  // reason -> count + first location
+  std::vector<std::string> notes;                  // human-readable import notes
+  std::vector<std::string> source_files;
+
+  Profile() = default;
+  Profile(const Profile&) = delete;
+  Profile& operator=(const Profile&) = delete;
+  Profile(Profile&&) noexcept = default;
+  Profile& operator=(Profile&&) noexcept = default;
+
+  StrId Intern(std::string_view s) { return strings.Intern(s); }
+  std::string_view Str(StrId id) const { return strings.Get(id); }
+
+  // Finds or adds the track keyed by (pid token, tid token).
+  uint32_t TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind);
+  void CountLoss(const std::string& reason, const std::string& location, uint64_t n = 1);
+  uint64_t TotalDataLoss() const;
+  // Approximate heap bytes held by the tables (for memory budgets in bench).
+  size_t MemoryBytes() const;
+
+ private:
+  std::map<std::pair<StrId, StrId>, uint32_t> track_index_;  // few entries (threads, streams)
+};
+
+}  // namespace pypto

@@ -1,0 +1,60 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/profile.h"
+#include "model/string_table.h"
+
+namespace pypto {
+namespace {
+
+TEST(StringTable, EmptyStringIsIdZero) {
+  StringTable table;
+  EXPECT_EQ(table.Intern(""), kEmptyStr);
+  EXPECT_EQ(table.Get(kEmptyStr), "");
+}
+
+TEST(StringTable, InterningIsIdempotentAndStable) {
+  StringTable table;
+  StrId a = table.Intern("aten::mm");
+  StrId b = table.Intern("aten::addmm");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(table.Intern(std::string("aten::mm")), a);
+  // Grow far past the initial slot count; earlier views must stay valid.
+  std::string_view first = table.Get(a);
+  for (int i = 0; i < 100000; ++i) table.Intern("name_" + std::to_string(i));
+  EXPECT_EQ(table.Get(a), "aten::mm");
+  EXPECT_EQ(first.data(), table.Get(a).data());
+  EXPECT_EQ(table.Find("name_99999"), table.Intern("name_99999"));
+  EXPECT_EQ(table.Find("never interned"), kEmptyStr);
+  EXPECT_EQ(table.size(), 100003u);
+}
+
+TEST(StringTable, LargeStringsAreStoredWhole) {
+  StringTable table;
+  std::string big(1 << 20, 'x');
+  StrId id = table.Intern(big);
+  EXPECT_EQ(table.Get(id), big);
+  EXPECT_EQ(table.Intern(big), id);
+}
+
+TEST(Profile, TracksAreKeyedByOpaqueTokens) {
+  Profile p;
+  uint32_t t1 = p.TrackFor("1234", "stream 7", TrackKind::kDeviceStream);
+  uint32_t t2 = p.TrackFor("1234", "7", TrackKind::kDeviceStream);
+  EXPECT_NE(t1, t2);
+  EXPECT_EQ(p.TrackFor("1234", "stream 7", TrackKind::kHostThread), t1);
+  EXPECT_EQ(p.tracks.size(), 2u);
+}
+
+TEST(Profile, DataLossKeepsFirstLocationAndCounts) {
+  Profile p;
+  p.CountLoss("invalid UTF-8", "a.json: byte 10");
+  p.CountLoss("invalid UTF-8", "a.json: byte 99", 2);
+  EXPECT_EQ(p.data_loss["invalid UTF-8"].count, 3u);
+  EXPECT_EQ(p.data_loss["invalid UTF-8"].first_location, "a.json: byte 10");
+  EXPECT_EQ(p.TotalDataLoss(), 3u);
+}
+
+}  // namespace
+}  // namespace pypto
