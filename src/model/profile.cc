@@ -17,14 +17,13 @@ uint32_t HostOpTable::Add(const HostOpRow& r) {
   correlation.push_back(r.correlation);
   external_id.push_back(r.external_id);
   sequence_number.push_back(r.sequence_number);
-  source_offset.push_back(r.source_offset);
   return row;
 }
 
 void HostOpTable::Reserve(size_t n) {
   name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); ts.reserve(n);
   dur.reserve(n); depth.reserve(n); parent.reserve(n); input_dims.reserve(n); input_types.reserve(n);
-  correlation.reserve(n); external_id.reserve(n); sequence_number.reserve(n); source_offset.reserve(n);
+  correlation.reserve(n); external_id.reserve(n); sequence_number.reserve(n);
 }
 
 uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
@@ -33,8 +32,6 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
   category.push_back(r.category);
   kind.push_back(r.kind);
   track.push_back(r.track);
-  device.push_back(r.device);
-  stream.push_back(r.stream);
   ts.push_back(r.ts);
   dur.push_back(r.dur);
   correlation.push_back(r.correlation);
@@ -43,26 +40,30 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
   block.push_back({r.block[0], r.block[1], r.block[2]});
   bytes.push_back(r.bytes);
   core_type.push_back(r.core_type);
-  block_dim.push_back(r.block_dim);
-  mix_block_dim.push_back(r.mix_block_dim);
-  op_type.push_back(r.op_type);
-  input_shapes.push_back(r.input_shapes);
-  input_types.push_back(r.input_types);
-  input_formats.push_back(r.input_formats);
-  output_shapes.push_back(r.output_shapes);
   graph_launched.push_back(r.graph_launched ? 1 : 0);
   launcher.push_back(kNoIndex);
-  source_offset.push_back(r.source_offset);
+  bool has_detail = r.block_dim >= 0 || r.mix_block_dim >= 0 || r.op_type != kEmptyStr ||
+                    r.input_shapes != kEmptyStr || r.input_types != kEmptyStr ||
+                    r.input_formats != kEmptyStr || r.output_shapes != kEmptyStr;
+  if (has_detail) {
+    detail.push_back(static_cast<int32_t>(details.size()));
+    details.block_dim.push_back(r.block_dim);
+    details.mix_block_dim.push_back(r.mix_block_dim);
+    details.op_type.push_back(r.op_type);
+    details.input_shapes.push_back(r.input_shapes);
+    details.input_types.push_back(r.input_types);
+    details.input_formats.push_back(r.input_formats);
+    details.output_shapes.push_back(r.output_shapes);
+  } else {
+    detail.push_back(kNoIndex);
+  }
   return row;
 }
 
 void DeviceTaskTable::Reserve(size_t n) {
-  name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); device.reserve(n);
-  stream.reserve(n); ts.reserve(n); dur.reserve(n); correlation.reserve(n); external_id.reserve(n);
-  grid.reserve(n); block.reserve(n); bytes.reserve(n); core_type.reserve(n); block_dim.reserve(n);
-  mix_block_dim.reserve(n); op_type.reserve(n); input_shapes.reserve(n); input_types.reserve(n);
-  input_formats.reserve(n); output_shapes.reserve(n); graph_launched.reserve(n); launcher.reserve(n);
-  source_offset.reserve(n);
+  name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); ts.reserve(n);
+  dur.reserve(n); correlation.reserve(n); external_id.reserve(n); grid.reserve(n); block.reserve(n);
+  bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
 }
 
 void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value) {
@@ -115,6 +116,15 @@ uint32_t Profile::TrackFor(std::string_view pid_token, std::string_view tid_toke
   return it->second;
 }
 
+uint32_t Profile::DeviceTrack(std::string_view pid_token, std::string_view tid_token, int32_t device,
+                             int64_t stream) {
+  uint32_t track = TrackFor(pid_token, tid_token, TrackKind::kDeviceStream);
+  tracks.kind[track] = TrackKind::kDeviceStream;
+  tracks.device[track] = device;
+  tracks.stream[track] = stream;
+  return track;
+}
+
 void Profile::CountLoss(const std::string& reason, const std::string& location, uint64_t n) {
   auto& entry = data_loss[reason];
   if (entry.count == 0) entry.first_location = location;
@@ -133,13 +143,14 @@ size_t Profile::MemoryBytes() const {
   const auto& h = host_ops;
   b += vec(h.name) + vec(h.category) + vec(h.kind) + vec(h.track) + vec(h.ts) + vec(h.dur) + vec(h.depth) +
        vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + vec(h.correlation) + vec(h.external_id) +
-       vec(h.sequence_number) + vec(h.source_offset);
+       vec(h.sequence_number);
   const auto& d = device_tasks;
-  b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.device) + vec(d.stream) + vec(d.ts) +
-       vec(d.dur) + vec(d.correlation) + vec(d.external_id) + vec(d.grid) + vec(d.block) + vec(d.bytes) +
-       vec(d.core_type) + vec(d.block_dim) + vec(d.mix_block_dim) + vec(d.op_type) + vec(d.input_shapes) +
-       vec(d.input_types) + vec(d.input_formats) + vec(d.output_shapes) + vec(d.graph_launched) +
-       vec(d.launcher) + vec(d.source_offset);
+  b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
+       vec(d.correlation) + vec(d.external_id) + vec(d.grid) + vec(d.block) + vec(d.bytes) + vec(d.core_type) +
+       vec(d.graph_launched) + vec(d.launcher) + vec(d.detail);
+  const auto& x = d.details;
+  b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +
+       vec(x.input_formats) + vec(x.output_shapes);
   const auto& a = attributes;
   b += vec(a.owner_kind) + vec(a.owner) + vec(a.key) + vec(a.text) + vec(a.number);
   b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);

@@ -60,7 +60,6 @@ struct HostOpRow {
   int64_t correlation = kNoId;    // runtime calls: CUPTI/roctracer correlation
   int64_t external_id = kNoId;    // "External id" / "external id"
   int64_t sequence_number = kNoId;
-  uint64_t source_offset = 0;     // byte offset of the event in its file (diagnostics)
 };
 
 struct HostOpTable {
@@ -77,7 +76,6 @@ struct HostOpTable {
   std::vector<int64_t> correlation;
   std::vector<int64_t> external_id;
   std::vector<int64_t> sequence_number;
-  std::vector<uint64_t> source_offset;
 
   size_t size() const { return ts.size(); }
   uint32_t Add(const HostOpRow& row);
@@ -99,9 +97,7 @@ struct DeviceTaskRow {
   StrId name = kEmptyStr;
   StrId category = kEmptyStr;   // source category / task type as written
   DeviceTaskKind kind = DeviceTaskKind::kOther;
-  uint32_t track = 0;
-  int32_t device = 0;
-  int64_t stream = -1;
+  uint32_t track = 0;             // from Profile::DeviceTrack (which records device and stream)
   TimeNs ts = 0;
   TimeNs dur = 0;
   int64_t correlation = kNoId;
@@ -118,16 +114,25 @@ struct DeviceTaskRow {
   StrId input_formats = kEmptyStr; // Ascend Input Formats
   StrId output_shapes = kEmptyStr;
   bool graph_launched = false;     // launched by a CUDA/HIP graph replay
-  uint64_t source_offset = 0;
+};
+
+// Ascend-only facts of a task, kept aside so CUDA tasks do not pay for them.
+struct DeviceTaskDetailTable {
+  std::vector<int32_t> block_dim;
+  std::vector<int32_t> mix_block_dim;
+  std::vector<StrId> op_type;
+  std::vector<StrId> input_shapes;
+  std::vector<StrId> input_types;
+  std::vector<StrId> input_formats;
+  std::vector<StrId> output_shapes;
+  size_t size() const { return op_type.size(); }
 };
 
 struct DeviceTaskTable {
   std::vector<StrId> name;
   std::vector<StrId> category;
   std::vector<DeviceTaskKind> kind;
-  std::vector<uint32_t> track;
-  std::vector<int32_t> device;
-  std::vector<int64_t> stream;
+  std::vector<uint32_t> track;     // device and stream come from the track
   std::vector<TimeNs> ts;
   std::vector<TimeNs> dur;
   std::vector<int64_t> correlation;
@@ -136,20 +141,22 @@ struct DeviceTaskTable {
   std::vector<std::array<int32_t, 3>> block;
   std::vector<int64_t> bytes;
   std::vector<StrId> core_type;
-  std::vector<int32_t> block_dim;
-  std::vector<int32_t> mix_block_dim;
-  std::vector<StrId> op_type;
-  std::vector<StrId> input_shapes;
-  std::vector<StrId> input_types;
-  std::vector<StrId> input_formats;
-  std::vector<StrId> output_shapes;
   std::vector<uint8_t> graph_launched;
   std::vector<int32_t> launcher;   // launching host op row (runtime call), kNoIndex; graph builder
-  std::vector<uint64_t> source_offset;
+  std::vector<int32_t> detail;     // row in `details`, kNoIndex when the task has none
+  DeviceTaskDetailTable details;
 
   size_t size() const { return ts.size(); }
   uint32_t Add(const DeviceTaskRow& row);
   void Reserve(size_t n);
+  // Accessors that hide the side table (return -1 / kEmptyStr when absent).
+  int32_t block_dim(size_t row) const { return detail[row] < 0 ? -1 : details.block_dim[detail[row]]; }
+  int32_t mix_block_dim(size_t row) const { return detail[row] < 0 ? -1 : details.mix_block_dim[detail[row]]; }
+  StrId op_type(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.op_type[detail[row]]; }
+  StrId input_shapes(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.input_shapes[detail[row]]; }
+  StrId input_types(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.input_types[detail[row]]; }
+  StrId input_formats(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.input_formats[detail[row]]; }
+  StrId output_shapes(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.output_shapes[detail[row]]; }
 };
 
 // ---------------------------------------------------------------- attributes
@@ -176,9 +183,11 @@ enum class LinkKind : uint8_t {
   kOther,
 };
 
-// Flow events as written in the source (s/f pairs, Ascend flows). Kept so that
-// export and graph analyses can use them; links for the call graph come from
-// correlation ids, not from pairing these (see reference kineto §7.3).
+// Flow events as written in the source (s/f pairs, Ascend flows). Links for the
+// call graph come from correlation ids, not from pairing these (reference
+// kineto §7.3), so importers may skip launch flows that only repeat a
+// correlation (ac2g, async_gpu) and count them in metadata instead: they are
+// a third of a CUDA trace's events and would cost memory for nothing.
 struct FlowTable {
   std::vector<uint64_t> id;       // flow id (may exceed 2^53; kept exact)
   std::vector<StrId> category;    // "ac2g", "fwdbwd", "async_npu", "HostToDevice" …
@@ -281,6 +290,8 @@ struct Profile {
 
   // Finds or adds the track keyed by (pid token, tid token).
   uint32_t TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind);
+  // Finds or adds a device-stream track and records its device index and stream id.
+  uint32_t DeviceTrack(std::string_view pid_token, std::string_view tid_token, int32_t device, int64_t stream);
   void CountLoss(const std::string& reason, const std::string& location, uint64_t n = 1);
   uint64_t TotalDataLoss() const;
   // Approximate heap bytes held by the tables (for memory budgets in bench).
