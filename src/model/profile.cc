@@ -44,7 +44,8 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
   launcher.push_back(kNoIndex);
   bool has_detail = r.block_dim >= 0 || r.mix_block_dim >= 0 || r.op_type != kEmptyStr ||
                     r.input_shapes != kEmptyStr || r.input_types != kEmptyStr ||
-                    r.input_formats != kEmptyStr || r.output_shapes != kEmptyStr;
+                    r.input_formats != kEmptyStr || r.output_shapes != kEmptyStr ||
+                    r.output_types != kEmptyStr || r.output_formats != kEmptyStr;
   if (has_detail) {
     detail.push_back(static_cast<int32_t>(details.size()));
     details.block_dim.push_back(r.block_dim);
@@ -54,6 +55,8 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
     details.input_types.push_back(r.input_types);
     details.input_formats.push_back(r.input_formats);
     details.output_shapes.push_back(r.output_shapes);
+    details.output_types.push_back(r.output_types);
+    details.output_formats.push_back(r.output_formats);
   } else {
     detail.push_back(kNoIndex);
   }

@@ -113,6 +113,8 @@ struct DeviceTaskRow {
   StrId input_types = kEmptyStr;   // Ascend Input Data Types
   StrId input_formats = kEmptyStr; // Ascend Input Formats
   StrId output_shapes = kEmptyStr;
+  StrId output_types = kEmptyStr;  // Ascend Output Data Types
+  StrId output_formats = kEmptyStr; // Ascend Output Formats
   bool graph_launched = false;     // launched by a CUDA/HIP graph replay
 };
 
@@ -125,6 +127,8 @@ struct DeviceTaskDetailTable {
   std::vector<StrId> input_types;
   std::vector<StrId> input_formats;
   std::vector<StrId> output_shapes;
+  std::vector<StrId> output_types;
+  std::vector<StrId> output_formats;
   size_t size() const { return op_type.size(); }
 };
 
@@ -157,6 +161,8 @@ struct DeviceTaskTable {
   StrId input_types(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.input_types[detail[row]]; }
   StrId input_formats(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.input_formats[detail[row]]; }
   StrId output_shapes(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.output_shapes[detail[row]]; }
+  StrId output_types(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.output_types[detail[row]]; }
+  StrId output_formats(size_t row) const { return detail[row] < 0 ? kEmptyStr : details.output_formats[detail[row]]; }
 };
 
 // ---------------------------------------------------------------- attributes
