@@ -153,7 +153,7 @@ size_t Profile::MemoryBytes() const {
        vec(d.graph_launched) + vec(d.launcher) + vec(d.detail);
   const auto& x = d.details;
   b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +
-       vec(x.input_formats) + vec(x.output_shapes);
+       vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) + vec(x.output_formats);
   const auto& a = attributes;
   b += vec(a.owner_kind) + vec(a.owner) + vec(a.key) + vec(a.text) + vec(a.number);
   b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
