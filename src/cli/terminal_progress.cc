@@ -1,0 +1,42 @@
+#include "cli/terminal_progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "report/progress_line.h"
+
+namespace pypto::cli {
+namespace {
+
+// Imports shorter than this show no bar at all.
+constexpr auto kShowAfter = std::chrono::seconds(1);
+// Redraw at most ten times a second: enough to look live, cheap on slow terminals.
+constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
+
+}  // namespace
+
+TerminalProgress::TerminalProgress(std::string label)
+    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+
+void TerminalProgress::Update(uint64_t done_bytes, uint64_t total_bytes) {
+  if (!enabled_) return;
+  const auto now = Clock::now();
+  if (now - start_ < kShowAfter || now - last_draw_ < kRedrawInterval) return;
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const std::string line = report::FormatProgressLine(done_bytes, total_bytes, elapsed);
+  // \r returns to the line start, \x1b[K clears what a longer previous line left.
+  std::fprintf(stderr, "\r%s  %s\x1b[K", label_.c_str(), line.c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void TerminalProgress::Finish() {
+  if (!drawn_) return;
+  std::fputs("\r\x1b[K", stderr);
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace pypto::cli

@@ -1,0 +1,249 @@
+#include "report/analysis_json.h"
+
+#include "report/json_writer.h"
+
+namespace pypto::report {
+namespace {
+
+constexpr int kJsonIndent = 2;
+
+// Times that may be absent (kNoTime) and ids that may be absent (< 0) are null.
+void KeyTimeOrNull(JsonWriter& json, std::string_view key, TimeNs ns) {
+  json.Key(key);
+  if (ns == kNoTime) json.Null();
+  else json.Int(ns);
+}
+
+void KeyIndexOrNull(JsonWriter& json, std::string_view key, int64_t value) {
+  json.Key(key);
+  if (value < 0) json.Null();
+  else json.Int(value);
+}
+
+void WriteWindow(JsonWriter& json, std::string_view key, const TimeWindow& window) {
+  json.Key(key);
+  json.BeginObject();
+  json.KeyInt("start_ns", window.start);
+  json.KeyInt("end_ns", window.end);
+  json.KeyInt("duration_ns", window.duration());
+  json.EndObject();
+}
+
+void WriteBusyFields(JsonWriter& json, const UtilizationRow& row) {
+  json.KeyUint("task_count", row.task_count);
+  json.KeyInt("task_sum_ns", row.task_sum_ns);
+  json.KeyInt("busy_ns", row.busy_ns);
+  json.KeyInt("window_ns", row.window_ns);
+  json.KeyDouble("utilization", row.utilization);
+}
+
+void WriteUtilization(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("utilization");
+  json.BeginObject();
+  json.Key("devices");
+  json.BeginArray();
+  for (const UtilizationRow& row : summary.device_utilization) {
+    json.BeginObject();
+    KeyIndexOrNull(json, "device", row.device);
+    WriteBusyFields(json, row);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("streams");
+  json.BeginArray();
+  for (const UtilizationRow& row : summary.stream_utilization) {
+    json.BeginObject();
+    KeyIndexOrNull(json, "device", row.device);
+    KeyIndexOrNull(json, "stream", row.stream);
+    json.KeyString("name", row.label);
+    WriteBusyFields(json, row);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("core_types");
+  json.BeginArray();
+  for (const UtilizationRow& row : summary.core_type_utilization) {
+    json.BeginObject();
+    KeyIndexOrNull(json, "device", row.device);
+    json.KeyString("core_type", row.label);
+    WriteBusyFields(json, row);
+    json.KeyDouble("share_of_device_busy", row.share);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
+  json.Key("critical_path");
+  json.BeginObject();
+  WriteWindow(json, "window", path.window);
+  json.KeyInt("latency_ns", path.latency_ns);
+  json.KeyInt("path_start_ns", path.path_start);
+  json.KeyInt("path_end_ns", path.path_end);
+  json.KeyUint("segment_count", path.segment_count);
+  json.Key("breakdown_ns");
+  json.BeginObject();
+  for (const PathKindTime& kind : path.breakdown) json.KeyInt(kind.kind, kind.total_ns);
+  json.EndObject();
+  json.KeyUint("nodes", path.nodes);
+  json.KeyUint("edges", path.edges);
+  json.KeyUint("dropped_nodes", path.dropped_nodes);
+  json.EndObject();
+}
+
+void WriteTopTables(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("top_host_ops");
+  json.BeginObject();
+  json.KeyUint("distinct_names", summary.distinct_host_op_names);
+  json.Key("rows");
+  json.BeginArray();
+  for (const HostOpSummary& op : summary.top_host_ops) {
+    json.BeginObject();
+    json.KeyString("name", op.name);
+    json.KeyString("kind", op.kind);
+    json.KeyUint("count", op.count);
+    json.KeyInt("self_ns", op.self_ns);
+    json.KeyInt("total_ns", op.total_ns);
+    json.KeyInt("mean_ns", op.mean_ns);
+    json.KeyInt("device_ns", op.device_ns);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+
+  json.Key("top_device_kernels");
+  json.BeginObject();
+  json.KeyUint("distinct_names", summary.distinct_device_task_names);
+  json.Key("rows");
+  json.BeginArray();
+  for (const DeviceTaskSummary& task : summary.top_device_tasks) {
+    json.BeginObject();
+    json.KeyString("name", task.name);
+    json.KeyString("kind", task.kind);
+    json.KeyUint("count", task.count);
+    json.KeyInt("total_ns", task.total_ns);
+    json.KeyInt("mean_ns", task.mean_ns);
+    json.KeyDouble("share_of_busy", task.share_of_busy);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+
+  json.Key("device_task_kinds");
+  json.BeginArray();
+  for (const KindCount& kind : summary.device_task_kinds) {
+    json.BeginObject();
+    json.KeyString("kind", kind.kind);
+    json.KeyUint("count", kind.count);
+    json.KeyInt("total_ns", kind.total_ns);
+    json.KeyDouble("share_of_busy", kind.share_of_busy);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteCounts(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("counts");
+  json.BeginObject();
+  json.KeyUint("op_count", summary.op_count);
+  json.KeyUint("host_ops", summary.host_op_total);
+  json.Key("host_ops_by_kind");
+  json.BeginObject();
+  for (const KindCount& kind : summary.host_op_kinds) json.KeyUint(kind.kind, kind.count);
+  json.EndObject();
+  json.KeyUint("device_tasks", summary.device_task_total);
+  json.Key("device_tasks_by_kind");
+  json.BeginObject();
+  for (const KindCount& kind : summary.device_task_kinds) json.KeyUint(kind.kind, kind.count);
+  json.EndObject();
+  json.EndObject();
+}
+
+void WriteDataLoss(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("data_loss");
+  json.BeginArray();
+  for (const DataLossSummary& entry : summary.data_loss) {
+    json.BeginObject();
+    json.KeyString("reason", entry.reason);
+    json.KeyUint("count", entry.count);
+    json.KeyString("first_location", entry.first_location);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("link_stats");
+  json.BeginObject();
+  for (const auto& [name, value] : summary.link_stats) json.KeyUint(name, value);
+  json.EndObject();
+  json.Key("notes");
+  json.BeginArray();
+  for (const std::string& note : summary.notes) json.String(note);
+  json.EndArray();
+}
+
+}  // namespace
+
+std::string RenderAnalysisJson(const AnalysisSummary& summary) {
+  std::string out;
+  JsonWriter json(&out);
+  json.set_indent(kJsonIndent);
+  json.BeginObject();
+  json.KeyString("schema", kAnalyzeJsonSchema);
+  json.KeyString("pypto_version", PYPTO_VERSION);
+  json.KeyString("source_path", summary.source_path);
+  json.Key("metadata");
+  json.BeginObject();
+  for (const auto& [key, value] : summary.metadata) json.KeyString(key, value);
+  json.EndObject();
+  json.Key("source_files");
+  json.BeginArray();
+  for (const std::string& file : summary.source_files) json.String(file);
+  json.EndArray();
+
+  json.Key("devices");
+  json.BeginArray();
+  for (const DeviceSummary& device : summary.devices) {
+    json.BeginObject();
+    json.KeyInt("index", device.index);
+    json.KeyString("kind", device.kind);
+    json.KeyString("name", device.name);
+    json.EndObject();
+  }
+  json.EndArray();
+
+  json.Key("steps");
+  json.BeginArray();
+  for (const StepSummary& step : summary.steps) {
+    json.BeginObject();
+    KeyIndexOrNull(json, "number", step.number);
+    json.KeyString("name", step.name);
+    json.KeyString("source", step.source);
+    KeyIndexOrNull(json, "device", step.device);
+    json.KeyInt("cpu_start_ns", step.cpu.start);
+    json.KeyInt("cpu_end_ns", step.cpu.end);
+    KeyTimeOrNull(json, "device_start_ns", step.device_start);
+    KeyTimeOrNull(json, "device_end_ns", step.device_end);
+    json.KeyUint("device_task_count", step.device_task_count);
+    json.KeyInt("latency_ns", step.latency_ns);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("selected_step");
+  if (summary.selected_step) json.Int(*summary.selected_step);
+  else json.Null();
+  WriteWindow(json, "profile_window", summary.profile_window);
+  WriteWindow(json, "analysis_window", summary.analysis_window);
+
+  WriteCriticalPath(json, summary.critical_path);
+  WriteUtilization(json, summary);
+  json.KeyInt("total_device_busy_ns", summary.total_device_busy_ns);
+  json.KeyUint("top_rows", summary.top_rows);
+  WriteTopTables(json, summary);
+  WriteCounts(json, summary);
+  WriteDataLoss(json, summary);
+  json.EndObject();
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace pypto::report

@@ -1,0 +1,174 @@
+// The "analyze" report as plain data: what `pypto analyze` prints and what the
+// Python `ProfileResults` summary exposes. Built from a Profile and its
+// OperatorCallGraph only by copying what those APIs return (names resolved to
+// text); the renderers (analysis_text.h, analysis_json.h) format this struct
+// and compute nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "graph/call_graph.h"
+#include "importers/importer.h"
+#include "model/profile.h"
+
+namespace pypto::report {
+
+// Rows shown in the "top" tables unless the caller asks otherwise.
+inline constexpr size_t kDefaultTopRows = 10;
+
+struct SummaryOptions {
+  // Restrict per-step figures (critical path, utilization) to the step with this
+  // number (ProfilerStep#N / Step Id). Absent: the whole profile.
+  std::optional<int64_t> step_number;
+  size_t top_rows = kDefaultTopRows;
+};
+
+struct DeviceSummary {
+  int32_t index = 0;
+  std::string kind;  // DeviceKindName: "cpu", "cuda", "rocm", "npu", …
+  std::string name;
+};
+
+struct StepSummary {
+  int64_t number = -1;
+  std::string name;
+  std::string source;
+  int32_t device = -1;
+  TimeWindow cpu;
+  TimeNs device_start = kNoTime;
+  TimeNs device_end = kNoTime;
+  uint64_t device_task_count = 0;
+  TimeNs latency_ns = 0;
+};
+
+struct UtilizationRow {
+  int32_t device = -1;
+  int64_t stream = -1;   // stream rows only
+  std::string label;     // stream name (stream rows) or core type / task kind (core rows)
+  uint64_t task_count = 0;
+  TimeNs task_sum_ns = 0;
+  TimeNs busy_ns = 0;
+  TimeNs window_ns = 0;
+  double utilization = 0;
+  double share = 0;      // core rows: share of the device's busy time
+};
+
+struct HostOpSummary {
+  std::string name;
+  std::string kind;
+  uint64_t count = 0;
+  TimeNs self_ns = 0;
+  TimeNs total_ns = 0;
+  TimeNs mean_ns = 0;
+  TimeNs device_ns = 0;
+};
+
+struct DeviceTaskSummary {
+  std::string name;
+  std::string kind;
+  uint64_t count = 0;
+  TimeNs total_ns = 0;
+  TimeNs mean_ns = 0;
+  double share_of_busy = 0;
+};
+
+struct KindCount {
+  std::string kind;
+  uint64_t count = 0;
+  TimeNs total_ns = 0;      // device task kinds only
+  double share_of_busy = 0; // device task kinds only
+};
+
+struct PathKindTime {
+  std::string kind;  // PathSegmentKindName
+  TimeNs total_ns = 0;
+};
+
+struct CriticalPathSummary {
+  TimeWindow window;
+  TimeNs latency_ns = 0;
+  TimeNs path_start = 0;
+  TimeNs path_end = 0;
+  uint64_t segment_count = 0;
+  std::vector<PathKindTime> breakdown;  // every PathSegmentKind, in enum order
+  uint64_t nodes = 0;
+  uint64_t edges = 0;
+  uint64_t dropped_nodes = 0;
+};
+
+struct DataLossSummary {
+  std::string reason;
+  uint64_t count = 0;
+  std::string first_location;
+};
+
+struct AnalysisSummary {
+  std::string source_path;
+  std::vector<std::pair<std::string, std::string>> metadata;  // sorted by key
+  std::vector<std::string> source_files;
+  std::vector<DeviceSummary> devices;
+
+  std::vector<StepSummary> steps;
+  std::optional<int64_t> selected_step;  // --step N
+  TimeWindow profile_window;             // first start to last end of the profile
+  TimeWindow analysis_window;            // window of the per-step figures (whole profile or step N)
+
+  std::vector<UtilizationRow> device_utilization;
+  std::vector<UtilizationRow> stream_utilization;
+  std::vector<UtilizationRow> core_type_utilization;
+  TimeNs total_device_busy_ns = 0;       // whole profile, sum over devices
+
+  size_t top_rows = kDefaultTopRows;
+  uint64_t distinct_host_op_names = 0;   // operators grouped by name (before the top cut)
+  uint64_t distinct_device_task_names = 0;
+  std::vector<HostOpSummary> top_host_ops;         // operators by self time
+  std::vector<DeviceTaskSummary> top_device_tasks; // by total time
+  std::vector<KindCount> device_task_kinds;
+
+  CriticalPathSummary critical_path;
+
+  uint64_t op_count = 0;                 // host ops of kind operator
+  std::vector<KindCount> host_op_kinds;  // every kind with count > 0
+  uint64_t host_op_total = 0;
+  uint64_t device_task_total = 0;
+
+  std::vector<DataLossSummary> data_loss;                   // importer counters
+  std::vector<std::pair<std::string, uint64_t>> link_stats; // graph GraphStats, by field name
+  std::vector<std::string> notes;                           // importer notes
+};
+
+// Collects the summary. Errors: kInvalidArgument when options.step_number names
+// no step (the message lists the steps there are).
+StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, const SummaryOptions& options = {});
+
+// A loaded profile with its graph. The graph points into the profile, so the
+// profile lives on the heap and the pair moves as one.
+struct ProfileWithGraph {
+  std::unique_ptr<Profile> profile;
+  std::unique_ptr<OperatorCallGraph> graph;
+};
+
+// Load (LoadProfile: detect format, import) then build the call graph.
+// `cancel` (may be null) is checked once more between the phases.
+StatusOr<ProfileWithGraph> LoadProfileWithGraph(const std::string& path, const ImportOptions& import_options,
+                                                const GraphOptions& graph_options = {});
+
+// The whole `analyze` assembly: load, build the graph, summarise.
+struct AnalyzeOptions {
+  ImportOptions import;
+  GraphOptions graph;
+  SummaryOptions summary;
+};
+StatusOr<AnalysisSummary> AnalyzeProfile(const std::string& path, const AnalyzeOptions& options);
+
+// Display names of the model's enums (stable: they appear in the JSON schema).
+const char* HostOpKindName(HostOpKind kind);
+const char* DeviceTaskKindName(DeviceTaskKind kind);
+
+}  // namespace pypto::report

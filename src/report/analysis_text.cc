@@ -1,0 +1,223 @@
+#include "report/analysis_text.h"
+
+#include <fmt/format.h>
+
+#include "report/text_table.h"
+
+namespace pypto::report {
+namespace {
+
+using Column = TextTable::Column;
+
+// Metadata keys printed in the header block rather than in the metadata list.
+constexpr std::string_view kSourcePathKey = "source_path";
+
+void AppendSection(std::string* out, std::string_view title) {
+  out->append("\n");
+  out->append(title);
+  out->append("\n");
+}
+
+void AppendTableOrNone(std::string* out, const TextTable& table, std::string_view none_text) {
+  if (table.empty()) {
+    out->append("  ");
+    out->append(none_text);
+    out->append("\n");
+  } else {
+    out->append(table.Render());
+  }
+}
+
+std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string DeviceLabel(int32_t device) { return device < 0 ? "-" : std::to_string(device); }
+
+std::string SpanText(TimeNs start, TimeNs end) {
+  if (start == kNoTime || end == kNoTime) return "-";
+  return FormatDuration(end - start);
+}
+
+std::string WindowText(const AnalysisSummary& summary) {
+  if (summary.selected_step) {
+    return fmt::format("step {}, {}", *summary.selected_step, FormatDuration(summary.analysis_window.duration()));
+  }
+  return fmt::format("whole profile, {}", FormatDuration(summary.analysis_window.duration()));
+}
+
+void AppendHeader(std::string* out, const AnalysisSummary& summary) {
+  out->append(fmt::format("pypto analyze: {}\n", summary.source_path));
+  AppendSection(out, "Profile");
+  TextTable table({{"KEY"}, {"VALUE"}});
+  for (const auto& [key, value] : summary.metadata)
+    if (key != kSourcePathKey) table.AddRow({key, value});
+  for (const std::string& file : summary.source_files) table.AddRow({"source file", file});
+  AppendTableOrNone(out, table, "(no metadata)");
+}
+
+void AppendDevices(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, fmt::format("Devices ({})", summary.devices.size()));
+  TextTable table({{"INDEX", Align::kRight}, {"KIND"}, {"NAME"}});
+  for (const DeviceSummary& device : summary.devices)
+    table.AddRow({std::to_string(device.index), device.kind, OrDash(device.name)});
+  AppendTableOrNone(out, table, "(no devices recorded)");
+}
+
+void AppendSteps(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, fmt::format("Steps ({})", summary.steps.size()));
+  TextTable table({{"STEP", Align::kRight},
+                   {"NAME"},
+                   {"DEVICE", Align::kRight},
+                   {"HOST SPAN", Align::kRight},
+                   {"DEVICE SPAN", Align::kRight},
+                   {"LATENCY", Align::kRight},
+                   {"DEVICE TASKS", Align::kRight},
+                   {"SOURCE"}});
+  for (const StepSummary& step : summary.steps) {
+    table.AddRow({step.number < 0 ? "-" : std::to_string(step.number), step.name, DeviceLabel(step.device),
+                  FormatDuration(step.cpu.duration()), SpanText(step.device_start, step.device_end),
+                  FormatDuration(step.latency_ns), std::to_string(step.device_task_count), step.source});
+  }
+  AppendTableOrNone(out, table, "(no steps)");
+}
+
+void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, fmt::format("Device utilization ({})", WindowText(summary)));
+  TextTable devices({{"DEVICE", Align::kRight},
+                     {"BUSY", Align::kRight},
+                     {"WINDOW", Align::kRight},
+                     {"UTILIZATION", Align::kRight},
+                     {"TASKS", Align::kRight}});
+  for (const UtilizationRow& row : summary.device_utilization) {
+    devices.AddRow({DeviceLabel(row.device), FormatDuration(row.busy_ns), FormatDuration(row.window_ns),
+                    FormatPercent(row.utilization), std::to_string(row.task_count)});
+  }
+  AppendTableOrNone(out, devices, "(no device tasks)");
+
+  AppendSection(out, "Stream utilization");
+  TextTable streams({{"DEVICE", Align::kRight},
+                     {"STREAM", Align::kRight},
+                     {"NAME"},
+                     {"BUSY", Align::kRight},
+                     {"UTILIZATION", Align::kRight},
+                     {"TASKS", Align::kRight}});
+  for (const UtilizationRow& row : summary.stream_utilization) {
+    streams.AddRow({DeviceLabel(row.device), row.stream < 0 ? "-" : std::to_string(row.stream), OrDash(row.label),
+                    FormatDuration(row.busy_ns), FormatPercent(row.utilization), std::to_string(row.task_count)});
+  }
+  AppendTableOrNone(out, streams, "(no device streams)");
+
+  AppendSection(out, "Utilization by core type (Ascend) or task kind");
+  TextTable cores({{"DEVICE", Align::kRight},
+                   {"CORE TYPE / KIND"},
+                   {"BUSY", Align::kRight},
+                   {"UTILIZATION", Align::kRight},
+                   {"SHARE OF DEVICE BUSY", Align::kRight},
+                   {"TASKS", Align::kRight}});
+  for (const UtilizationRow& row : summary.core_type_utilization) {
+    cores.AddRow({DeviceLabel(row.device), OrDash(row.label), FormatDuration(row.busy_ns),
+                  FormatPercent(row.utilization), FormatPercent(row.share), std::to_string(row.task_count)});
+  }
+  AppendTableOrNone(out, cores, "(no device tasks)");
+}
+
+void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
+  const CriticalPathSummary& path = summary.critical_path;
+  AppendSection(out, fmt::format("Critical path ({})", WindowText(summary)));
+  out->append(fmt::format("  latency {} over {} segments ({} nodes, {} edges", FormatDuration(path.latency_ns),
+                          path.segment_count, path.nodes, path.edges));
+  if (path.dropped_nodes > 0) out->append(fmt::format(", {} nodes dropped: inconsistent times", path.dropped_nodes));
+  out->append(")\n");
+  TextTable table({{"SEGMENT KIND"}, {"TIME", Align::kRight}, {"OF LATENCY", Align::kRight}});
+  for (const PathKindTime& kind : path.breakdown) {
+    // Share of the path latency: a display ratio of two figures the graph gave.
+    const double share = path.latency_ns > 0 ? static_cast<double>(kind.total_ns) / path.latency_ns : 0.0;
+    table.AddRow({kind.kind, FormatDuration(kind.total_ns), FormatPercent(share)});
+  }
+  out->append(table.Render());
+}
+
+void AppendTopTables(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, fmt::format("Top {} host operators by self time (of {} distinct names)",
+                                 summary.top_host_ops.size(), summary.distinct_host_op_names));
+  TextTable ops({{"NAME"},
+                 {"CALLS", Align::kRight},
+                 {"SELF", Align::kRight},
+                 {"TOTAL", Align::kRight},
+                 {"MEAN", Align::kRight},
+                 {"DEVICE", Align::kRight}});
+  for (const HostOpSummary& op : summary.top_host_ops) {
+    ops.AddRow({op.name, std::to_string(op.count), FormatDuration(op.self_ns), FormatDuration(op.total_ns),
+                FormatDuration(op.mean_ns), FormatDuration(op.device_ns)});
+  }
+  AppendTableOrNone(out, ops, "(no host operators)");
+
+  AppendSection(out, fmt::format("Top {} device kernels by total time (of {} distinct names)",
+                                 summary.top_device_tasks.size(), summary.distinct_device_task_names));
+  TextTable tasks({{"NAME"},
+                   {"KIND"},
+                   {"CALLS", Align::kRight},
+                   {"TOTAL", Align::kRight},
+                   {"MEAN", Align::kRight},
+                   {"OF BUSY", Align::kRight}});
+  for (const DeviceTaskSummary& task : summary.top_device_tasks) {
+    tasks.AddRow({task.name, task.kind, std::to_string(task.count), FormatDuration(task.total_ns),
+                  FormatDuration(task.mean_ns), FormatPercent(task.share_of_busy)});
+  }
+  AppendTableOrNone(out, tasks, "(no device tasks)");
+
+  AppendSection(out, fmt::format("Device time by task kind (busy {} in total)",
+                                 FormatDuration(summary.total_device_busy_ns)));
+  TextTable kinds({{"KIND"}, {"COUNT", Align::kRight}, {"TOTAL", Align::kRight}, {"OF BUSY", Align::kRight}});
+  for (const KindCount& kind : summary.device_task_kinds) {
+    kinds.AddRow({kind.kind, std::to_string(kind.count), FormatDuration(kind.total_ns),
+                  FormatPercent(kind.share_of_busy)});
+  }
+  AppendTableOrNone(out, kinds, "(no device tasks)");
+}
+
+void AppendCounts(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, "Counts");
+  TextTable table({{"WHAT"}, {"COUNT", Align::kRight}});
+  table.AddRow({"operators (op count)", std::to_string(summary.op_count)});
+  table.AddRow({"host ops", std::to_string(summary.host_op_total)});
+  for (const KindCount& kind : summary.host_op_kinds) table.AddRow({"  " + kind.kind, std::to_string(kind.count)});
+  table.AddRow({"device tasks", std::to_string(summary.device_task_total)});
+  for (const KindCount& kind : summary.device_task_kinds)
+    table.AddRow({"  " + kind.kind, std::to_string(kind.count)});
+  out->append(table.Render());
+}
+
+void AppendDataLoss(std::string* out, const AnalysisSummary& summary) {
+  AppendSection(out, "Data loss (import)");
+  TextTable loss({{"REASON"}, {"COUNT", Align::kRight}, {"FIRST SEEN"}});
+  for (const DataLossSummary& entry : summary.data_loss)
+    loss.AddRow({entry.reason, std::to_string(entry.count), OrDash(entry.first_location)});
+  AppendTableOrNone(out, loss, "none");
+
+  AppendSection(out, "Links (call graph)");
+  TextTable links({{"COUNTER"}, {"VALUE", Align::kRight}});
+  for (const auto& [name, value] : summary.link_stats) links.AddRow({name, std::to_string(value)});
+  out->append(links.Render());
+
+  if (!summary.notes.empty()) {
+    AppendSection(out, "Notes");
+    for (const std::string& note : summary.notes) out->append(fmt::format("  - {}\n", note));
+  }
+}
+
+}  // namespace
+
+std::string RenderAnalysisText(const AnalysisSummary& summary) {
+  std::string out;
+  AppendHeader(&out, summary);
+  AppendDevices(&out, summary);
+  AppendSteps(&out, summary);
+  AppendCriticalPath(&out, summary);
+  AppendUtilization(&out, summary);
+  AppendTopTables(&out, summary);
+  AppendCounts(&out, summary);
+  AppendDataLoss(&out, summary);
+  return out;
+}
+
+}  // namespace pypto::report

@@ -1,0 +1,77 @@
+// A small streaming JSON writer for the report layer (analyze --json, Chrome
+// trace export). It appends to a caller-owned std::string and handles commas,
+// nesting and escaping, so renderers only say what to write.
+//
+// Strings are always written as valid JSON of valid UTF-8: quotes, backslashes
+// and control characters are escaped, and every invalid UTF-8 sequence becomes
+// U+FFFD (one per maximal invalid subpart, as Unicode 15 §3.9 recommends), since
+// profile names come from untrusted files (reference kineto §10, defects 7-8).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pypto::report {
+
+// Appends `text` to `out` as a JSON string literal (with the quotes).
+void AppendJsonString(std::string* out, std::string_view text);
+
+// Appends the exact decimal microseconds of a nanosecond count, with three
+// fraction digits ("1694039959123.456", "-0.001"). Integer arithmetic only: an
+// epoch time in ns (~1.7e18) does not survive a round trip through double.
+void AppendMicrosFromNs(std::string* out, int64_t ns);
+std::string MicrosFromNs(int64_t ns);
+
+// Appends a double as JSON: shortest form that round-trips; NaN and infinities
+// (not representable in JSON) become null.
+void AppendJsonDouble(std::string* out, double value);
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string* out) : out_(out) {}
+
+  void BeginObject();
+  void EndObject();
+  void BeginArray();
+  void EndArray();
+  // Object member name; the next call writes its value.
+  void Key(std::string_view key);
+
+  void String(std::string_view value);
+  void Int(int64_t value);
+  void Uint(uint64_t value);
+  void Double(double value);
+  void Bool(bool value);
+  void Null();
+  // Nanoseconds written as exact microseconds with 3 fraction digits.
+  void MicrosFromNs(int64_t ns);
+  // A value already serialised as JSON by the caller (must be valid JSON).
+  void RawValue(std::string_view json);
+
+  // Key + value shorthands.
+  void KeyString(std::string_view key, std::string_view value) { Key(key); String(value); }
+  void KeyInt(std::string_view key, int64_t value) { Key(key); Int(value); }
+  void KeyUint(std::string_view key, uint64_t value) { Key(key); Uint(value); }
+  void KeyDouble(std::string_view key, double value) { Key(key); Double(value); }
+  void KeyBool(std::string_view key, bool value) { Key(key); Bool(value); }
+  void KeyMicrosFromNs(std::string_view key, int64_t ns) { Key(key); MicrosFromNs(ns); }
+
+  // Optional pretty printing: newline + indentation between members.
+  void set_indent(int spaces) { indent_ = spaces; }
+  // True when every opened object/array was closed.
+  bool complete() const { return stack_.empty(); }
+
+ private:
+  void BeforeValue();
+  void NewlineAndIndent();
+
+  std::string* out_;
+  // One entry per open container: whether it already holds a member.
+  std::vector<bool> stack_;
+  bool after_key_ = false;
+  int indent_ = 0;
+};
+
+}  // namespace pypto::report
