@@ -1,12 +1,19 @@
 #include "importers/detect.h"
 
+#include "importers/ascend_pt/ascend_pt_importer.h"
+#include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/kineto/kineto_importer.h"
+#include "importers/msprof/msprof_importer.h"
 
 namespace pypto {
 
 const std::vector<const Importer*>& AllImporters() {
   static const std::vector<const Importer*> importers = {
       KinetoImporter(),
+      KinetoLegacyImporter(),
+      AscendTraceViewImporter(),
+      AscendPtImporter(),
+      MsprofImporter(),
   };
   return importers;
 }
