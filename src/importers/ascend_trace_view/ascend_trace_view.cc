@@ -1,0 +1,926 @@
+#include "importers/ascend_trace_view/ascend_trace_view.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "importers/ascend_common/ascend_vocabulary.h"
+
+namespace pypto {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr std::string_view kImporterName = "ascend-trace-view";
+
+// Bytes read from the file per call. 4 MiB: large enough that syscalls do not
+// matter, small enough to keep memory flat on multi-GB timelines.
+constexpr size_t kReadChunkBytes = 4u << 20;
+// Largest single event accepted, in bytes. Real events are < 10 KB (a cpu_op
+// with a long "Call stack" is the largest); 64 MiB means the brackets never
+// close (corrupt file), not a real event.
+constexpr size_t kMaxEventBytes = 64u << 20;
+// Flow binding looks back at most this many events on a thread for the slice
+// enclosing the flow's timestamp (Chrome "bp":"e" semantics). In the 2024
+// fixture every flow start lies in one of its 8 nearest preceding slices;
+// 512 bounds the work on pathological input.
+constexpr size_t kMaxFlowBindLookback = 512;
+// Check for cancellation every this many events.
+constexpr uint64_t kCancelCheckEvents = 4096;
+
+// ------------------------------------------------------------------ scanning
+// Splits a (possibly truncated) top-level JSON array into its object elements
+// without building a DOM of the whole file.
+struct ScanReport {
+  bool closed = false;                 // saw the closing ']'
+  bool truncated = false;              // input ended before ']'
+  uint64_t end_offset = 0;             // bytes of (decompressed) input seen
+  uint64_t partial_event_offset = UINT64_MAX;  // start of an event cut by the end of input
+  uint64_t stray_bytes = 0;            // bytes between events that are not ',' or whitespace
+  uint64_t first_stray_offset = 0;
+  bool trailing_content = false;       // non-whitespace after ']'
+  uint64_t trailing_offset = 0;
+};
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+template <typename OnEvent>
+Status ScanEventArray(const std::string& path, const ImportOptions& options, uint64_t progress_base,
+                      uint64_t progress_total, ScanReport* report, OnEvent&& on_event) {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path, options.limits));
+  std::string buf;
+  size_t pos = 0;      // next unread byte in buf
+  uint64_t base = 0;   // file offset of buf[0]
+  enum class State { kStart, kBetween, kDone } state = State::kStart;
+  uint64_t events = 0;
+
+  // Drops consumed bytes [0, keep_from) and appends the next chunk. Returns
+  // false at the end of input.
+  auto refill = [&](size_t keep_from) -> StatusOr<bool> {
+    if (keep_from > 0) {
+      buf.erase(0, keep_from);
+      base += keep_from;
+    }
+    if (options.cancel && options.cancel->load()) return CancelledError(path + ": import cancelled");
+    size_t old = buf.size();
+    buf.resize(old + kReadChunkBytes);
+    StatusOr<size_t> n = source->Read(buf.data() + old, kReadChunkBytes);
+    if (!n.ok()) {
+      buf.resize(old);
+      return n.status();
+    }
+    buf.resize(old + *n);
+    if (options.progress) options.progress(progress_base + source->raw_bytes_consumed(), progress_total);
+    return *n > 0;
+  };
+
+  for (;;) {
+    if (pos >= buf.size()) {
+      size_t consumed = pos;
+      pos = 0;
+      PYPTO_ASSIGN_OR_RETURN(bool more, refill(consumed));
+      if (!more) break;
+    }
+    char c = buf[pos];
+    if (state == State::kStart) {
+      uint64_t offset = base + pos;
+      if (IsJsonSpace(c) || (offset < 3 && static_cast<unsigned char>(c) >= 0xBB)) {  // UTF-8 BOM
+        ++pos;
+        continue;
+      }
+      if (c != '[')
+        return UnsupportedError(path + ": byte " + std::to_string(offset) +
+                                ": expected a JSON array of trace events ('['), found '" + std::string(1, c) + "'");
+      state = State::kBetween;
+      ++pos;
+      continue;
+    }
+    if (state == State::kDone) {
+      if (!IsJsonSpace(c)) {
+        report->trailing_content = true;
+        report->trailing_offset = base + pos;
+        break;
+      }
+      ++pos;
+      continue;
+    }
+    // Between events.
+    if (IsJsonSpace(c) || c == ',') {
+      ++pos;
+      continue;
+    }
+    if (c == ']') {
+      report->closed = true;
+      state = State::kDone;
+      ++pos;
+      continue;
+    }
+    if (c != '{') {
+      if (report->stray_bytes++ == 0) report->first_stray_offset = base + pos;
+      ++pos;
+      continue;
+    }
+    // One event object: find its matching '}' outside strings.
+    size_t scan = pos + 1;
+    int depth = 1;
+    bool in_string = false, escaped = false;
+    bool complete = false, cut = false;
+    for (;;) {
+      const char* data = buf.data();
+      size_t size = buf.size();
+      for (; scan < size; ++scan) {
+        char d = data[scan];
+        if (in_string) {
+          if (escaped) escaped = false;
+          else if (d == '\\') escaped = true;
+          else if (d == '"') in_string = false;
+        } else if (d == '"') {
+          in_string = true;
+        } else if (d == '{' || d == '[') {
+          ++depth;
+        } else if (d == '}' || d == ']') {
+          if (--depth == 0) break;
+        }
+      }
+      if (scan < size) {
+        complete = true;
+        break;
+      }
+      if (scan - pos > kMaxEventBytes)
+        return CorruptError(path + ": byte " + std::to_string(base + pos) + ": event larger than " +
+                            std::to_string(kMaxEventBytes >> 20) + " MiB (unbalanced braces?)");
+      size_t keep = pos;
+      scan -= keep;
+      pos = 0;
+      PYPTO_ASSIGN_OR_RETURN(bool more, refill(keep));
+      if (!more) {
+        cut = true;
+        break;
+      }
+    }
+    if (cut) {
+      report->partial_event_offset = base + pos;
+      pos = buf.size();
+      break;
+    }
+    (void)complete;
+    PYPTO_RETURN_IF_ERROR(on_event(std::string_view(buf.data() + pos, scan - pos + 1), base + pos));
+    pos = scan + 1;
+    if (++events % kCancelCheckEvents == 0 && options.cancel && options.cancel->load())
+      return CancelledError(path + ": import cancelled");
+  }
+  report->end_offset = base + buf.size();
+  if (state == State::kStart)
+    return UnsupportedError(path + ": no JSON array of trace events (file is empty or whitespace)");
+  if (state == State::kBetween) report->truncated = true;
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ events
+struct Arg {
+  std::string_view key;
+  std::string_view text;  // string content, or the raw JSON of a number/bool/array/object
+  od::json_type type;
+};
+
+struct Event {
+  char ph = 0;
+  std::string_view name, cat, pid, tid, ts, dur, id;
+  bool has_pid = false, has_tid = false, has_id = false, id_is_string = false;
+  std::vector<Arg> args;
+
+  void Clear() {
+    ph = 0;
+    name = cat = pid = tid = ts = dur = id = {};
+    has_pid = has_tid = has_id = id_is_string = false;
+    args.clear();
+  }
+  const Arg* FindArg(std::string_view key) const {
+    for (const Arg& a : args)
+      if (a.key == key) return &a;
+    return nullptr;
+  }
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsJsonSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsJsonSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Reads a scalar as text: string content, or the trimmed raw token otherwise.
+simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_type* type_out) {
+  od::json_type type;
+  auto err = v.type().get(type);
+  if (err) return err;
+  if (type_out) *type_out = type;
+  switch (type) {
+    case od::json_type::string:
+      return v.get_string().get(*out);
+    case od::json_type::array: {
+      od::array a;
+      if ((err = v.get_array().get(a))) return err;
+      return a.raw_json().get(*out);
+    }
+    case od::json_type::object: {
+      od::object o;
+      if ((err = v.get_object().get(o))) return err;
+      return o.raw_json().get(*out);
+    }
+    default: {
+      *out = Trim(v.raw_json_token());
+      return simdjson::SUCCESS;
+    }
+  }
+}
+
+simdjson::error_code ParseEventObject(od::parser& parser, std::string& scratch, std::string_view text,
+                                      od::document& doc, Event* ev) {
+  scratch.assign(text.data(), text.size());
+  scratch.append(simdjson::SIMDJSON_PADDING, '\0');
+  auto err = parser.iterate(scratch.data(), text.size(), scratch.size()).get(doc);
+  if (err) return err;
+  od::object obj;
+  if ((err = doc.get_object().get(obj))) return err;
+  for (auto field_result : obj) {
+    od::field field;
+    if ((err = std::move(field_result).get(field))) return err;
+    std::string_view key;
+    if ((err = field.unescaped_key().get(key))) return err;
+    od::value value = field.value();
+    if (key == "args") {
+      od::json_type type;
+      if ((err = value.type().get(type))) return err;
+      if (type != od::json_type::object) continue;
+      od::object args;
+      if ((err = value.get_object().get(args))) return err;
+      for (auto arg_result : args) {
+        od::field arg_field;
+        if ((err = std::move(arg_result).get(arg_field))) return err;
+        Arg arg;
+        if ((err = arg_field.unescaped_key().get(arg.key))) return err;
+        od::value arg_value = arg_field.value();
+        if ((err = ScalarText(arg_value, &arg.text, &arg.type))) return err;
+        ev->args.push_back(arg);
+      }
+      continue;
+    }
+    std::string_view* target = nullptr;
+    if (key == "ph") {
+      std::string_view ph;
+      if ((err = ScalarText(value, &ph, nullptr))) return err;
+      ev->ph = ph.empty() ? '?' : ph[0];
+      continue;
+    }
+    if (key == "name") target = &ev->name;
+    else if (key == "cat") target = &ev->cat;
+    else if (key == "pid") { target = &ev->pid; ev->has_pid = true; }
+    else if (key == "tid") { target = &ev->tid; ev->has_tid = true; }
+    else if (key == "ts") target = &ev->ts;
+    else if (key == "dur") target = &ev->dur;
+    else if (key == "id") {
+      od::json_type type;
+      if ((err = ScalarText(value, &ev->id, &type))) return err;
+      ev->has_id = true;
+      ev->id_is_string = type == od::json_type::string;
+      continue;
+    }
+    if (target && (err = ScalarText(value, target, nullptr))) return err;
+  }
+  return simdjson::SUCCESS;
+}
+
+// Repairs two defects seen in real Ascend timelines so that the event can be
+// parsed (kineto reference §10 #7, #9): invalid UTF-8 (replaced by U+FFFD) and
+// bare N/A values (quoted). Returns true when something was changed.
+bool RepairEventText(std::string_view in, std::string* out) {
+  out->clear();
+  out->reserve(in.size() + 16);
+  bool changed = false, in_string = false, escaped = false;
+  for (size_t i = 0; i < in.size();) {
+    unsigned char c = static_cast<unsigned char>(in[i]);
+    if (c >= 0x80) {
+      size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      bool valid = len > 0 && i + len <= in.size() && c != 0xC0 && c != 0xC1 && c <= 0xF4;
+      for (size_t k = 1; valid && k < len; ++k)
+        valid = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+      if (valid) {
+        out->append(in.substr(i, len));
+        i += len;
+      } else {
+        out->append("\xEF\xBF\xBD");
+        changed = true;
+        ++i;
+      }
+      escaped = false;
+      continue;
+    }
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == 'N' && in.substr(i, 3) == "N/A") {
+      out->append("\"N/A\"");
+      changed = true;
+      i += 3;
+      continue;
+    }
+    out->push_back(static_cast<char>(c));
+    ++i;
+  }
+  return changed;
+}
+
+// ------------------------------------------------------------------ processes
+enum class Role : uint8_t { kUnknown, kPython, kPythonGc, kCann, kHardware, kCommunication, kOverlap, kCounterOnly };
+
+Role RoleFromProcessName(std::string_view n) {
+  if (n == "Python") return Role::kPython;
+  if (n == "Python GC") return Role::kPythonGc;
+  if (n == "CANN") return Role::kCann;
+  if (n == "Ascend Hardware") return Role::kHardware;
+  if (n == "HCCL" || n == "Communication") return Role::kCommunication;
+  if (n == "Overlap Analysis") return Role::kOverlap;
+  return Role::kUnknown;
+}
+
+struct ProcessInfo {
+  std::string name;
+  std::string label;        // CPU / NPU
+  int64_t sort_index = -1;
+  Role role = Role::kUnknown;
+};
+
+struct ThreadKey {
+  std::string pid, tid;
+  bool operator<(const ThreadKey& o) const { return pid != o.pid ? pid < o.pid : tid < o.tid; }
+};
+
+// Device index of an NPU process. Process identity comes from process_name, but
+// the device index is only written into the pid: current torch_npu uses
+// pid = (process_pid << 10) | (sort_index << 5) | device_id; the 2024 sample
+// writes the decimal concatenation of [pid] sort_index and a 2-digit device id
+// (reference §6, "pid encoding"). Returns -1 when neither scheme fits.
+int32_t DeviceFromPid(std::string_view pid_text, int64_t sort_index) {
+  std::optional<uint64_t> pid = ascend::ParseUint64(pid_text);
+  if (!pid || sort_index < 0) return -1;
+  if (static_cast<int64_t>((*pid >> 5) & 31) == sort_index) return static_cast<int32_t>(*pid & 31);
+  std::string suffix = std::to_string(sort_index);
+  std::string text(pid_text);
+  if (text.size() >= suffix.size() + 2 && text.compare(text.size() - 2 - suffix.size(), suffix.size(), suffix) == 0)
+    return static_cast<int32_t>(*pid % 100);
+  return -1;
+}
+
+double NumberOf(std::string_view text) {
+  double v = std::numeric_limits<double>::quiet_NaN();
+  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (res.ec != std::errc() || res.ptr != text.data() + text.size()) return std::numeric_limits<double>::quiet_NaN();
+  return v;
+}
+
+std::optional<int64_t> IntOf(std::string_view text) {
+  int64_t v = 0;
+  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (res.ec != std::errc() || res.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// FNV-1a: flow ids that are not decimal integers still need a stable uint64.
+uint64_t HashId(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+// ------------------------------------------------------------------ importer state
+struct LaneEntry {
+  TimeNs ts;
+  TimeNs end;
+  uint32_t row;
+  bool is_task;
+};
+
+struct FlowEnd {
+  uint32_t flow_row;
+  uint32_t lane;
+};
+
+class TraceViewReader {
+ public:
+  TraceViewReader(const std::string& path, const ImportOptions& options, Profile* profile)
+      : path_(path), options_(options), p_(*profile) {}
+
+  Status Run();
+
+ private:
+  Status ReadMetadataEvent(std::string_view text, uint64_t offset);
+  Status ReadEvent(std::string_view text, uint64_t offset);
+  bool Parse(std::string_view text, uint64_t offset);
+  void HandleComplete(uint64_t offset);
+  void HandleFlow(uint64_t offset);
+  void HandleCounter(uint64_t offset);
+  void AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip);
+  uint32_t HostTrack(const ProcessInfo& process);
+  uint32_t DeviceTrackFor(const ProcessInfo& process);
+  uint32_t LaneFor(std::string_view pid, std::string_view tid);
+  const ProcessInfo& ProcessOf(std::string_view pid);
+  Role GuessRole() const;
+  std::optional<LaneEntry> Bind(uint32_t lane, TimeNs ts) const;
+  void LinkFlows();
+  std::string Where(uint64_t offset) const { return path_ + ": byte " + std::to_string(offset); }
+
+  const std::string& path_;
+  const ImportOptions& options_;
+  Profile& p_;
+
+  od::parser parser_;
+  od::document doc_;
+  std::string scratch_, repaired_;
+  Event ev_;
+
+  std::map<std::string, ProcessInfo, std::less<>> processes_;
+  std::map<ThreadKey, std::string> thread_names_;
+  std::string python_pid_;  // the single Python process, if exactly one
+  ProcessInfo unnamed_;     // for events of processes without process_name
+
+  std::map<ThreadKey, uint32_t> lanes_;
+  std::vector<std::vector<LaneEntry>> lane_entries_;
+  std::vector<uint32_t> flow_lane_;  // per FlowTable row added by this import
+  uint32_t first_flow_row_ = 0;
+  std::vector<int32_t> devices_seen_;
+
+  uint64_t overlap_intervals_ = 0;
+  uint64_t repaired_events_ = 0;
+  uint64_t unpaired_flow_events_ = 0;
+  uint64_t flow_link_conflicts_ = 0;
+  uint64_t linked_host_to_device_ = 0;
+  uint64_t linked_async_npu_ = 0;
+};
+
+bool TraceViewReader::Parse(std::string_view text, uint64_t offset) {
+  ev_.Clear();
+  auto err = ParseEventObject(parser_, scratch_, text, doc_, &ev_);
+  if (!err) return true;
+  if (RepairEventText(text, &repaired_)) {
+    ev_.Clear();
+    // repaired_ must outlive the views in ev_: ParseEventObject copies it into scratch_.
+    if (!ParseEventObject(parser_, scratch_, repaired_, doc_, &ev_)) {
+      ++repaired_events_;
+      return true;
+    }
+  }
+  p_.CountLoss("malformed event (skipped)", Where(offset) + ": " + simdjson::error_message(err));
+  return false;
+}
+
+Status TraceViewReader::ReadMetadataEvent(std::string_view text, uint64_t offset) {
+  // Cheap filter: metadata events are the only ones with "M" as a value.
+  if (text.find("\"M\"") == std::string_view::npos) return Status::Ok();
+  ev_.Clear();
+  if (ParseEventObject(parser_, scratch_, text, doc_, &ev_)) return Status::Ok();  // reported in pass 2
+  if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
+  std::string pid(ev_.pid);
+  if (ev_.name == "process_name") {
+    if (const Arg* a = ev_.FindArg("name")) {
+      ProcessInfo& info = processes_[pid];
+      info.name = std::string(a->text);
+      info.role = RoleFromProcessName(info.name);
+    }
+  } else if (ev_.name == "process_labels") {
+    if (const Arg* a = ev_.FindArg("labels")) processes_[pid].label = std::string(a->text);
+  } else if (ev_.name == "process_sort_index") {
+    if (const Arg* a = ev_.FindArg("sort_index"))
+      if (auto v = IntOf(a->text)) processes_[pid].sort_index = *v;
+  } else if (ev_.name == "thread_name" && ev_.has_tid) {
+    if (const Arg* a = ev_.FindArg("name")) thread_names_[{pid, std::string(ev_.tid)}] = std::string(a->text);
+  }
+  return Status::Ok();
+}
+
+const ProcessInfo& TraceViewReader::ProcessOf(std::string_view pid) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end() && it->second.role != Role::kUnknown) return it->second;
+  // No (known) process_name: decide from the event itself.
+  unnamed_ = it != processes_.end() ? it->second : ProcessInfo{};
+  unnamed_.role = GuessRole();
+  return unnamed_;
+}
+
+Role TraceViewReader::GuessRole() const {
+  if (ev_.cat == "cpu_op" || ev_.cat == "python_function" || ev_.cat == "enqueue" || ev_.cat == "dequeue" ||
+      ev_.cat == "user_annotation")
+    return Role::kPython;
+  if (ev_.FindArg("Task Type")) return Role::kHardware;
+  if (ev_.name.find('@') != std::string_view::npos && ev_.FindArg("connection_id")) return Role::kCann;
+  return Role::kUnknown;
+}
+
+uint32_t TraceViewReader::LaneFor(std::string_view pid, std::string_view tid) {
+  ThreadKey key{std::string(pid), std::string(tid)};
+  auto it = lanes_.find(key);
+  if (it != lanes_.end()) return it->second;
+  uint32_t lane = static_cast<uint32_t>(lane_entries_.size());
+  lanes_.emplace(std::move(key), lane);
+  lane_entries_.emplace_back();
+  return lane;
+}
+
+uint32_t TraceViewReader::HostTrack(const ProcessInfo& process) {
+  // CANN API events run on the threads of the profiled Python process (same
+  // OS tid, pid re-encoded by the writer): put them on that process's thread
+  // tracks so that nesting by time works across both (reference §6 call-graph recipe).
+  std::string_view pid = ev_.pid;
+  const ProcessInfo* owner = &process;
+  if (process.role == Role::kCann && !python_pid_.empty()) {
+    pid = python_pid_;
+    owner = &processes_[python_pid_];
+  }
+  uint32_t track = p_.TrackFor(pid, ev_.tid, TrackKind::kHostThread);
+  if (p_.tracks.process_name[track] == kEmptyStr && !owner->name.empty())
+    p_.tracks.process_name[track] = p_.Intern(owner->name);
+  if (p_.tracks.name[track] == kEmptyStr) {
+    auto it = thread_names_.find({std::string(pid), std::string(ev_.tid)});
+    if (it == thread_names_.end()) it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
+    if (it != thread_names_.end()) p_.tracks.name[track] = p_.Intern(it->second);
+  }
+  return track;
+}
+
+uint32_t TraceViewReader::DeviceTrackFor(const ProcessInfo& process) {
+  int32_t device = DeviceFromPid(ev_.pid, process.sort_index);
+  if (device < 0) device = 0;
+  int64_t stream = -1;
+  if (process.role == Role::kHardware) {
+    const Arg* s = ev_.FindArg("Physic Stream Id");
+    if (!s) s = ev_.FindArg("Stream Id");
+    if (s) stream = IntOf(s->text).value_or(-1);
+    if (stream < 0) stream = IntOf(ev_.tid).value_or(-1);
+  }
+  uint32_t track = p_.DeviceTrack(ev_.pid, ev_.tid, device, stream);
+  if (p_.tracks.process_name[track] == kEmptyStr && !process.name.empty())
+    p_.tracks.process_name[track] = p_.Intern(process.name);
+  if (p_.tracks.name[track] == kEmptyStr) {
+    auto it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
+    if (it != thread_names_.end()) p_.tracks.name[track] = p_.Intern(it->second);
+  }
+  if (std::find(devices_seen_.begin(), devices_seen_.end(), device) == devices_seen_.end())
+    devices_seen_.push_back(device);
+  return track;
+}
+
+void TraceViewReader::AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip) {
+  for (const Arg& a : ev_.args) {
+    if (std::find(skip.begin(), skip.end(), a.key) != skip.end()) continue;
+    double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
+    p_.attributes.Add(owner, row, p_.Intern(a.key), p_.Intern(a.text), number);
+  }
+}
+
+Status TraceViewReader::ReadEvent(std::string_view text, uint64_t offset) {
+  if (!Parse(text, offset)) return Status::Ok();
+  switch (ev_.ph) {
+    case 'X': HandleComplete(offset); break;
+    case 's': case 'f': case 't': HandleFlow(offset); break;
+    case 'C': HandleCounter(offset); break;
+    case 'M': break;  // read in the first pass
+    default:
+      p_.CountLoss(std::string("unsupported event phase '") + ev_.ph + "' (skipped)", Where(offset));
+  }
+  return Status::Ok();
+}
+
+void TraceViewReader::HandleComplete(uint64_t offset) {
+  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
+  std::optional<int64_t> dur = ev_.dur.empty() ? std::optional<int64_t>(0) : ascend::ParseMicrosToNs(ev_.dur);
+  if (!ev_.has_pid || !ev_.has_tid || !ts || !dur || *dur < 0) {
+    p_.CountLoss("complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
+    return;
+  }
+  const ProcessInfo& process = ProcessOf(ev_.pid);
+  uint32_t lane = LaneFor(ev_.pid, ev_.tid);
+  switch (process.role) {
+    case Role::kPython:
+    case Role::kPythonGc:
+    case Role::kCann: {
+      HostOpRow row;
+      row.name = p_.Intern(ev_.name);
+      row.ts = *ts;
+      row.dur = *dur;
+      row.track = HostTrack(process);
+      if (process.role == Role::kCann) {
+        row.kind = HostOpKind::kRuntime;
+        size_t at = ev_.name.find('@');
+        row.category = p_.Intern(at == std::string_view::npos ? std::string_view("CANN") : ev_.name.substr(0, at));
+      } else if (process.role == Role::kPythonGc) {
+        row.kind = HostOpKind::kOther;
+        row.category = p_.Intern(ev_.cat.empty() ? std::string_view("gc") : ev_.cat);
+      } else {
+        row.category = p_.Intern(ev_.cat);
+        if (ev_.cat == "cpu_op")
+          row.kind = ev_.name.starts_with("ProfilerStep#") ? HostOpKind::kUserAnnotation : HostOpKind::kOperator;
+        else if (ev_.cat == "user_annotation") row.kind = HostOpKind::kUserAnnotation;
+        else if (ev_.cat == "python_function") row.kind = HostOpKind::kPython;
+        else row.kind = HostOpKind::kOther;  // enqueue, dequeue: torch_npu task queue
+      }
+      if (const Arg* a = ev_.FindArg("Sequence number"))
+        if (auto v = IntOf(a->text); v && *v >= 0) row.sequence_number = *v;
+      if (const Arg* a = ev_.FindArg("Input Dims")) row.input_dims = p_.Intern(a->text);
+      if (const Arg* a = ev_.FindArg("Input type")) row.input_types = p_.Intern(a->text);
+      uint32_t op = p_.host_ops.Add(row);
+      if (process.role == Role::kCann) {
+        AddArgs(OwnerKind::kHostOp, op, {"Thread Id"});
+      } else {
+        for (const Arg& a : ev_.args) {
+          if (a.key == "Sequence number" || a.key == "Input Dims" || a.key == "Input type") continue;
+          if (a.key == "Fwd thread id" && a.text == "0") continue;  // 0 = forward op, the common case
+          double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
+          p_.attributes.Add(OwnerKind::kHostOp, op, p_.Intern(a.key), p_.Intern(a.text), number);
+        }
+      }
+      lane_entries_[lane].push_back({*ts, *ts + *dur, op, false});
+      return;
+    }
+    case Role::kHardware:
+    case Role::kCommunication: {
+      DeviceTaskRow row;
+      row.name = p_.Intern(ev_.name);
+      row.ts = *ts;
+      row.dur = *dur;
+      row.track = DeviceTrackFor(process);
+      if (process.role == Role::kHardware) {
+        const Arg* type = ev_.FindArg("Task Type");
+        std::string_view task_type = type ? type->text : std::string_view();
+        ascend::TaskTypeInfo info = ascend::ClassifyTaskType(task_type);
+        row.kind = type ? info.kind : DeviceTaskKind::kOther;
+        row.category = p_.Intern(task_type);
+        if (!info.core_type.empty()) row.core_type = p_.Intern(info.core_type);
+        if (const Arg* a = ev_.FindArg("size(B)")) row.bytes = IntOf(a->text).value_or(-1);
+      } else {
+        row.kind = DeviceTaskKind::kCommunication;
+        // Threads "Plane k" hold HCCL sub-tasks; "Group … Communication" threads the whole ops.
+        std::string_view thread;
+        auto it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
+        if (it != thread_names_.end()) thread = it->second;
+        bool sub_task = thread.starts_with("Plane");
+        if (sub_task) {
+          const Arg* type = ev_.FindArg("task type");
+          row.category = p_.Intern(type ? type->text : std::string_view("communication_task"));
+        } else {
+          row.category = p_.Intern("communication_op");
+        }
+        if (const Arg* a = ev_.FindArg("size(Byte)")) row.bytes = IntOf(a->text).value_or(-1);
+      }
+      uint32_t task = p_.device_tasks.Add(row);
+      for (const Arg& a : ev_.args) {
+        if (a.key == "Task Type" || a.key == "Stream Id" || a.key == "Physic Stream Id" || a.key == "size(B)" ||
+            a.key == "size(Byte)")
+          continue;
+        if ((a.key == "Model Id" || a.key == "Subtask Id" || a.key == "model id") &&
+            IntOf(a.text) == ascend::kNotApplicableU32)
+          continue;
+        double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
+        p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern(a.key), p_.Intern(a.text), number);
+      }
+      lane_entries_[lane].push_back({*ts, *ts + *dur, task, true});
+      return;
+    }
+    case Role::kOverlap:
+      ++overlap_intervals_;  // derived by the writer from the tasks above; recomputed by the graph layer
+      return;
+    default:
+      p_.CountLoss("complete event of an unrecognised process (skipped)",
+                   Where(offset) + " (process '" + process.name + "')");
+  }
+}
+
+void TraceViewReader::HandleFlow(uint64_t offset) {
+  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
+  if (!ev_.has_pid || !ev_.has_tid || !ts || !ev_.has_id) {
+    p_.CountLoss("flow event without valid pid/tid/ts/id (skipped)", Where(offset));
+    return;
+  }
+  std::optional<uint64_t> id = ascend::ParseUint64(ev_.id);
+  uint64_t flow_id = id ? *id : HashId(ev_.id);
+  const ProcessInfo& process = ProcessOf(ev_.pid);
+  uint32_t track;
+  if (process.role == Role::kHardware || process.role == Role::kCommunication)
+    track = DeviceTrackFor(process);
+  else if (process.role == Role::kPython || process.role == Role::kCann || process.role == Role::kPythonGc)
+    track = HostTrack(process);
+  else
+    track = p_.TrackFor(ev_.pid, ev_.tid, TrackKind::kOther);
+  p_.flows.Add(flow_id, p_.Intern(ev_.cat), ev_.ph, track, *ts);
+  flow_lane_.push_back(LaneFor(ev_.pid, ev_.tid));
+}
+
+void TraceViewReader::HandleCounter(uint64_t offset) {
+  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
+  if (!ev_.has_pid || !ts) {
+    p_.CountLoss("counter event without valid pid/ts (skipped)", Where(offset));
+    return;
+  }
+  const ProcessInfo& process = ProcessOf(ev_.pid);
+  uint32_t track = p_.TrackFor(ev_.pid, ev_.has_tid ? ev_.tid : std::string_view("0"), TrackKind::kOther);
+  if (p_.tracks.process_name[track] == kEmptyStr && !process.name.empty())
+    p_.tracks.process_name[track] = p_.Intern(process.name);
+  for (const Arg& a : ev_.args) {
+    double v = NumberOf(a.text);
+    if (std::isnan(v)) {
+      p_.CountLoss("counter value not a number (skipped)", Where(offset));
+      continue;
+    }
+    std::string name(ev_.name);
+    name += '/';
+    name += a.key;
+    p_.counters.Add(p_.Intern(name), track, *ts, v);
+  }
+}
+
+std::optional<LaneEntry> TraceViewReader::Bind(uint32_t lane, TimeNs ts) const {
+  const std::vector<LaneEntry>& entries = lane_entries_[lane];
+  // Entries are sorted by (ts, longer first): the last one starting at or
+  // before ts that still covers it is the innermost enclosing slice.
+  auto it = std::upper_bound(entries.begin(), entries.end(), ts,
+                             [](TimeNs t, const LaneEntry& e) { return t < e.ts; });
+  for (size_t looked = 0; it != entries.begin() && looked < kMaxFlowBindLookback; ++looked) {
+    --it;
+    if (it->end >= ts) return *it;
+  }
+  return std::nullopt;
+}
+
+void TraceViewReader::LinkFlows() {
+  for (std::vector<LaneEntry>& entries : lane_entries_)
+    std::sort(entries.begin(), entries.end(), [](const LaneEntry& a, const LaneEntry& b) {
+      return a.ts != b.ts ? a.ts < b.ts : (a.end != b.end ? a.end > b.end : a.row < b.row);
+    });
+  struct Pair {
+    int64_t start = -1, finish = -1;
+  };
+  StrId host_to_device = p_.Intern("HostToDevice");
+  StrId async_npu = p_.Intern("async_npu");
+  // Only the two launch categories carry host -> device links.
+  std::unordered_map<uint64_t, Pair> h2d, npu;
+  size_t n = flow_lane_.size();
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t row = first_flow_row_ + static_cast<uint32_t>(k);
+    StrId cat = p_.flows.category[row];
+    char ph = p_.flows.phase[row];
+    auto* map = cat == host_to_device ? &h2d : cat == async_npu ? &npu : nullptr;
+    if (!map || (ph != 's' && ph != 'f')) continue;
+    Pair& pair = (*map)[p_.flows.id[row]];
+    (ph == 's' ? pair.start : pair.finish) = static_cast<int64_t>(k);
+  }
+  auto link = [&](std::unordered_map<uint64_t, Pair>& pairs, bool use_correlation) {
+    for (auto& [id, pair] : pairs) {
+      if (pair.start < 0 || pair.finish < 0) {
+        ++unpaired_flow_events_;
+        continue;
+      }
+      uint32_t srow = first_flow_row_ + static_cast<uint32_t>(pair.start);
+      uint32_t frow = first_flow_row_ + static_cast<uint32_t>(pair.finish);
+      std::optional<LaneEntry> from = Bind(flow_lane_[pair.start], p_.flows.ts[srow]);
+      std::optional<LaneEntry> to = Bind(flow_lane_[pair.finish], p_.flows.ts[frow]);
+      if (!from || !to || from->is_task || !to->is_task) {
+        p_.CountLoss("launch flow not bound to a host event and a device task (link lost)",
+                     path_ + ": flow " + std::string(p_.Str(p_.flows.category[srow])) + " id " + std::to_string(id));
+        continue;
+      }
+      // Many tasks may hang off one host event: the host event's value, once
+      // set, is the one every linked task gets (as all kernels of one CUDA
+      // graph launch share its correlation).
+      int64_t value = static_cast<int64_t>(id & static_cast<uint64_t>(INT64_MAX));
+      std::vector<int64_t>& host_col = use_correlation ? p_.host_ops.correlation : p_.host_ops.external_id;
+      std::vector<int64_t>& task_col = use_correlation ? p_.device_tasks.correlation : p_.device_tasks.external_id;
+      if (host_col[from->row] == kNoId) host_col[from->row] = value;
+      if (task_col[to->row] == kNoId) task_col[to->row] = host_col[from->row];
+      else if (task_col[to->row] != host_col[from->row]) ++flow_link_conflicts_;
+      if (use_correlation) {
+        ++linked_host_to_device_;
+      } else {
+        ++linked_async_npu_;
+        // Without CANN data (Level0) the op -> task flow is the only launch
+        // link: let it stand in for the runtime correlation as well.
+        if (p_.device_tasks.correlation[to->row] == kNoId) {
+          if (p_.host_ops.correlation[from->row] == kNoId) p_.host_ops.correlation[from->row] = value;
+          p_.device_tasks.correlation[to->row] = p_.host_ops.correlation[from->row];
+        }
+      }
+    }
+  };
+  link(h2d, true);
+  link(npu, false);
+}
+
+Status TraceViewReader::Run() {
+  // Pass 1: process and thread names (metadata events may come anywhere).
+  ScanReport first;
+  uint64_t total = 0;
+  PYPTO_RETURN_IF_ERROR(ScanEventArray(path_, options_, 0, 0, &first, [&](std::string_view text, uint64_t offset) {
+    return ReadMetadataEvent(text, offset);
+  }));
+  total = first.end_offset;
+  std::string only_python;
+  int python_processes = 0;
+  for (const auto& [pid, info] : processes_)
+    if (info.role == Role::kPython) {
+      ++python_processes;
+      only_python = pid;
+    }
+  if (python_processes == 1) python_pid_ = only_python;
+
+  // Pass 2: everything else.
+  first_flow_row_ = static_cast<uint32_t>(p_.flows.size());
+  ScanReport report;
+  PYPTO_RETURN_IF_ERROR(ScanEventArray(path_, options_, total, 2 * total, &report,
+                                       [&](std::string_view text, uint64_t offset) { return ReadEvent(text, offset); }));
+  if (report.truncated) {
+    std::string where = path_ + ": truncated at byte " + std::to_string(report.end_offset);
+    if (report.partial_event_offset != UINT64_MAX)
+      where += " (incomplete event from byte " + std::to_string(report.partial_event_offset) + " dropped)";
+    else
+      where += " (no closing ']')";
+    p_.CountLoss("truncated file", where);
+  }
+  if (report.stray_bytes > 0)
+    p_.CountLoss("unexpected bytes between events (skipped)", Where(report.first_stray_offset), report.stray_bytes);
+  if (report.trailing_content)
+    p_.CountLoss("content after the closing bracket (ignored)", Where(report.trailing_offset));
+
+  LinkFlows();
+
+  for (int32_t device : devices_seen_) {
+    bool known = false;
+    for (const DeviceRow& d : p_.devices.rows) known = known || (d.kind == DeviceKind::kNpu && d.index == device);
+    if (!known) p_.devices.rows.push_back(DeviceRow{device, DeviceKind::kNpu, kEmptyStr});
+  }
+  p_.metadata.emplace("format", std::string(kImporterName));
+  p_.metadata.emplace("clock", "epoch");
+  auto count = [&](const char* key, uint64_t v) { p_.metadata[std::string("ascend_trace_view.") + key] = std::to_string(v); };
+  count("overlap_analysis_intervals_skipped", overlap_intervals_);
+  count("repaired_events", repaired_events_);
+  count("unpaired_launch_flows", unpaired_flow_events_);
+  count("flow_link_conflicts", flow_link_conflicts_);
+  count("host_to_device_links", linked_host_to_device_);
+  count("async_npu_links", linked_async_npu_);
+  if (overlap_intervals_ > 0)
+    p_.notes.push_back(path_ + ": " + std::to_string(overlap_intervals_) +
+                       " 'Overlap Analysis' intervals not imported (derived from the device tasks)");
+  p_.source_files.push_back(path_);
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ sniffing
+class AscendTraceView final : public Importer {
+ public:
+  std::string_view name() const override { return kImporterName; }
+  std::string_view description() const override {
+    return "Ascend timeline JSON: torch_npu trace_view.json, msprof msprof_*.json";
+  }
+  int Sniff(const SniffInput& input) const override {
+    if (input.kind != io::PathKind::kFile) return 0;
+    std::string_view s = input.prefix;
+    if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);
+    while (!s.empty() && IsJsonSpace(s.front())) s.remove_prefix(1);
+    if (!s.starts_with("[")) return 0;  // Kineto traces are objects ({"traceEvents": …})
+    // Ascend writers put timestamps in JSON strings ("ts": "1704….491"); the
+    // legacy torch array export uses numbers.
+    bool string_ts = s.find("\"ts\": \"") != std::string_view::npos || s.find("\"ts\":\"") != std::string_view::npos;
+    static constexpr std::string_view kMarkers[] = {
+        "\"Ascend Hardware\"", "\"CANN\"", "\"Overlap Analysis\"", "\"Task Type\"", "\"connection_id\"",
+        "\"HostToDevice\"", "\"async_npu\"", "AscendCL@", "\"AI Core Freq\"", "\"Stream Id\""};
+    bool marker = false;
+    for (std::string_view m : kMarkers) marker = marker || s.find(m) != std::string_view::npos;
+    if (string_ts && marker) return 95;
+    if (string_ts || marker) return 80;
+    return 0;
+  }
+  Status Import(const std::string& path, const ImportOptions& options, Profile* profile) const override {
+    return ImportAscendTraceView(path, options, profile);
+  }
+};
+
+}  // namespace
+
+const Importer* AscendTraceViewImporter() {
+  static const AscendTraceView importer;
+  return &importer;
+}
+
+Status ImportAscendTraceView(const std::string& path, const ImportOptions& options, Profile* profile) {
+  TraceViewReader reader(path, options, profile);
+  return reader.Run();
+}
+
+}  // namespace pypto

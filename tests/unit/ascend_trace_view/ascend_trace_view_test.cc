@@ -1,0 +1,310 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/ascend_trace_view/ascend_trace_view.h"
+#include "importers/detect.h"
+
+namespace pypto {
+namespace {
+
+const std::string kFixture = std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_trace_view_2024/trace_view.json";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/pypto_ascend_tv_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf " + dir_).c_str()); }
+  std::string Write(const std::string& name, const std::string& data) const {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << data;
+    return path;
+  }
+
+ private:
+  std::string dir_;
+};
+
+size_t CountTracksOf(const Profile& p, std::string_view process) {
+  size_t n = 0;
+  for (size_t t = 0; t < p.tracks.size(); ++t) n += p.Str(p.tracks.process_name[t]) == process;
+  return n;
+}
+
+bool HasLoss(const Profile& p, std::string_view reason, std::string_view location_part) {
+  auto it = p.data_loss.find(std::string(reason));
+  return it != p.data_loss.end() && it->second.first_location.find(location_part) != std::string::npos;
+}
+
+// ---------------------------------------------------------------- time parsing
+TEST(AscendTimeTest, ParsesMicrosecondTextExactly) {
+  using ascend::ParseMicrosToNs;
+  EXPECT_EQ(ParseMicrosToNs("1704161511420306.491"), 1704161511420306491);
+  EXPECT_EQ(ParseMicrosToNs("13.08"), 13080);
+  EXPECT_EQ(ParseMicrosToNs("12.77012757357446"), 12770);  // rounds below 1 ns
+  EXPECT_EQ(ParseMicrosToNs("21.1005"), 21101);             // half away from zero
+  EXPECT_EQ(ParseMicrosToNs("1e-05"), 0);
+  EXPECT_EQ(ParseMicrosToNs("1.5e3"), 1500000);
+  EXPECT_EQ(ParseMicrosToNs("-3"), -3000);
+  EXPECT_EQ(ParseMicrosToNs("1764246877073569.640\t"), 1764246877073569640);  // CSV trailing TAB
+  EXPECT_EQ(ParseMicrosToNs("0"), 0);
+  EXPECT_FALSE(ParseMicrosToNs("N/A").has_value());
+  EXPECT_FALSE(ParseMicrosToNs("").has_value());
+  EXPECT_FALSE(ParseMicrosToNs("99999999999999999999").has_value());  // > int64 ns
+  EXPECT_EQ(ascend::ParseUint64("18446744073709551615"), UINT64_MAX);
+  EXPECT_FALSE(ascend::ParseUint64("18446744073709551616").has_value());
+}
+
+// ---------------------------------------------------------------- the 2024 fixture
+// Expected figures checked with python3 (json + decimal) on the fixture:
+//  - 3670 events: 2212 X, 713 s, 713 f, 32 M (SOURCES.md says 3670 / 2212 X);
+//  - X per process: Python 1007 (cpu_op 711, enqueue 148, dequeue 148; one
+//    ProfilerStep#), CANN 382, Ascend Hardware 276, Overlap Analysis 547;
+//  - flow events: HostToDevice 274+274, async_npu 274+274, async_task_queue 148+148, fwdbwd 17+17;
+//  - hardware tasks: all on Stream 3, sum of dur rounded to ns = 1790457 ns;
+//    Task Type: 274 "Other", 2 "AI_CPU";
+//  - binding each flow end to the innermost enclosing X on its thread:
+//    HostToDevice links 146 distinct CANN events to 274 distinct tasks,
+//    async_npu links 146 distinct cpu_ops to the same 274 tasks;
+//  - largest async_npu id 1704161511434172701 (> 2^53, exact).
+TEST(AscendTraceViewTest, LoadsFixtureWithExpectedCounts) {
+  StatusOr<Profile> loaded = LoadProfile(kFixture);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Profile& p = *loaded;
+  EXPECT_EQ(p.metadata.at("format"), "ascend-trace-view");
+  EXPECT_EQ(p.TotalDataLoss(), 0u);
+
+  std::map<HostOpKind, size_t> host_kinds;
+  std::map<std::string, size_t> host_categories;
+  for (size_t i = 0; i < p.host_ops.size(); ++i) {
+    ++host_kinds[p.host_ops.kind[i]];
+    ++host_categories[std::string(p.Str(p.host_ops.category[i]))];
+  }
+  EXPECT_EQ(p.host_ops.size(), 1007u + 382u);
+  EXPECT_EQ(host_kinds[HostOpKind::kOperator], 710u);
+  EXPECT_EQ(host_kinds[HostOpKind::kUserAnnotation], 1u);  // ProfilerStep#
+  EXPECT_EQ(host_kinds[HostOpKind::kRuntime], 382u);        // CANN AscendCL@…
+  EXPECT_EQ(host_kinds[HostOpKind::kOther], 296u);          // Enqueue + Dequeue@…
+  EXPECT_EQ(host_categories["AscendCL"], 382u);
+  EXPECT_EQ(host_categories["enqueue"], 148u);
+
+  ASSERT_EQ(p.device_tasks.size(), 276u);
+  TimeNs total = 0;
+  size_t ai_cpu = 0;
+  for (size_t i = 0; i < p.device_tasks.size(); ++i) {
+    total += p.device_tasks.dur[i];
+    EXPECT_EQ(p.tracks.stream[p.device_tasks.track[i]], 3);
+    EXPECT_EQ(p.tracks.device[p.device_tasks.track[i]], 0);  // pid 800 = "8" sort index + "00" device
+    EXPECT_EQ(p.device_tasks.kind[i], DeviceTaskKind::kKernel);
+    ai_cpu += p.Str(p.device_tasks.core_type[i]) == "AI_CPU";
+  }
+  EXPECT_EQ(total, 1790457);
+  EXPECT_EQ(ai_cpu, 2u);
+  ASSERT_EQ(p.devices.size(), 1u);
+  EXPECT_EQ(p.devices.rows[0].kind, DeviceKind::kNpu);
+
+  // First event: "ts": "1704161511420306.491", "dur": 13.08 -> exact ns.
+  EXPECT_EQ(p.host_ops.ts[0], 1704161511420306491);
+  EXPECT_EQ(p.host_ops.dur[0], 13080);
+  EXPECT_EQ(p.Str(p.host_ops.name[0]), "aten::empty");
+  // First hardware task: aclnnInplaceZero_ZerosLikeAiCore_ZerosLike at "1704161511422904.204".
+  EXPECT_EQ(p.device_tasks.ts[0], 1704161511422904204);
+
+  std::map<std::string, size_t> flows;
+  bool big_id = false;
+  for (size_t i = 0; i < p.flows.size(); ++i) {
+    ++flows[std::string(p.Str(p.flows.category[i]))];
+    big_id = big_id || p.flows.id[i] == 1704161511434172701ull;
+  }
+  EXPECT_EQ(flows["HostToDevice"], 548u);
+  EXPECT_EQ(flows["async_npu"], 548u);
+  EXPECT_EQ(flows["async_task_queue"], 296u);
+  EXPECT_EQ(flows["fwdbwd"], 34u);
+  EXPECT_TRUE(big_id) << "flow id above 2^53 must be kept exactly";
+
+  // Links: correlation (CANN -> task, HostToDevice) and external id (op -> task, async_npu).
+  std::set<int64_t> task_correlations;
+  size_t tasks_with_corr = 0, tasks_with_ext = 0;
+  for (size_t i = 0; i < p.device_tasks.size(); ++i) {
+    if (p.device_tasks.correlation[i] != kNoId) {
+      ++tasks_with_corr;
+      task_correlations.insert(p.device_tasks.correlation[i]);
+    }
+    tasks_with_ext += p.device_tasks.external_id[i] != kNoId;
+  }
+  EXPECT_EQ(tasks_with_corr, 274u);
+  EXPECT_EQ(tasks_with_ext, 274u);
+  EXPECT_EQ(task_correlations.size(), 146u);
+  size_t runtime_with_corr = 0, ops_with_ext = 0;
+  for (size_t i = 0; i < p.host_ops.size(); ++i) {
+    if (p.host_ops.correlation[i] != kNoId) {
+      EXPECT_EQ(p.host_ops.kind[i], HostOpKind::kRuntime);
+      EXPECT_TRUE(task_correlations.count(p.host_ops.correlation[i]));
+      ++runtime_with_corr;
+    }
+    ops_with_ext += p.host_ops.external_id[i] != kNoId;
+  }
+  EXPECT_EQ(runtime_with_corr, 146u);
+  EXPECT_EQ(ops_with_ext, 146u);
+  EXPECT_EQ(p.metadata.at("ascend_trace_view.overlap_analysis_intervals_skipped"), "547");
+
+  // CANN threads share the Python process's thread tracks: tids 437675, 439228,
+  // 439084 (both) + 439085 (CANN only) -> 4 host tracks, 1 device track.
+  EXPECT_EQ(CountTracksOf(p, "Python"), 4u);
+  EXPECT_EQ(CountTracksOf(p, "Ascend Hardware"), 1u);
+}
+
+TEST(AscendTraceViewTest, SnifferClaimsAscendArraysOnly) {
+  const Importer* imp = AscendTraceViewImporter();
+  std::string prefix = ReadFile(kFixture).substr(0, 4096);
+  EXPECT_GT(imp->Sniff({kFixture, io::PathKind::kFile, prefix}), 50);
+  std::string kineto = R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1.5}]})";
+  EXPECT_EQ(imp->Sniff({"t.json", io::PathKind::kFile, kineto}), 0);
+  std::string legacy = R"([{"name": "aten::mm", "ph": "X", "ts": 12.5, "dur": 3, "pid": "CPU functions", "tid": 0}])";
+  EXPECT_EQ(imp->Sniff({"t.json", io::PathKind::kFile, legacy}), 0);
+}
+
+// ---------------------------------------------------------------- synthetic msprof-style timeline
+TEST(AscendTraceViewTest, ReadsCurrentPidEncodingHcclCountersAndLinks) {
+  // pid = (pid << 10) | (sort_index << 5) | device: 1000 -> Ascend Hardware sort 14, device 3
+  // = (1000 << 10) | (14 << 5) | 3 = 1024451; HCCL sort 16, device 3 = 1024515.
+  std::string json = R"J([
+{"name":"process_name","pid":1024451,"tid":0,"ph":"M","args":{"name":"Ascend Hardware"}},
+{"name":"process_sort_index","pid":1024451,"tid":0,"ph":"M","args":{"sort_index":14}},
+{"name":"process_name","pid":1024515,"tid":0,"ph":"M","args":{"name":"HCCL"}},
+{"name":"process_sort_index","pid":1024515,"tid":0,"ph":"M","args":{"sort_index":16}},
+{"name":"thread_name","pid":1024515,"tid":7,"ph":"M","args":{"name":"Group hccl_world Communication"}},
+{"name":"thread_name","pid":1024515,"tid":8,"ph":"M","args":{"name":"Plane 0"}},
+{"name":"process_name","pid":1024232,"tid":0,"ph":"M","args":{"name":"CANN"}},
+{"name":"process_name","pid":1024480,"tid":0,"ph":"M","args":{"name":"AI Core Freq"}},
+{"name":"Node@launch","pid":1024232,"tid":55,"ts":"1736408883688100.000","dur":20.5,"ph":"X","args":{"Thread Id":55,"Mode":"ACL_NN","level":"node","id":"launch","item_id":"MatMul","connection_id":42}},
+{"name":"HostToDevice180388626431","ph":"s","cat":"HostToDevice","id":"180388626431","pid":1024232,"tid":55,"ts":"1736408883688105.000"},
+{"name":"MatMulV2","pid":1024451,"tid":2,"ts":"1736408883688177.930","dur":1.25,"ph":"X","args":{"Model Id":4294967295,"Task Type":"AI_CORE","Physic Stream Id":2,"Task Id":10,"Batch Id":0,"Subtask Id":4294967295,"connection_id":42}},
+{"name":"HostToDevice180388626431","ph":"f","cat":"HostToDevice","id":"180388626431","pid":1024451,"tid":2,"ts":"1736408883688177.930","bp":"e"},
+{"name":"MemcpyAsync","pid":1024451,"tid":2,"ts":"1736408883688180.000","dur":2,"ph":"X","args":{"Task Type":"MEMCPY_ASYNC","Physic Stream Id":2,"size(B)":4096,"operation":"D2D"}},
+{"name":"hcom_allReduce__586_0_1","pid":1024515,"tid":7,"ts":"1736408883688200.000","dur":50,"ph":"X","args":{"rank_size":8,"connection_id":43,"alg_type":"HD-MESH"}},
+{"name":"Notify_Wait","pid":1024515,"tid":8,"ts":"1736408883688201.000","dur":3,"ph":"X","args":{"task type":"Notify Wait","size(Byte)":0,"notify_id":18446744073709551615}},
+{"name":"AI Core Freq","pid":1024480,"tid":0,"ts":"1736408883688000.000","ph":"C","args":{"MHz":1800}},
+{"name":"mark","pid":1024232,"tid":55,"ts":"1736408883688000.000","ph":"i"}
+])J";
+  TempDir dir;
+  std::string path = dir.Write("msprof_20250109152801.json", json);
+  StatusOr<Profile> loaded = LoadProfile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Profile& p = *loaded;
+  ASSERT_EQ(p.device_tasks.size(), 4u);
+  EXPECT_EQ(p.device_tasks.kind[0], DeviceTaskKind::kKernel);
+  EXPECT_EQ(p.Str(p.device_tasks.core_type[0]), "AI_CORE");
+  EXPECT_EQ(p.tracks.device[p.device_tasks.track[0]], 3);
+  EXPECT_EQ(p.tracks.stream[p.device_tasks.track[0]], 2);
+  EXPECT_EQ(p.device_tasks.kind[1], DeviceTaskKind::kMemcpy);
+  EXPECT_EQ(p.device_tasks.bytes[1], 4096);
+  EXPECT_EQ(p.device_tasks.kind[2], DeviceTaskKind::kCommunication);
+  EXPECT_EQ(p.Str(p.device_tasks.category[2]), "communication_op");
+  EXPECT_EQ(p.tracks.device[p.device_tasks.track[2]], 3);
+  EXPECT_EQ(p.Str(p.device_tasks.category[3]), "Notify Wait");
+  // CANN launch and the kernel share the HostToDevice flow id as correlation.
+  ASSERT_EQ(p.host_ops.size(), 1u);
+  EXPECT_EQ(p.host_ops.kind[0], HostOpKind::kRuntime);
+  EXPECT_EQ(p.Str(p.host_ops.category[0]), "Node");
+  EXPECT_EQ(p.host_ops.correlation[0], 180388626431);
+  EXPECT_EQ(p.device_tasks.correlation[0], 180388626431);
+  EXPECT_EQ(p.device_tasks.correlation[1], kNoId);
+  // Counter.
+  ASSERT_EQ(p.counters.size(), 1u);
+  EXPECT_EQ(p.Str(p.counters.name[0]), "AI Core Freq/MHz");
+  EXPECT_EQ(p.counters.value[0], 1800.0);
+  EXPECT_EQ(p.counters.ts[0], 1736408883688000000);
+  // Instant event: counted, not silently dropped.
+  EXPECT_EQ(p.data_loss.count("unsupported event phase 'i' (skipped)"), 1u);
+  // Notify id 2^64-1 kept as text.
+  bool notify_text = false;
+  for (size_t a = 0; a < p.attributes.size(); ++a)
+    notify_text = notify_text || p.Str(p.attributes.text[a]) == "18446744073709551615";
+  EXPECT_TRUE(notify_text);
+}
+
+// ---------------------------------------------------------------- bad input
+TEST(AscendTraceViewTest, TruncatedWithoutClosingBracketKeepsEvents) {
+  std::string full = ReadFile(kFixture);
+  ASSERT_EQ(full.back(), ']');
+  TempDir dir;
+  std::string path = dir.Write("trace_view.json", full.substr(0, full.size() - 1));
+  StatusOr<Profile> loaded = LoadProfile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->device_tasks.size(), 276u);
+  EXPECT_TRUE(HasLoss(*loaded, "truncated file", "truncated at byte " + std::to_string(full.size() - 1)));
+}
+
+TEST(AscendTraceViewTest, TruncatedMidEventKeepsCompleteEvents) {
+  std::string full = ReadFile(kFixture);
+  // Cut in the middle of the 3rd event: the first two cpu_ops survive.
+  size_t second = full.find("{\"ph\"", 2);  // the first event starts at byte 1
+  size_t third = full.find("{\"ph\"", second + 1);
+  size_t cut = third + 40;
+  TempDir dir;
+  std::string path = dir.Write("trace_view.json", full.substr(0, cut));
+  StatusOr<Profile> loaded = LoadProfile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->host_ops.size(), 2u);
+  EXPECT_TRUE(HasLoss(*loaded, "truncated file", "truncated at byte " + std::to_string(cut)));
+  EXPECT_TRUE(HasLoss(*loaded, "truncated file", "incomplete event from byte " + std::to_string(third)));
+}
+
+TEST(AscendTraceViewTest, MalformedEventsAreCountedAndRepaired) {
+  std::string json = R"([{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":"10.0","dur":1,"cat":"cpu_op","args":{"Sequence number":N/A}},
+{"ph":"X","name":"bad" "pid":1},
+{"ph":"X","name":"aten::add","pid":1,"tid":1,"ts":"20.0","dur":1,"cat":"cpu_op"}])";
+  TempDir dir;
+  std::string path = dir.Write("tv.json", json);
+  Profile p;
+  Status s = ImportAscendTraceView(path, {}, &p);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(p.host_ops.size(), 2u);
+  EXPECT_EQ(p.metadata.at("ascend_trace_view.repaired_events"), "1");
+  ASSERT_EQ(p.data_loss.count("malformed event (skipped)"), 1u);
+  EXPECT_NE(p.data_loss.at("malformed event (skipped)").first_location.find("tv.json: byte "), std::string::npos);
+}
+
+TEST(AscendTraceViewTest, RejectsNonArrayWithClearError) {
+  TempDir dir;
+  std::string path = dir.Write("x.json", "  {\"traceEvents\": []}");
+  Profile p;
+  Status s = ImportAscendTraceView(path, {}, &p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("x.json: byte 2: expected a JSON array"), std::string::npos) << s.message();
+  std::string empty = dir.Write("e.json", "   ");
+  Status e = ImportAscendTraceView(empty, {}, &p);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message().find("e.json"), std::string::npos);
+}
+
+TEST(AscendTraceViewTest, SurvivesGarbageWithoutCrashing) {
+  TempDir dir;
+  const char* inputs[] = {"[", "[{", "[{\"ph\":", "[}]", "[1,2,3]", "[{\"ph\":\"X\"}]", "[{}]]]", "[\"\\\"{\"]",
+                          "[{\"ph\":\"s\",\"id\":\"x\",\"pid\":1,\"tid\":1,\"ts\":\"1\"}]"};
+  for (const char* input : inputs) {
+    Profile p;
+    Status s = ImportAscendTraceView(dir.Write("g.json", input), {}, &p);
+    EXPECT_TRUE(s.ok()) << input << " -> " << s.ToString();
+  }
+}
+
+}  // namespace
+}  // namespace pypto
