@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -59,7 +60,7 @@ struct GraphStats {
   uint64_t host_ops = 0;
   uint64_t device_tasks = 0;
   // Nesting.
-  uint64_t rounding_overlaps = 0;     // child ended ≤ tolerance after its parent/sibling: nested anyway
+  uint64_t rounding_overlaps = 0;     // ops overlapping a parent/sibling by ≤ tolerance: nested anyway (once per op)
   uint64_t partial_overlaps = 0;      // true partial overlaps on a thread: the op was made a root
   uint32_t max_depth = 0;
   // Device task -> runtime call (launcher).
@@ -277,6 +278,9 @@ class OperatorCallGraph {
   friend class CallGraphBuilder;  // call_graph.cc
   friend class CriticalPathBuilder;  // critical_path.cc
 
+  // Rows of task_by_anchor_ whose anchor lies in [window.start, window.end).
+  std::pair<uint32_t, uint32_t> StepTaskRange(TimeWindow window) const;
+
   Profile* profile_ = nullptr;
   GraphOptions options_;
   GraphStats stats_;
@@ -293,6 +297,7 @@ class OperatorCallGraph {
   std::vector<TimeNs> device_self_ns_;
   std::vector<TimeNs> device_total_ns_;
   std::vector<uint8_t> is_sync_call_;        // host row is a sync runtime call
+  std::vector<int32_t> nearest_operator_;    // EnclosingOperator() of each host row
   // Links.
   std::vector<int32_t> task_operator_;
   std::vector<TaskLink> task_link_;
@@ -301,7 +306,10 @@ class OperatorCallGraph {
   std::vector<uint32_t> launch_offsets_;     // CSR: tasks launched by runtime op i
   std::vector<uint32_t> launch_rows_;
   // Device tasks.
-  std::vector<uint32_t> task_by_track_ts_;   // task rows sorted by (track, ts)
+  std::vector<uint32_t> task_by_track_ts_;   // busy task rows sorted by (track, ts)
+  std::vector<uint32_t> task_by_device_ts_;  // busy task rows sorted by (device, ts)
+  std::vector<uint32_t> task_by_core_ts_;    // busy task rows sorted by (device, core key, ts)
+  std::vector<uint32_t> all_tasks_by_track_ts_;  // every task row sorted by (track, ts)
   std::vector<uint32_t> task_by_anchor_;     // task rows sorted by anchor time (launcher ts, else op ts, else ts)
   std::vector<TimeNs> task_anchor_;
 };

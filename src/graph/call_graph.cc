@@ -1,0 +1,791 @@
+// Building the operator call graph: nesting, links, steps, busy time and
+// aggregates. The critical path lives in critical_path.cc. Rules: docs/graph.md.
+#include "graph/call_graph.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+#include "graph/graph_internal.h"
+
+namespace pypto {
+
+std::vector<std::string> DefaultGraphLaunchNames() {
+  // CUDA runtime + driver and HIP spellings (reference kineto-format §7.4).
+  return {"cudaGraphLaunch", "cudaGraphLaunch_v10000", "cuGraphLaunch", "hipGraphLaunch"};
+}
+
+std::vector<std::string> DefaultSyncRuntimeNames() {
+  // CUDA runtime/driver, HIP, and CANN AscendCL blocking calls; HTA's critical
+  // path treats the same CUDA calls as sync points (hta/analyzers/critical_path_analysis.py).
+  return {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+          "cudaStreamWaitEvent",   "cuCtxSynchronize",      "cuStreamSynchronize",
+          "cuEventSynchronize",    "hipDeviceSynchronize",  "hipStreamSynchronize",
+          "hipEventSynchronize",   "aclrtSynchronizeStream", "aclrtSynchronizeDevice",
+          "aclrtSynchronizeEvent", "aclrtSynchronizeStreamWithTimeout"};
+}
+
+const char* DeviceTaskKindLabel(DeviceTaskKind kind) {
+  switch (kind) {
+    case DeviceTaskKind::kKernel: return "kernel";
+    case DeviceTaskKind::kMemcpy: return "memcpy";
+    case DeviceTaskKind::kMemset: return "memset";
+    case DeviceTaskKind::kCommunication: return "communication";
+    case DeviceTaskKind::kSync: return "sync";
+    case DeviceTaskKind::kAnnotation: return "annotation";
+    case DeviceTaskKind::kOther: return "other";
+  }
+  return "other";
+}
+
+const char* TaskLinkName(TaskLink link) {
+  switch (link) {
+    case TaskLink::kNone: return "none";
+    case TaskLink::kNesting: return "nesting";
+    case TaskLink::kExternalId: return "external id";
+    case TaskLink::kLauncherOnly: return "launcher only";
+  }
+  return "?";
+}
+
+TimeNs StepInfo::latency_ns() const {
+  TimeNs start = cpu.start;
+  TimeNs end = cpu.end;
+  if (device_start != kNoTime) {
+    if (cpu.duration() == 0) {  // no host span: the device span alone
+      start = device_start;
+      end = device_end;
+    } else {
+      start = std::min(start, device_start);
+      end = std::max(end, device_end);
+    }
+  }
+  return end > start ? end - start : 0;
+}
+
+namespace {
+
+bool IsRuntimeKind(HostOpKind kind) { return kind == HostOpKind::kRuntime || kind == HostOpKind::kDriver; }
+
+// Busy time counts device work only: annotations (device projection of
+// ProfilerStep#N) and sync rows are not work.
+bool CountsAsBusy(DeviceTaskKind kind) {
+  return kind != DeviceTaskKind::kAnnotation && kind != DeviceTaskKind::kSync;
+}
+
+// Marks the interned ids of `names` in a flag vector indexed by StrId. Names
+// never interned cannot occur in the profile and are skipped.
+std::vector<uint8_t> NameFlags(const Profile& profile, const std::vector<std::string>& names) {
+  std::vector<uint8_t> flags(profile.strings.size(), 0);
+  for (const std::string& name : names) {
+    StrId id = profile.strings.Find(name);
+    if (id != kEmptyStr) flags[id] = 1;
+  }
+  return flags;
+}
+
+// Finds `key` in a vector of (key, row) pairs sorted by key; kNoIndex if absent.
+int32_t FindRow(const std::vector<std::pair<int64_t, uint32_t>>& index, int64_t key) {
+  auto it = std::lower_bound(index.begin(), index.end(), key,
+                             [](const std::pair<int64_t, uint32_t>& e, int64_t k) { return e.first < k; });
+  if (it == index.end() || it->first != key) return kNoIndex;
+  return static_cast<int32_t>(it->second);
+}
+
+// Fills a CSR (offsets of size n+1, rows) from a "group of row" column, rows in
+// the order given by `order` (so each group keeps that order).
+void BuildCsr(size_t groups, const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order,
+              std::vector<uint32_t>& offsets, std::vector<uint32_t>& rows) {
+  offsets.assign(groups + 1, 0);
+  for (uint32_t row : order) {
+    if (group_of[row] >= 0) ++offsets[group_of[row] + 1];
+  }
+  for (size_t i = 0; i < groups; ++i) offsets[i + 1] += offsets[i];
+  rows.resize(offsets[groups]);
+  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (uint32_t row : order) {
+    if (group_of[row] >= 0) rows[fill[group_of[row]]++] = row;
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ builder
+
+class CallGraphBuilder {
+ public:
+  CallGraphBuilder(Profile& profile, const GraphOptions& options, OperatorCallGraph& graph)
+      : p_(profile), g_(graph) {
+    g_.profile_ = &profile;
+    g_.options_ = options;
+  }
+
+  Status Run() {
+    PYPTO_RETURN_IF_ERROR(CheckColumns());
+    ComputeWholeWindow();
+    NestHostOps();
+    ComputeChildrenAndSelfTime();
+    ComputeEnclosingOperators();
+    LinkDeviceTasks();
+    ComputeDeviceTimesPerOp();
+    OrderDeviceTasks();
+    FindSteps();
+    g_.total_device_busy_ns_ = 0;
+    for (const BusyTime& b : g_.DeviceBusyTimes()) g_.total_device_busy_ns_ += b.busy_ns;
+    return Status::Ok();
+  }
+
+ private:
+  Status CheckColumns() {
+    HostOpTable& h = p_.host_ops;
+    const size_t n = h.ts.size();
+    if (h.name.size() != n || h.kind.size() != n || h.track.size() != n || h.dur.size() != n ||
+        h.correlation.size() != n || h.external_id.size() != n) {
+      return InternalError("graph: host op columns have different sizes");
+    }
+    h.depth.assign(n, 0);
+    h.parent.assign(n, kNoIndex);
+    DeviceTaskTable& d = p_.device_tasks;
+    const size_t m = d.ts.size();
+    if (d.name.size() != m || d.kind.size() != m || d.track.size() != m || d.dur.size() != m ||
+        d.correlation.size() != m || d.external_id.size() != m || d.core_type.size() != m) {
+      return InternalError("graph: device task columns have different sizes");
+    }
+    d.launcher.assign(m, kNoIndex);
+    d.graph_launched.resize(m, 0);
+    if (n > static_cast<size_t>(INT32_MAX) || m > static_cast<size_t>(INT32_MAX)) {
+      return LimitExceededError("graph: more than 2^31 host ops or device tasks");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (h.track[i] >= p_.tracks.size()) return InternalError("graph: host op track out of range");
+    }
+    for (size_t i = 0; i < m; ++i) {
+      if (d.track[i] >= p_.tracks.size()) return InternalError("graph: device task track out of range");
+    }
+    g_.stats_.host_ops = n;
+    g_.stats_.device_tasks = m;
+    return Status::Ok();
+  }
+
+  void ComputeWholeWindow() {
+    TimeNs start = INT64_MAX, end = INT64_MIN;
+    auto take = [&](TimeNs ts, TimeNs dur) {
+      start = std::min(start, ts);
+      end = std::max(end, ts + std::max<TimeNs>(dur, 0));
+    };
+    for (size_t i = 0; i < p_.host_ops.size(); ++i) take(p_.host_ops.ts[i], p_.host_ops.dur[i]);
+    for (size_t i = 0; i < p_.device_tasks.size(); ++i) take(p_.device_tasks.ts[i], p_.device_tasks.dur[i]);
+    g_.whole_window_ = start <= end ? TimeWindow{start, end} : TimeWindow{0, 0};
+  }
+
+  // Per track: sort by (ts, -dur), then a stack sweep. See docs/graph.md "Nesting".
+  void NestHostOps() {
+    HostOpTable& h = p_.host_ops;
+    const size_t n = h.size();
+    const TimeNs tol = std::max<TimeNs>(g_.options_.nesting_tolerance_ns, 0);
+    auto& order = g_.host_by_track_ts_;
+    order.resize(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (h.track[a] != h.track[b]) return h.track[a] < h.track[b];
+      if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
+      if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
+      return a < b;
+    });
+    std::vector<uint32_t> stack;
+    uint32_t current_track = UINT32_MAX;
+    for (uint32_t op : order) {
+      if (h.track[op] != current_track) {
+        stack.clear();
+        current_track = h.track[op];
+      }
+      const TimeNs ts = h.ts[op];
+      const TimeNs end = ts + std::max<TimeNs>(h.dur[op], 0);
+      bool overlap = false;
+      bool rounded = false;  // counted once per op, however many ops it touches
+      while (!stack.empty()) {
+        const uint32_t top = stack.back();
+        const TimeNs top_end = h.ts[top] + std::max<TimeNs>(h.dur[top], 0);
+        if (end <= top_end + tol) {  // contained (within rounding): child of top
+          rounded |= end > top_end;
+          break;
+        }
+        if (ts >= top_end - tol) {   // top finished before op starts (within rounding)
+          rounded |= ts < top_end;
+          stack.pop_back();
+          continue;
+        }
+        overlap = true;              // starts inside top, ends well after it
+        break;
+      }
+      if (rounded) ++g_.stats_.rounding_overlaps;
+      if (overlap) {
+        ++g_.stats_.partial_overlaps;  // made a root and not pushed (docs/graph.md)
+        continue;
+      }
+      if (!stack.empty()) {
+        h.parent[op] = static_cast<int32_t>(stack.back());
+        h.depth[op] = static_cast<uint16_t>(std::min<size_t>(stack.size(), UINT16_MAX));
+        g_.stats_.max_depth = std::max<uint32_t>(g_.stats_.max_depth, h.depth[op]);
+      }
+      stack.push_back(op);
+    }
+    g_.host_by_ts_ = order;
+    std::sort(g_.host_by_ts_.begin(), g_.host_by_ts_.end(), [&](uint32_t a, uint32_t b) {
+      if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
+      if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
+      return a < b;
+    });
+  }
+
+  void ComputeChildrenAndSelfTime() {
+    const HostOpTable& h = p_.host_ops;
+    const size_t n = h.size();
+    BuildCsr(n, h.parent, g_.host_by_track_ts_, g_.child_offsets_, g_.child_rows_);
+    g_.self_ns_.assign(n, 0);
+    for (size_t op = 0; op < n; ++op) {
+      const TimeNs start = h.ts[op];
+      const TimeNs end = start + std::max<TimeNs>(h.dur[op], 0);
+      // Union of children clipped to the parent: children are in ts order.
+      TimeNs covered = 0, run_start = 0, run_end = INT64_MIN;
+      for (uint32_t c = g_.child_offsets_[op]; c < g_.child_offsets_[op + 1]; ++c) {
+        const uint32_t child = g_.child_rows_[c];
+        TimeNs cs = std::max(h.ts[child], start);
+        TimeNs ce = std::min(h.ts[child] + std::max<TimeNs>(h.dur[child], 0), end);
+        if (ce <= cs) continue;
+        if (cs > run_end) {
+          if (run_end > run_start) covered += run_end - run_start;
+          run_start = cs;
+          run_end = ce;
+        } else {
+          run_end = std::max(run_end, ce);
+        }
+      }
+      if (run_end > run_start) covered += run_end - run_start;
+      g_.self_ns_[op] = std::max<TimeNs>(end - start - covered, 0);
+    }
+  }
+
+  // Top-down over (track, ts) order: parents come before their children.
+  void ComputeEnclosingOperators() {
+    const HostOpTable& h = p_.host_ops;
+    const size_t n = h.size();
+    g_.nearest_operator_.assign(n, kNoIndex);
+    std::vector<int32_t> nearest_annotation(n, kNoIndex);
+    for (uint32_t op : g_.host_by_track_ts_) {
+      const int32_t parent = h.parent[op];
+      int32_t nearest_op = parent >= 0 ? g_.nearest_operator_[parent] : kNoIndex;
+      int32_t nearest_ann = parent >= 0 ? nearest_annotation[parent] : kNoIndex;
+      if (h.kind[op] == HostOpKind::kOperator) nearest_op = static_cast<int32_t>(op);
+      if (h.kind[op] == HostOpKind::kUserAnnotation) nearest_ann = static_cast<int32_t>(op);
+      g_.nearest_operator_[op] = nearest_op;
+      nearest_annotation[op] = nearest_ann;
+    }
+    for (size_t op = 0; op < n; ++op) {
+      if (g_.nearest_operator_[op] == kNoIndex) g_.nearest_operator_[op] = nearest_annotation[op];
+    }
+  }
+
+  void LinkDeviceTasks() {
+    HostOpTable& h = p_.host_ops;
+    DeviceTaskTable& d = p_.device_tasks;
+    const size_t n = h.size();
+    const size_t m = d.size();
+
+    // Correlation -> runtime/driver call; External id -> operator (then annotation).
+    std::vector<std::pair<int64_t, uint32_t>> by_correlation;
+    std::vector<std::pair<int64_t, uint32_t>> by_external_id;
+    for (uint32_t op = 0; op < n; ++op) {
+      if (IsRuntimeKind(h.kind[op])) {
+        ++g_.stats_.runtime_calls;
+        if (h.correlation[op] != kNoId) by_correlation.emplace_back(h.correlation[op], op);
+      } else if ((h.kind[op] == HostOpKind::kOperator || h.kind[op] == HostOpKind::kUserAnnotation) &&
+                 h.external_id[op] != kNoId) {
+        by_external_id.emplace_back(h.external_id[op], op);
+      }
+    }
+    std::sort(by_correlation.begin(), by_correlation.end());  // ties: lowest row first
+    by_correlation.erase(std::unique(by_correlation.begin(), by_correlation.end(),
+                                     [&](const auto& a, const auto& b) {
+                                       if (a.first != b.first) return false;
+                                       ++g_.stats_.duplicate_correlations;
+                                       return true;
+                                     }),
+                         by_correlation.end());
+    // Operators win over annotations carrying the same External id.
+    std::sort(by_external_id.begin(), by_external_id.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      const bool a_op = h.kind[a.second] == HostOpKind::kOperator;
+      const bool b_op = h.kind[b.second] == HostOpKind::kOperator;
+      if (a_op != b_op) return a_op;
+      return a.second < b.second;
+    });
+    by_external_id.erase(std::unique(by_external_id.begin(), by_external_id.end(),
+                                     [](const auto& a, const auto& b) { return a.first == b.first; }),
+                         by_external_id.end());
+
+    const std::vector<uint8_t> graph_launch = NameFlags(p_, g_.options_.graph_launch_names);
+    const std::vector<uint8_t> sync_names = NameFlags(p_, g_.options_.sync_runtime_names);
+    g_.is_sync_call_.assign(n, 0);
+    for (size_t op = 0; op < n; ++op) {
+      if (IsRuntimeKind(h.kind[op]) && sync_names[h.name[op]]) g_.is_sync_call_[op] = 1;
+    }
+
+    g_.task_operator_.assign(m, kNoIndex);
+    g_.task_link_.assign(m, TaskLink::kNone);
+    for (uint32_t t = 0; t < m; ++t) {
+      int32_t launcher = kNoIndex;
+      if (d.correlation[t] == kNoId) {
+        ++g_.stats_.tasks_without_correlation;
+      } else {
+        launcher = FindRow(by_correlation, d.correlation[t]);
+        if (launcher == kNoIndex) {
+          ++g_.stats_.tasks_with_unmatched_correlation;
+        } else {
+          ++g_.stats_.tasks_linked_by_correlation;
+        }
+      }
+      d.launcher[t] = launcher;
+      if (launcher != kNoIndex && graph_launch[h.name[launcher]]) d.graph_launched[t] = 1;
+      if (d.graph_launched[t]) ++g_.stats_.graph_launched_tasks;
+      // A cuda_sync row is launched by a call that blocks: treat it as a sync call.
+      if (launcher != kNoIndex && d.kind[t] == DeviceTaskKind::kSync) g_.is_sync_call_[launcher] = 1;
+
+      int32_t op = kNoIndex;
+      TaskLink link = TaskLink::kNone;
+      if (launcher != kNoIndex && g_.nearest_operator_[launcher] != kNoIndex) {
+        op = g_.nearest_operator_[launcher];
+        link = TaskLink::kNesting;
+      } else {
+        // Not nested: the launcher's External id, else the task's own.
+        int64_t ext = launcher != kNoIndex && h.external_id[launcher] != kNoId ? h.external_id[launcher]
+                                                                             : d.external_id[t];
+        if (ext != kNoId) op = FindRow(by_external_id, ext);
+        if (op == kNoIndex && launcher != kNoIndex && ext != d.external_id[t] && d.external_id[t] != kNoId) {
+          op = FindRow(by_external_id, d.external_id[t]);
+        }
+        if (op != kNoIndex) {
+          link = TaskLink::kExternalId;
+        } else if (launcher != kNoIndex) {
+          link = TaskLink::kLauncherOnly;
+        }
+      }
+      g_.task_operator_[t] = op;
+      g_.task_link_[t] = link;
+      switch (link) {
+        case TaskLink::kNesting: ++g_.stats_.tasks_attributed_by_nesting; break;
+        case TaskLink::kExternalId: ++g_.stats_.tasks_attributed_by_external_id; break;
+        default: ++g_.stats_.tasks_unattributed; break;
+      }
+    }
+
+    std::vector<uint32_t> task_rows(m);
+    std::iota(task_rows.begin(), task_rows.end(), 0u);
+    std::stable_sort(task_rows.begin(), task_rows.end(),
+                     [&](uint32_t a, uint32_t b) { return d.ts[a] < d.ts[b]; });
+    BuildCsr(n, g_.task_operator_, task_rows, g_.op_task_offsets_, g_.op_task_rows_);
+    BuildCsr(n, d.launcher, task_rows, g_.launch_offsets_, g_.launch_rows_);
+
+    for (uint32_t op = 0; op < n; ++op) {
+      if (!IsRuntimeKind(h.kind[op])) continue;
+      const bool launched = g_.launch_offsets_[op + 1] > g_.launch_offsets_[op];
+      if (!launched) {
+        if (h.correlation[op] != kNoId) ++g_.stats_.runtime_calls_without_task;
+        continue;
+      }
+      if (graph_launch[h.name[op]]) ++g_.stats_.graph_launches;
+      if (g_.nearest_operator_[op] == kNoIndex &&
+          g_.task_link_[g_.launch_rows_[g_.launch_offsets_[op]]] != TaskLink::kExternalId) {
+        ++g_.stats_.runtime_calls_without_operator;
+      }
+    }
+  }
+
+  void ComputeDeviceTimesPerOp() {
+    const HostOpTable& h = p_.host_ops;
+    const DeviceTaskTable& d = p_.device_tasks;
+    const size_t n = h.size();
+    g_.device_self_ns_.assign(n, 0);
+    for (size_t t = 0; t < d.size(); ++t) {
+      if (g_.task_operator_[t] >= 0 && CountsAsBusy(d.kind[t])) {
+        g_.device_self_ns_[g_.task_operator_[t]] += std::max<TimeNs>(d.dur[t], 0);
+      }
+    }
+    g_.device_total_ns_ = g_.device_self_ns_;
+    // Bottom-up: children come after their parents in (track, ts) order.
+    for (auto it = g_.host_by_track_ts_.rbegin(); it != g_.host_by_track_ts_.rend(); ++it) {
+      if (h.parent[*it] >= 0) g_.device_total_ns_[h.parent[*it]] += g_.device_total_ns_[*it];
+    }
+  }
+
+  void OrderDeviceTasks() {
+    const DeviceTaskTable& d = p_.device_tasks;
+    const TrackTable& tr = p_.tracks;
+    const size_t m = d.size();
+    auto by = [&](auto key) {
+      std::vector<uint32_t> order;
+      order.reserve(m);
+      for (uint32_t t = 0; t < m; ++t) {
+        if (CountsAsBusy(d.kind[t])) order.push_back(t);
+      }
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        auto ka = key(a), kb = key(b);
+        if (ka != kb) return ka < kb;
+        if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
+        return a < b;
+      });
+      return order;
+    };
+    g_.task_by_track_ts_ = by([&](uint32_t t) { return static_cast<uint64_t>(d.track[t]); });
+    g_.task_by_device_ts_ = by([&](uint32_t t) { return static_cast<int64_t>(tr.device[d.track[t]]); });
+    g_.task_by_core_ts_ = by([&](uint32_t t) {
+      return std::pair<int64_t, uint64_t>(tr.device[d.track[t]], internal::CoreKey(d, t));
+    });
+    // The sync/annotation rows are kept for the critical path: all tasks by (track, ts).
+    g_.all_tasks_by_track_ts_.resize(m);
+    std::iota(g_.all_tasks_by_track_ts_.begin(), g_.all_tasks_by_track_ts_.end(), 0u);
+    std::sort(g_.all_tasks_by_track_ts_.begin(), g_.all_tasks_by_track_ts_.end(), [&](uint32_t a, uint32_t b) {
+      if (d.track[a] != d.track[b]) return d.track[a] < d.track[b];
+      if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
+      return a < b;
+    });
+  }
+
+  // Steps: the profile's step table, else ProfilerStep#N annotations, else the
+  // whole window. Then the device span of each step.
+  void FindSteps() {
+    const HostOpTable& h = p_.host_ops;
+    const DeviceTaskTable& d = p_.device_tasks;
+    auto& steps = g_.steps_;
+    steps.clear();
+    if (!p_.steps.rows.empty()) {
+      for (const StepRow& row : p_.steps.rows) {
+        StepInfo s;
+        s.number = row.number;
+        s.name = row.name != kEmptyStr ? std::string(p_.Str(row.name)) : "step " + std::to_string(row.number);
+        s.source = row.source != kEmptyStr ? std::string(p_.Str(row.source)) : "step table";
+        s.device = row.device;
+        s.cpu = {row.ts, row.ts + std::max<TimeNs>(row.dur, 0)};
+        steps.push_back(std::move(s));
+      }
+    } else {
+      const std::string& prefix = g_.options_.step_annotation_prefix;
+      for (uint32_t op : g_.host_by_ts_) {
+        if (h.kind[op] != HostOpKind::kUserAnnotation) continue;
+        std::string_view name = p_.Str(h.name[op]);
+        if (prefix.empty() || name.substr(0, prefix.size()) != prefix) continue;
+        StepInfo s;
+        std::string_view digits = name.substr(prefix.size());
+        int64_t number = -1;
+        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+        s.number = ec == std::errc() ? number : -1;
+        s.name = std::string(name);
+        s.source = "ProfilerStep annotation";
+        s.host_op = static_cast<int32_t>(op);
+        s.cpu = {h.ts[op], h.ts[op] + std::max<TimeNs>(h.dur[op], 0)};
+        steps.push_back(std::move(s));
+      }
+      if (steps.empty()) {
+        StepInfo s;
+        s.name = "whole window";
+        s.source = "whole window";
+        s.cpu = g_.whole_window_;
+        steps.push_back(std::move(s));
+      }
+    }
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const StepInfo& a, const StepInfo& b) { return a.cpu.start < b.cpu.start; });
+
+    // Anchor of a task: when its work was asked for (launcher start), else the
+    // start of its operator, else its own start (unlinked tasks overlap a step).
+    const size_t m = d.size();
+    g_.task_anchor_.resize(m);
+    for (uint32_t t = 0; t < m; ++t) {
+      if (d.launcher[t] >= 0) {
+        g_.task_anchor_[t] = h.ts[d.launcher[t]];
+      } else if (g_.task_operator_[t] >= 0) {
+        g_.task_anchor_[t] = h.ts[g_.task_operator_[t]];
+      } else {
+        g_.task_anchor_[t] = d.ts[t];
+      }
+    }
+    g_.task_by_anchor_.resize(m);
+    std::iota(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), 0u);
+    std::sort(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
+      if (g_.task_anchor_[a] != g_.task_anchor_[b]) return g_.task_anchor_[a] < g_.task_anchor_[b];
+      return a < b;
+    });
+    for (StepInfo& s : steps) {
+      auto [begin, end] = g_.StepTaskRange(s.cpu);
+      for (uint32_t i = begin; i < end; ++i) {
+        const uint32_t t = g_.task_by_anchor_[i];
+        if (!CountsAsBusy(d.kind[t])) continue;
+        if (s.device >= 0 && p_.tracks.device[d.track[t]] != s.device) continue;
+        const TimeNs te = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+        s.device_start = s.device_start == kNoTime ? d.ts[t] : std::min(s.device_start, d.ts[t]);
+        s.device_end = s.device_end == kNoTime ? te : std::max(s.device_end, te);
+        ++s.device_task_count;
+      }
+    }
+  }
+
+  Profile& p_;
+  OperatorCallGraph& g_;
+};
+
+StatusOr<OperatorCallGraph> OperatorCallGraph::Build(Profile& profile, const GraphOptions& options) {
+  OperatorCallGraph graph;
+  CallGraphBuilder builder(profile, options, graph);
+  PYPTO_RETURN_IF_ERROR(builder.Run());
+  return graph;
+}
+
+// ------------------------------------------------------------------ queries
+
+std::pair<uint32_t, uint32_t> OperatorCallGraph::StepTaskRange(TimeWindow window) const {
+  auto less_anchor = [&](uint32_t t, TimeNs v) { return task_anchor_[t] < v; };
+  auto begin = std::lower_bound(task_by_anchor_.begin(), task_by_anchor_.end(), window.start, less_anchor);
+  auto end = std::lower_bound(begin, task_by_anchor_.end(), window.end, less_anchor);
+  return {static_cast<uint32_t>(begin - task_by_anchor_.begin()),
+          static_cast<uint32_t>(end - task_by_anchor_.begin())};
+}
+
+uint64_t OperatorCallGraph::OpCount() const {
+  uint64_t count = 0;
+  for (HostOpKind kind : profile_->host_ops.kind) count += kind == HostOpKind::kOperator;
+  return count;
+}
+
+std::array<uint64_t, 6> OperatorCallGraph::HostOpCountsByKind() const {
+  std::array<uint64_t, 6> counts{};
+  for (HostOpKind kind : profile_->host_ops.kind) {
+    size_t i = static_cast<size_t>(kind);
+    if (i < counts.size()) ++counts[i];
+  }
+  return counts;
+}
+
+std::array<uint64_t, 7> OperatorCallGraph::DeviceTaskCountsByKind() const {
+  std::array<uint64_t, 7> counts{};
+  for (DeviceTaskKind kind : profile_->device_tasks.kind) {
+    size_t i = static_cast<size_t>(kind);
+    if (i < counts.size()) ++counts[i];
+  }
+  return counts;
+}
+
+std::span<const uint32_t> OperatorCallGraph::Children(uint32_t host_op) const {
+  if (host_op + 1 >= child_offsets_.size()) return {};
+  return {child_rows_.data() + child_offsets_[host_op], child_offsets_[host_op + 1] - child_offsets_[host_op]};
+}
+
+TimeNs OperatorCallGraph::TotalTime(uint32_t host_op) const {
+  return std::max<TimeNs>(profile_->host_ops.dur[host_op], 0);
+}
+
+int32_t OperatorCallGraph::EnclosingOperator(uint32_t host_op) const {
+  return host_op < nearest_operator_.size() ? nearest_operator_[host_op] : kNoIndex;
+}
+
+std::span<const uint32_t> OperatorCallGraph::TasksOfOp(uint32_t host_op) const {
+  if (host_op + 1 >= op_task_offsets_.size()) return {};
+  return {op_task_rows_.data() + op_task_offsets_[host_op],
+          op_task_offsets_[host_op + 1] - op_task_offsets_[host_op]};
+}
+
+std::span<const uint32_t> OperatorCallGraph::TasksLaunchedBy(uint32_t host_op) const {
+  if (host_op + 1 >= launch_offsets_.size()) return {};
+  return {launch_rows_.data() + launch_offsets_[host_op], launch_offsets_[host_op + 1] - launch_offsets_[host_op]};
+}
+
+int32_t OperatorCallGraph::LauncherOf(uint32_t task) const { return profile_->device_tasks.launcher[task]; }
+
+bool OperatorCallGraph::IsGraphLaunched(uint32_t task) const {
+  return profile_->device_tasks.graph_launched[task] != 0;
+}
+
+namespace {
+
+// Union of task intervals per group, over rows sorted by (group, ts). `group_of`
+// gives the group key of a row; `emit(first_row, task_count, sum, busy)` is
+// called once per non-empty group.
+template <typename GroupOf, typename Emit>
+void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, TimeWindow w, GroupOf group_of,
+               Emit emit) {
+  size_t i = 0;
+  while (i < order.size()) {
+    const auto group = group_of(order[i]);
+    const uint32_t first = order[i];
+    uint64_t count = 0;
+    TimeNs sum = 0, busy = 0, run_start = 0, run_end = INT64_MIN;
+    for (; i < order.size() && group_of(order[i]) == group; ++i) {
+      const uint32_t t = order[i];
+      const TimeNs s = std::max(d.ts[t], w.start);
+      const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
+      if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) continue;  // outside the window
+      ++count;
+      sum += e - s;
+      if (s > run_end) {
+        if (run_end > run_start) busy += run_end - run_start;
+        run_start = s;
+        run_end = e;
+      } else {
+        run_end = std::max(run_end, e);
+      }
+    }
+    if (run_end > run_start) busy += run_end - run_start;
+    if (count > 0) emit(first, count, sum, busy);
+  }
+}
+
+}  // namespace
+
+std::vector<BusyTime> OperatorCallGraph::DeviceBusyTimes(std::optional<TimeWindow> window) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const TrackTable& tr = profile_->tracks;
+  const TimeWindow w = window.value_or(whole_window_);
+  std::vector<BusyTime> out;
+  SweepBusy(d, task_by_device_ts_, w, [&](uint32_t t) { return tr.device[d.track[t]]; },
+            [&](uint32_t first, uint64_t count, TimeNs sum, TimeNs busy) {
+              BusyTime b;
+              b.device = tr.device[d.track[first]];
+              b.task_count = count;
+              b.task_sum_ns = sum;
+              b.busy_ns = busy;
+              b.window_ns = w.duration();
+              b.utilization = b.window_ns > 0 ? static_cast<double>(busy) / b.window_ns : 0.0;
+              out.push_back(std::move(b));
+            });
+  return out;
+}
+
+std::vector<BusyTime> OperatorCallGraph::StreamBusyTimes(std::optional<TimeWindow> window) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const TrackTable& tr = profile_->tracks;
+  const TimeWindow w = window.value_or(whole_window_);
+  std::vector<BusyTime> out;
+  SweepBusy(d, task_by_track_ts_, w, [&](uint32_t t) { return d.track[t]; },
+            [&](uint32_t first, uint64_t count, TimeNs sum, TimeNs busy) {
+              BusyTime b;
+              b.track = d.track[first];
+              b.device = tr.device[b.track];
+              b.stream = tr.stream[b.track];
+              b.label = std::string(profile_->Str(tr.name[b.track]));
+              b.task_count = count;
+              b.task_sum_ns = sum;
+              b.busy_ns = busy;
+              b.window_ns = w.duration();
+              b.utilization = b.window_ns > 0 ? static_cast<double>(busy) / b.window_ns : 0.0;
+              out.push_back(std::move(b));
+            });
+  std::stable_sort(out.begin(), out.end(), [](const BusyTime& a, const BusyTime& b) {
+    if (a.device != b.device) return a.device < b.device;
+    return a.stream < b.stream;
+  });
+  return out;
+}
+
+std::vector<BusyTime> OperatorCallGraph::AiCoreUtilization(std::optional<TimeWindow> window) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const TrackTable& tr = profile_->tracks;
+  const TimeWindow w = window.value_or(whole_window_);
+  std::vector<BusyTime> devices = DeviceBusyTimes(w);
+  std::vector<BusyTime> out;
+  SweepBusy(d, task_by_core_ts_, w,
+            [&](uint32_t t) { return std::pair<int64_t, uint64_t>(tr.device[d.track[t]], internal::CoreKey(d, t)); },
+            [&](uint32_t first, uint64_t count, TimeNs sum, TimeNs busy) {
+              BusyTime b;
+              b.device = tr.device[d.track[first]];
+              b.label = internal::CoreLabel(*profile_, first);
+              b.task_count = count;
+              b.task_sum_ns = sum;
+              b.busy_ns = busy;
+              b.window_ns = w.duration();
+              b.utilization = b.window_ns > 0 ? static_cast<double>(busy) / b.window_ns : 0.0;
+              for (const BusyTime& dev : devices) {
+                if (dev.device == b.device && dev.busy_ns > 0) b.share = static_cast<double>(busy) / dev.busy_ns;
+              }
+              out.push_back(std::move(b));
+            });
+  return out;
+}
+
+std::vector<HostOpAggregate> OperatorCallGraph::TopHostOpsBySelfTime(size_t limit, HostOpKind kind) const {
+  const HostOpTable& h = profile_->host_ops;
+  std::vector<int32_t> slot(profile_->strings.size(), -1);  // StrId -> aggregate row
+  std::vector<HostOpAggregate> out;
+  for (size_t op = 0; op < h.size(); ++op) {
+    if (h.kind[op] != kind) continue;
+    int32_t& s = slot[h.name[op]];
+    if (s < 0) {
+      s = static_cast<int32_t>(out.size());
+      out.push_back({});
+      out.back().name = h.name[op];
+      out.back().kind = kind;
+    }
+    HostOpAggregate& a = out[s];
+    ++a.count;
+    a.total_ns += std::max<TimeNs>(h.dur[op], 0);
+    a.self_ns += self_ns_[op];
+    a.device_ns += device_self_ns_[op];
+  }
+  for (HostOpAggregate& a : out) a.mean_ns = a.count ? a.total_ns / static_cast<TimeNs>(a.count) : 0;
+  std::sort(out.begin(), out.end(), [](const HostOpAggregate& a, const HostOpAggregate& b) {
+    if (a.self_ns != b.self_ns) return a.self_ns > b.self_ns;
+    return a.name < b.name;
+  });
+  if (limit > 0 && out.size() > limit) out.resize(limit);
+  return out;
+}
+
+std::vector<DeviceTaskAggregate> OperatorCallGraph::TopDeviceTasksByTotalTime(size_t limit) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  std::vector<int32_t> slot(profile_->strings.size(), -1);
+  std::vector<DeviceTaskAggregate> out;
+  for (size_t t = 0; t < d.size(); ++t) {
+    if (!CountsAsBusy(d.kind[t])) continue;
+    int32_t& s = slot[d.name[t]];
+    if (s < 0) {
+      s = static_cast<int32_t>(out.size());
+      out.push_back({});
+      out.back().name = d.name[t];
+      out.back().kind = d.kind[t];
+    }
+    ++out[s].count;
+    out[s].total_ns += std::max<TimeNs>(d.dur[t], 0);
+  }
+  for (DeviceTaskAggregate& a : out) {
+    a.mean_ns = a.count ? a.total_ns / static_cast<TimeNs>(a.count) : 0;
+    a.share_of_busy = total_device_busy_ns_ > 0 ? static_cast<double>(a.total_ns) / total_device_busy_ns_ : 0.0;
+  }
+  std::sort(out.begin(), out.end(), [](const DeviceTaskAggregate& a, const DeviceTaskAggregate& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.name < b.name;
+  });
+  if (limit > 0 && out.size() > limit) out.resize(limit);
+  return out;
+}
+
+std::vector<DeviceTaskKindTotal> OperatorCallGraph::DeviceTaskKindTotals() const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  std::array<DeviceTaskKindTotal, 7> totals{};
+  for (size_t t = 0; t < d.size(); ++t) {
+    size_t k = static_cast<size_t>(d.kind[t]);
+    if (k >= totals.size()) continue;
+    ++totals[k].count;
+    totals[k].total_ns += std::max<TimeNs>(d.dur[t], 0);
+  }
+  std::vector<DeviceTaskKindTotal> out;
+  for (size_t k = 0; k < totals.size(); ++k) {
+    if (totals[k].count == 0) continue;
+    DeviceTaskKindTotal row = totals[k];
+    row.kind = static_cast<DeviceTaskKind>(k);
+    if (CountsAsBusy(row.kind) && total_device_busy_ns_ > 0) {
+      row.share_of_busy = static_cast<double>(row.total_ns) / total_device_busy_ns_;
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace pypto

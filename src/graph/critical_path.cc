@@ -1,0 +1,309 @@
+// Critical path of a step, after HTA's critical path analysis
+// (hta/analyzers/critical_path_analysis.py): a DAG whose nodes are the start and
+// end of every host op and device task of the step, with edges for host nesting
+// and sibling order, kernel launches, stream order and sync waits. The longest
+// path (topological order, linear) is the chain of dependencies that set the
+// step's latency. Rules and edge kinds: docs/graph.md "Critical path".
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "graph/call_graph.h"
+
+namespace pypto {
+
+const char* PathSegmentKindName(PathSegmentKind kind) {
+  switch (kind) {
+    case PathSegmentKind::kHostBound: return "host-bound";
+    case PathSegmentKind::kLaunchOverhead: return "launch overhead";
+    case PathSegmentKind::kDeviceCompute: return "device compute";
+    case PathSegmentKind::kMemoryCopy: return "memory copy";
+    case PathSegmentKind::kCommunication: return "communication";
+    case PathSegmentKind::kKernelGap: return "kernel-to-kernel gap";
+    case PathSegmentKind::kSyncWait: return "sync wait";
+  }
+  return "?";
+}
+
+class CriticalPathBuilder {
+ public:
+  explicit CriticalPathBuilder(const OperatorCallGraph& graph)
+      : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks) {}
+
+  CriticalPath Run(TimeWindow window) {
+    CriticalPath path;
+    path.window = window;
+    SelectEvents(window);
+    AddHostEdges();
+    AddDeviceEdges();
+    AddSyncEdges();
+    LongestPath(path);
+    return path;
+  }
+
+ private:
+  struct Edge {
+    uint32_t src, dst;
+    TimeNs weight;
+    PathSegmentKind kind;
+    int32_t host_op, task;
+  };
+
+  TimeNs HostEnd(uint32_t op) const { return h_.ts[op] + std::max<TimeNs>(h_.dur[op], 0); }
+  TimeNs TaskEnd(uint32_t t) const { return d_.ts[t] + std::max<TimeNs>(d_.dur[t], 0); }
+
+  // Nodes: host op i (local) -> 2i (start), 2i+1 (end); task j -> base + 2j, base + 2j + 1.
+  uint32_t HostStart(uint32_t local) const { return 2 * local; }
+  uint32_t HostFinish(uint32_t local) const { return 2 * local + 1; }
+  uint32_t TaskStart(uint32_t local) const { return task_base_ + 2 * local; }
+  uint32_t TaskFinish(uint32_t local) const { return task_base_ + 2 * local + 1; }
+
+  void SelectEvents(TimeWindow w) {
+    // Host ops starting in the window, in ts order.
+    const auto& by_ts = g_.host_by_ts_;
+    auto first = std::lower_bound(by_ts.begin(), by_ts.end(), w.start,
+                                  [&](uint32_t op, TimeNs v) { return h_.ts[op] < v; });
+    host_local_.assign(h_.size(), -1);
+    for (auto it = first; it != by_ts.end() && h_.ts[*it] < w.end; ++it) {
+      host_local_[*it] = static_cast<int32_t>(hosts_.size());
+      hosts_.push_back(*it);
+    }
+    // A zero-length window (empty profile, or one instant): take ops at w.start.
+    for (auto it = first; w.end == w.start && it != by_ts.end() && h_.ts[*it] == w.start; ++it) {
+      host_local_[*it] = static_cast<int32_t>(hosts_.size());
+      hosts_.push_back(*it);
+    }
+    // Device tasks anchored in the window (launched from it, or running in it
+    // when unlinked); device annotations and sync rows are not work.
+    auto [begin, end] = g_.StepTaskRange(w);
+    task_local_.assign(d_.size(), -1);
+    std::vector<uint32_t> selected;
+    for (uint32_t i = begin; i < end; ++i) {
+      const uint32_t t = g_.task_by_anchor_[i];
+      if (d_.kind[t] == DeviceTaskKind::kAnnotation || d_.kind[t] == DeviceTaskKind::kSync) continue;
+      selected.push_back(t);
+    }
+    std::sort(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
+      if (d_.track[a] != d_.track[b]) return d_.track[a] < d_.track[b];
+      if (d_.ts[a] != d_.ts[b]) return d_.ts[a] < d_.ts[b];
+      return a < b;
+    });
+    tasks_ = std::move(selected);
+    for (uint32_t j = 0; j < tasks_.size(); ++j) task_local_[tasks_[j]] = static_cast<int32_t>(j);
+    task_base_ = static_cast<uint32_t>(2 * hosts_.size());
+    node_time_.resize(task_base_ + 2 * tasks_.size());
+    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+      node_time_[HostStart(i)] = h_.ts[hosts_[i]];
+      node_time_[HostFinish(i)] = HostEnd(hosts_[i]);
+    }
+    for (uint32_t j = 0; j < tasks_.size(); ++j) {
+      node_time_[TaskStart(j)] = d_.ts[tasks_[j]];
+      node_time_[TaskFinish(j)] = TaskEnd(tasks_[j]);
+    }
+  }
+
+  void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, int32_t host_op, int32_t task) {
+    const TimeNs weight = std::max<TimeNs>(node_time_[dst] - node_time_[src], 0);
+    edges_.push_back({src, dst, weight, kind, host_op, task});
+  }
+
+  PathSegmentKind LeafKind(uint32_t op) const {
+    if (g_.is_sync_call_[op]) return PathSegmentKind::kSyncWait;
+    if (h_.kind[op] == HostOpKind::kRuntime || h_.kind[op] == HostOpKind::kDriver) {
+      return PathSegmentKind::kLaunchOverhead;
+    }
+    return PathSegmentKind::kHostBound;
+  }
+
+  // Op start -> first child start, child end -> next child start, last child
+  // end -> op end (the host time in between is the op's own work); a leaf's
+  // start -> end; consecutive roots of a thread: end -> next start.
+  void AddHostEdges() {
+    std::vector<int32_t> last_root_of_track(g_.profile().tracks.size(), -1);
+    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+      const uint32_t op = hosts_[i];
+      int32_t previous = -1;
+      for (uint32_t child : g_.Children(op)) {
+        const int32_t c = host_local_[child];
+        if (c < 0) continue;
+        if (previous < 0) {
+          AddEdge(HostStart(i), HostStart(c), PathSegmentKind::kHostBound, op, kNoIndex);
+        } else {
+          AddEdge(HostFinish(previous), HostStart(c), PathSegmentKind::kHostBound, op, kNoIndex);
+        }
+        previous = c;
+      }
+      if (previous < 0) {
+        AddEdge(HostStart(i), HostFinish(i), LeafKind(op), op, kNoIndex);
+      } else {
+        AddEdge(HostFinish(previous), HostFinish(i), PathSegmentKind::kHostBound, op, kNoIndex);
+      }
+      const int32_t parent = h_.parent[op];
+      if (parent < 0 || host_local_[parent] < 0) {  // a root inside the window
+        int32_t& last = last_root_of_track[h_.track[op]];
+        if (last >= 0) AddEdge(HostFinish(last), HostStart(i), PathSegmentKind::kHostBound, kNoIndex, kNoIndex);
+        last = static_cast<int32_t>(i);
+      }
+    }
+  }
+
+  static PathSegmentKind TaskKind(DeviceTaskKind kind) {
+    switch (kind) {
+      case DeviceTaskKind::kMemcpy:
+      case DeviceTaskKind::kMemset: return PathSegmentKind::kMemoryCopy;
+      case DeviceTaskKind::kCommunication: return PathSegmentKind::kCommunication;
+      default: return PathSegmentKind::kDeviceCompute;
+    }
+  }
+
+  // Task start -> end; launch call start -> task start; stream order: the end
+  // of the task that finished last so far -> next start (a gap), unless the
+  // next one starts well before that end (concurrent work on one stream row).
+  void AddDeviceEdges() {
+    const TimeNs tol = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
+    int32_t last = -1;
+    for (uint32_t j = 0; j < tasks_.size(); ++j) {
+      const uint32_t t = tasks_[j];
+      AddEdge(TaskStart(j), TaskFinish(j), TaskKind(d_.kind[t]), kNoIndex, static_cast<int32_t>(t));
+      const int32_t launcher = d_.launcher[t];
+      if (launcher >= 0 && host_local_[launcher] >= 0) {
+        AddEdge(HostStart(host_local_[launcher]), TaskStart(j), PathSegmentKind::kLaunchOverhead, launcher,
+                static_cast<int32_t>(t));
+      }
+      if (last >= 0 && d_.track[tasks_[last]] != d_.track[t]) last = -1;
+      if (last >= 0) {
+        if (d_.ts[t] >= TaskEnd(tasks_[last]) - tol) {
+          AddEdge(TaskFinish(last), TaskStart(j), PathSegmentKind::kKernelGap, kNoIndex, static_cast<int32_t>(t));
+        }
+        if (TaskEnd(t) > TaskEnd(tasks_[last])) last = static_cast<int32_t>(j);
+      } else {
+        last = static_cast<int32_t>(j);
+      }
+    }
+  }
+
+  // A sync call returns when the work it waits for is done: the task that
+  // ended last before the call returned (and after it began) -> call end.
+  void AddSyncEdges() {
+    const TimeNs tol = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
+    std::vector<uint32_t> by_end(tasks_.size());
+    for (uint32_t j = 0; j < tasks_.size(); ++j) by_end[j] = j;
+    std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) {
+      return TaskEnd(tasks_[a]) < TaskEnd(tasks_[b]);
+    });
+    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+      const uint32_t op = hosts_[i];
+      if (!g_.is_sync_call_[op]) continue;
+      const TimeNs call_end = HostEnd(op);
+      auto it = std::upper_bound(by_end.begin(), by_end.end(), call_end + tol,
+                                 [&](TimeNs v, uint32_t j) { return v < TaskEnd(tasks_[j]); });
+      if (it == by_end.begin()) continue;
+      const uint32_t j = *(it - 1);
+      if (TaskEnd(tasks_[j]) < h_.ts[op]) continue;  // finished before the call: nothing waited for
+      AddEdge(TaskFinish(j), HostFinish(i), PathSegmentKind::kSyncWait, static_cast<int32_t>(op),
+              static_cast<int32_t>(tasks_[j]));
+    }
+  }
+
+  // Kahn's algorithm; every node may start a path (distance 0). Among equal
+  // distances the predecessor that finished last wins: it is the dependency
+  // that actually held the node back.
+  void LongestPath(CriticalPath& path) {
+    const size_t nodes = node_time_.size();
+    path.nodes = nodes;
+    path.edges = edges_.size();
+    if (nodes == 0) {
+      path.path_start = path.path_end = path.window.start;
+      return;
+    }
+    std::vector<uint32_t> out_offsets(nodes + 1, 0), out_edges(edges_.size()), in_degree(nodes, 0);
+    for (const Edge& e : edges_) {
+      ++out_offsets[e.src + 1];
+      ++in_degree[e.dst];
+    }
+    for (size_t v = 0; v < nodes; ++v) out_offsets[v + 1] += out_offsets[v];
+    {
+      std::vector<uint32_t> fill(out_offsets.begin(), out_offsets.end() - 1);
+      for (uint32_t e = 0; e < edges_.size(); ++e) out_edges[fill[edges_[e].src]++] = e;
+    }
+    std::vector<TimeNs> dist(nodes, 0);
+    std::vector<int32_t> pred(nodes, -1);  // edge index
+    std::vector<uint32_t> queue;
+    queue.reserve(nodes);
+    for (uint32_t v = 0; v < nodes; ++v) {
+      if (in_degree[v] == 0) queue.push_back(v);
+    }
+    for (size_t head = 0; head < queue.size(); ++head) {
+      const uint32_t u = queue[head];
+      for (uint32_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
+        const Edge& e = edges_[out_edges[k]];
+        const TimeNs candidate = dist[u] + e.weight;
+        bool better = candidate > dist[e.dst];
+        if (candidate == dist[e.dst]) {
+          better = pred[e.dst] < 0 || node_time_[u] > node_time_[edges_[pred[e.dst]].src];
+        }
+        if (better) {
+          dist[e.dst] = candidate;
+          pred[e.dst] = static_cast<int32_t>(out_edges[k]);
+        }
+        if (--in_degree[e.dst] == 0) queue.push_back(e.dst);
+      }
+    }
+    path.dropped_nodes = nodes - queue.size();
+    // The path ends at the farthest node (latest time among equals).
+    uint32_t end = queue.empty() ? 0 : queue[0];
+    for (uint32_t v : queue) {
+      if (dist[v] > dist[end] || (dist[v] == dist[end] && node_time_[v] > node_time_[end])) end = v;
+    }
+    path.latency_ns = dist[end];
+    path.path_end = node_time_[end];
+    uint32_t v = end;
+    for (int32_t e = pred[v]; e >= 0; e = pred[v]) {
+      const Edge& edge = edges_[e];
+      if (edge.weight > 0) {
+        path.segments.push_back({edge.kind, edge.host_op, edge.task, node_time_[edge.src], edge.weight});
+        path.breakdown_ns[static_cast<size_t>(edge.kind)] += edge.weight;
+      }
+      v = edge.src;
+    }
+    path.path_start = node_time_[v];
+    std::reverse(path.segments.begin(), path.segments.end());
+  }
+
+  const OperatorCallGraph& g_;
+  const HostOpTable& h_;
+  const DeviceTaskTable& d_;
+  std::vector<uint32_t> hosts_;      // selected host rows, ts order
+  std::vector<int32_t> host_local_;  // host row -> local index, -1 if not selected
+  std::vector<uint32_t> tasks_;      // selected task rows, (track, ts) order
+  std::vector<int32_t> task_local_;
+  uint32_t task_base_ = 0;
+  std::vector<TimeNs> node_time_;
+  std::vector<Edge> edges_;
+};
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {
+  if (window.end < window.start) return InvalidArgumentError("critical path: window ends before it starts");
+  CriticalPathBuilder builder(*this);
+  return builder.Run(window);
+}
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(std::optional<size_t> step) const {
+  if (!step) {
+    // Whole profile: one past the end so that the last instant is included.
+    TimeWindow w = whole_window_;
+    w.end += 1;
+    return ComputeCriticalPath(w);
+  }
+  if (*step >= steps_.size()) {
+    return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
+  }
+  return ComputeCriticalPath(steps_[*step].cpu);
+}
+
+StatusOr<TimeNs> OperatorCallGraph::CriticalPathLatency(std::optional<size_t> step) const {
+  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, ComputeCriticalPath(step));
+  return path.latency_ns;
+}
+
+}  // namespace pypto

@@ -1,0 +1,348 @@
+// Nesting, linking, steps, busy time and aggregates on hand-built profiles.
+// Times are ns; expected figures are worked out in the comments.
+#include "graph/call_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "graph/graph_test_helpers.h"
+
+namespace pypto {
+namespace {
+
+using testing::ProfileBuilder;
+
+OperatorCallGraph BuildOrDie(Profile& profile, const GraphOptions& options = {}) {
+  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(profile, options);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(graph).value();
+}
+
+TEST(Nesting, ParentsAndDepthsOnOneThread) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t a = b.Op(t, "A", 0, 100'000);
+  uint32_t c = b.Op(t, "C", 20'000, 10'000);  // added out of order on purpose
+  uint32_t bb = b.Op(t, "B", 10'000, 40'000);
+  uint32_t d = b.Op(t, "D", 50'000, 40'000);
+  uint32_t e = b.Op(b.Thread("2"), "E", 20'000, 10'000);  // other thread: never nested in A
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const HostOpTable& h = b.profile.host_ops;
+  EXPECT_EQ(h.parent[a], kNoIndex);
+  EXPECT_EQ(h.parent[bb], static_cast<int32_t>(a));
+  EXPECT_EQ(h.parent[c], static_cast<int32_t>(bb));
+  EXPECT_EQ(h.parent[d], static_cast<int32_t>(a));
+  EXPECT_EQ(h.parent[e], kNoIndex);
+  EXPECT_EQ(h.depth[a], 0);
+  EXPECT_EQ(h.depth[bb], 1);
+  EXPECT_EQ(h.depth[c], 2);
+  EXPECT_EQ(h.depth[d], 1);
+  EXPECT_EQ(g.stats().max_depth, 2u);
+  ASSERT_EQ(g.Children(a).size(), 2u);
+  EXPECT_EQ(g.Children(a)[0], bb);
+  EXPECT_EQ(g.Children(a)[1], d);
+  EXPECT_EQ(g.stats().partial_overlaps, 0u);
+  EXPECT_EQ(g.stats().rounding_overlaps, 0u);
+}
+
+TEST(Nesting, RoundingOverlapWithinToleranceIsNested) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t a = b.Op(t, "A", 0, 100'000);
+  uint32_t child = b.Op(t, "child", 60'000, 40'400);    // ends 400 ns after A: rounding
+  uint32_t next = b.Op(t, "next", 99'700, 50'000);      // starts 300 ns before A ends: a sibling
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const HostOpTable& h = b.profile.host_ops;
+  EXPECT_EQ(h.parent[child], static_cast<int32_t>(a));
+  EXPECT_EQ(h.parent[next], kNoIndex);
+  EXPECT_EQ(g.stats().rounding_overlaps, 2u);
+  EXPECT_EQ(g.stats().partial_overlaps, 0u);
+}
+
+TEST(Nesting, TruePartialOverlapIsCountedAndMadeRoot) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t p = b.Op(t, "P", 0, 10'000);
+  uint32_t q = b.Op(t, "Q", 5'000, 10'000);   // 5 µs inside P, ends 5 µs after it
+  uint32_t r = b.Op(t, "R", 6'000, 1'000);    // inside P (and Q): nested in P
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const HostOpTable& h = b.profile.host_ops;
+  EXPECT_EQ(g.stats().partial_overlaps, 1u);
+  EXPECT_EQ(h.parent[q], kNoIndex);
+  EXPECT_EQ(h.depth[q], 0);
+  EXPECT_EQ(h.parent[r], static_cast<int32_t>(p));
+}
+
+TEST(SelfTime, DurationMinusUnionOfChildren) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t a = b.Op(t, "A", 0, 100'000);
+  uint32_t c1 = b.Op(t, "B", 10'000, 40'000);
+  b.Op(t, "inner", 20'000, 5'000);               // grandchild: already inside B
+  uint32_t c2 = b.Op(t, "B", 50'000, 40'000);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  // A: 100 µs − (B 10..50 ∪ B 50..90 = 80 µs) = 20 µs; B#1: 40 − 5 = 35 µs.
+  EXPECT_EQ(g.SelfTime(a), 20'000);
+  EXPECT_EQ(g.SelfTime(c1), 35'000);
+  EXPECT_EQ(g.SelfTime(c2), 40'000);
+  EXPECT_EQ(g.TotalTime(a), 100'000);
+  std::vector<HostOpAggregate> top = g.TopHostOpsBySelfTime();
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(b.profile.Str(top[0].name), "B");
+  EXPECT_EQ(top[0].count, 2u);
+  EXPECT_EQ(top[0].self_ns, 75'000);
+  EXPECT_EQ(top[0].total_ns, 80'000);
+  EXPECT_EQ(top[0].mean_ns, 40'000);
+  EXPECT_EQ(b.profile.Str(top[1].name), "A");
+  EXPECT_EQ(g.OpCount(), 4u);
+  EXPECT_EQ(g.get_op_count(), 4u);
+}
+
+TEST(Linking, CorrelationNestingAndExternalIdFallbacks) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  uint32_t mm = b.Op(t, "aten::mm", 0, 100'000, /*external_id=*/7);
+  uint32_t launch = b.Runtime(t, "cudaLaunchKernel", 10'000, 10'000, /*correlation=*/1, 7);
+  uint32_t k1 = b.Kernel(s, "gemm", 30'000, 50'000, 1);
+  // Runtime call outside any op: falls back to its External id (7 -> aten::mm).
+  uint32_t loose = b.Runtime(t, "cudaLaunchKernel", 200'000, 10'000, 2, 7);
+  uint32_t k2 = b.Kernel(s, "gemm", 220'000, 10'000, 2);
+  // No runtime partner but an External id: attributed to aten::mm.
+  uint32_t k3 = b.Task(s, "gemm", 300'000, 10'000, kNoId, DeviceTaskKind::kKernel, 7);
+  // Launched before the window: correlation without partner, no External id.
+  uint32_t k4 = b.Kernel(s, "early", 400'000, 10'000, 99);
+  // Runtime call with a correlation but no device task (a sync).
+  b.Runtime(t, "cudaStreamSynchronize", 90'000, 5'000, 5);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+
+  EXPECT_EQ(g.LauncherOf(k1), static_cast<int32_t>(launch));
+  EXPECT_EQ(g.OperatorOf(k1), static_cast<int32_t>(mm));
+  EXPECT_EQ(g.LinkOf(k1), TaskLink::kNesting);
+  EXPECT_EQ(g.LauncherOf(k2), static_cast<int32_t>(loose));
+  EXPECT_EQ(g.OperatorOf(k2), static_cast<int32_t>(mm));
+  EXPECT_EQ(g.LinkOf(k2), TaskLink::kExternalId);
+  EXPECT_EQ(g.LauncherOf(k3), kNoIndex);
+  EXPECT_EQ(g.OperatorOf(k3), static_cast<int32_t>(mm));
+  EXPECT_EQ(g.LinkOf(k3), TaskLink::kExternalId);
+  EXPECT_EQ(g.LauncherOf(k4), kNoIndex);
+  EXPECT_EQ(g.OperatorOf(k4), kNoIndex);
+  EXPECT_EQ(g.LinkOf(k4), TaskLink::kNone);
+  EXPECT_EQ(b.profile.device_tasks.launcher[k1], static_cast<int32_t>(launch));
+
+  ASSERT_EQ(g.TasksOfOp(mm).size(), 3u);
+  EXPECT_EQ(g.TasksOfOp(mm)[0], k1);
+  ASSERT_EQ(g.TasksLaunchedBy(launch).size(), 1u);
+  EXPECT_EQ(g.TasksLaunchedBy(launch)[0], k1);
+  EXPECT_EQ(g.DeviceSelfTime(mm), 70'000);   // 50 + 10 + 10 µs
+  EXPECT_EQ(g.EnclosingOperator(launch), static_cast<int32_t>(mm));
+
+  const GraphStats& st = g.stats();
+  EXPECT_EQ(st.tasks_linked_by_correlation, 2u);
+  EXPECT_EQ(st.tasks_with_unmatched_correlation, 1u);
+  EXPECT_EQ(st.tasks_without_correlation, 1u);
+  EXPECT_EQ(st.tasks_attributed_by_nesting, 1u);
+  EXPECT_EQ(st.tasks_attributed_by_external_id, 2u);
+  EXPECT_EQ(st.tasks_unattributed, 1u);
+  EXPECT_EQ(st.runtime_calls, 3u);
+  EXPECT_EQ(st.runtime_calls_without_task, 1u);
+  EXPECT_EQ(st.runtime_calls_without_operator, 0u);
+}
+
+TEST(Linking, RuntimeUnderAnnotationOnlyFallsBackToAnnotation) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  uint32_t ann = b.Annotation(t, "my_region", 0, 100'000);
+  b.Runtime(t, "cudaMemcpyAsync", 10'000, 5'000, 3);
+  uint32_t copy = b.Task(s, "Memcpy HtoD", 20'000, 5'000, 3, DeviceTaskKind::kMemcpy);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  EXPECT_EQ(g.OperatorOf(copy), static_cast<int32_t>(ann));
+  EXPECT_EQ(g.LinkOf(copy), TaskLink::kNesting);
+}
+
+TEST(Linking, GraphLaunchMarksAllItsTasks) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 3);
+  uint32_t fwd = b.Op(t, "forward", 0, 1'000'000);
+  uint32_t gl = b.Runtime(t, "hipGraphLaunch", 10'000, 20'000, 10);
+  b.Runtime(t, "hipLaunchKernel", 40'000, 5'000, 11);
+  uint32_t k0 = b.Kernel(s, "a", 50'000, 10'000, 10);
+  uint32_t k1 = b.Kernel(s, "b", 60'000, 10'000, 10);
+  uint32_t k2 = b.Kernel(s, "c", 70'000, 10'000, 10);
+  uint32_t k3 = b.Kernel(s, "d", 80'000, 10'000, 11);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  for (uint32_t k : {k0, k1, k2}) {
+    EXPECT_TRUE(g.IsGraphLaunched(k));
+    EXPECT_EQ(b.profile.device_tasks.graph_launched[k], 1);
+    EXPECT_EQ(g.LauncherOf(k), static_cast<int32_t>(gl));
+    EXPECT_EQ(g.OperatorOf(k), static_cast<int32_t>(fwd));
+  }
+  EXPECT_FALSE(g.IsGraphLaunched(k3));
+  EXPECT_EQ(g.stats().graph_launches, 1u);
+  EXPECT_EQ(g.stats().graph_launched_tasks, 3u);
+  EXPECT_EQ(g.TasksLaunchedBy(gl).size(), 3u);
+  EXPECT_EQ(g.TasksOfOp(fwd).size(), 4u);
+}
+
+TEST(Linking, AscendTasksOnlyNeedNoLinks) {
+  ProfileBuilder b;
+  uint32_t s1 = b.Stream(0, 1);
+  uint32_t s2 = b.Stream(0, 2);
+  b.Task(s1, "MatMul", 0, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_CORE");
+  b.Task(s2, "MatMul", 50, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_CORE");
+  b.Task(s1, "Add", 200, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_VECTOR_CORE");
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  EXPECT_EQ(g.stats().tasks_without_correlation, 3u);
+  EXPECT_EQ(g.stats().tasks_unattributed, 3u);
+  EXPECT_EQ(g.OpCount(), 0u);
+  ASSERT_EQ(g.Steps().size(), 1u);
+  EXPECT_EQ(g.Steps()[0].source, "whole window");
+  EXPECT_EQ(g.Steps()[0].device_start, 0);
+  EXPECT_EQ(g.Steps()[0].device_end, 300);
+  EXPECT_EQ(g.Steps()[0].latency_ns(), 300);
+  // AI_CORE: [0,100] ∪ [50,150] = 150 ns; AI_VECTOR_CORE 100 ns; device busy 250 ns; window 300 ns.
+  std::vector<BusyTime> cores = g.AiCoreUtilization();
+  ASSERT_EQ(cores.size(), 2u);
+  std::map<std::string, BusyTime> by_label;
+  for (const BusyTime& c : cores) by_label[c.label] = c;
+  EXPECT_EQ(by_label["AI_CORE"].busy_ns, 150);
+  EXPECT_EQ(by_label["AI_CORE"].task_sum_ns, 200);
+  EXPECT_EQ(by_label["AI_CORE"].task_count, 2u);
+  EXPECT_DOUBLE_EQ(by_label["AI_CORE"].share, 150.0 / 250.0);
+  EXPECT_DOUBLE_EQ(by_label["AI_CORE"].utilization, 150.0 / 300.0);
+  EXPECT_EQ(by_label["AI_VECTOR_CORE"].busy_ns, 100);
+  EXPECT_DOUBLE_EQ(by_label["AI_VECTOR_CORE"].share, 100.0 / 250.0);
+}
+
+TEST(Steps, FromProfilerStepAnnotations) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  b.Annotation(t, "ProfilerStep#4", 1'000'000, 1'000'000);
+  b.Annotation(t, "ProfilerStep#3", 0, 1'000'000);
+  b.Runtime(t, "cudaLaunchKernel", 900'000, 10'000, 1);
+  b.Kernel(s, "late", 1'100'000, 100'000, 1);          // launched in step 3, runs in step 4's time
+  b.Runtime(t, "cudaLaunchKernel", 1'500'000, 10'000, 2);
+  b.Kernel(s, "k", 1'510'000, 100'000, 2);
+  b.Task(s, "ProfilerStep#3", 0, 1'000'000, kNoId, DeviceTaskKind::kAnnotation);  // not work
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const std::vector<StepInfo>& steps = g.Steps();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].number, 3);
+  EXPECT_EQ(steps[0].source, "ProfilerStep annotation");
+  EXPECT_EQ(steps[0].cpu.start, 0);
+  EXPECT_EQ(steps[0].cpu.end, 1'000'000);
+  EXPECT_EQ(steps[0].device_start, 1'100'000);
+  EXPECT_EQ(steps[0].device_end, 1'200'000);
+  EXPECT_EQ(steps[0].device_task_count, 1u);
+  EXPECT_EQ(steps[0].latency_ns(), 1'200'000);
+  EXPECT_EQ(steps[1].number, 4);
+  EXPECT_EQ(steps[1].device_start, 1'510'000);
+  EXPECT_EQ(steps[1].device_end, 1'610'000);
+  EXPECT_EQ(steps[1].latency_ns(), 1'000'000);
+}
+
+TEST(Steps, ProfileStepTableWinsAndWholeWindowIsTheFallback) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  b.Annotation(t, "ProfilerStep#1", 0, 1'000);
+  b.Op(t, "aten::add", 5'000, 1'000);
+  {
+    OperatorCallGraph g = BuildOrDie(b.profile);
+    ASSERT_EQ(g.Steps().size(), 1u);
+    EXPECT_EQ(g.Steps()[0].number, 1);
+  }
+  StepRow row;
+  row.number = 9;
+  row.ts = 0;
+  row.dur = 6'000;
+  row.source = b.profile.Intern("step_trace_time.csv");
+  b.profile.steps.rows.push_back(row);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  ASSERT_EQ(g.Steps().size(), 1u);
+  EXPECT_EQ(g.Steps()[0].number, 9);
+  EXPECT_EQ(g.Steps()[0].source, "step_trace_time.csv");
+  EXPECT_EQ(g.Steps()[0].latency_ns(), 6'000);
+
+  ProfileBuilder plain;
+  plain.Op(plain.Thread(), "aten::add", 5'000, 1'000);
+  plain.Op(plain.Thread(), "aten::mul", 7'000, 1'000);
+  OperatorCallGraph whole = BuildOrDie(plain.profile);
+  ASSERT_EQ(whole.Steps().size(), 1u);
+  EXPECT_EQ(whole.Steps()[0].source, "whole window");
+  EXPECT_EQ(whole.Steps()[0].cpu.start, 5'000);
+  EXPECT_EQ(whole.Steps()[0].cpu.end, 8'000);
+  EXPECT_EQ(whole.Steps()[0].device_start, kNoTime);
+}
+
+TEST(BusyTime, UnionAcrossOverlappingStreams) {
+  ProfileBuilder b;
+  uint32_t s7 = b.Stream(0, 7);
+  uint32_t s8 = b.Stream(0, 8);
+  uint32_t other = b.Stream(1, 7);
+  b.Kernel(s7, "a", 0, 100);
+  b.Kernel(s7, "b", 120, 30);
+  b.Kernel(s8, "c", 100, 100);
+  b.Task(s8, "Memcpy DtoD", 150, 100, kNoId, DeviceTaskKind::kMemcpy);
+  b.Task(s7, "Stream Sync", 0, 1'000, kNoId, DeviceTaskKind::kSync);      // excluded
+  b.Task(s7, "ProfilerStep#1", 0, 1'000, kNoId, DeviceTaskKind::kAnnotation);  // excluded
+  b.Kernel(other, "d", 500, 100);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  // Device 0: [0,100] ∪ [120,150] ∪ [100,200] ∪ [150,250] = [0,250]; window [0,1000].
+  std::vector<BusyTime> devices = g.DeviceBusyTimes();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].device, 0);
+  EXPECT_EQ(devices[0].busy_ns, 250);
+  EXPECT_EQ(devices[0].task_sum_ns, 330);
+  EXPECT_EQ(devices[0].task_count, 4u);
+  EXPECT_DOUBLE_EQ(devices[0].utilization, 0.25);
+  EXPECT_EQ(devices[1].busy_ns, 100);
+  EXPECT_EQ(g.TotalDeviceBusyNs(), 350);
+  // Streams: 7 -> 130 ns, 8 -> [100,250] = 150 ns.
+  std::vector<BusyTime> streams = g.StreamBusyTimes();
+  ASSERT_EQ(streams.size(), 3u);
+  EXPECT_EQ(streams[0].stream, 7);
+  EXPECT_EQ(streams[0].busy_ns, 130);
+  EXPECT_EQ(streams[1].stream, 8);
+  EXPECT_EQ(streams[1].busy_ns, 150);
+  // A window clips: [50,150] on device 0 -> [50,150] fully covered = 100 ns.
+  std::vector<BusyTime> clipped = g.DeviceBusyTimes(TimeWindow{50, 150});
+  ASSERT_EQ(clipped.size(), 1u);
+  EXPECT_EQ(clipped[0].busy_ns, 100);
+  EXPECT_DOUBLE_EQ(clipped[0].utilization, 1.0);
+
+  std::vector<DeviceTaskAggregate> top = g.TopDeviceTasksByTotalTime(2);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(b.profile.Str(top[0].name), "a");  // 100 ns, ties broken by name id (a before c)
+  EXPECT_EQ(top[0].total_ns, 100);
+  EXPECT_DOUBLE_EQ(top[0].share_of_busy, 100.0 / 350.0);
+  std::vector<DeviceTaskKindTotal> kinds = g.DeviceTaskKindTotals();
+  ASSERT_EQ(kinds.size(), 4u);  // kernel, memcpy, sync, annotation
+  EXPECT_EQ(kinds[0].kind, DeviceTaskKind::kKernel);
+  EXPECT_EQ(kinds[0].count, 4u);
+  EXPECT_EQ(kinds[0].total_ns, 330);
+  EXPECT_EQ(kinds[1].kind, DeviceTaskKind::kMemcpy);
+  EXPECT_EQ(kinds[1].total_ns, 100);
+}
+
+TEST(Build, EmptyProfileAndBadColumns) {
+  Profile empty;
+  StatusOr<OperatorCallGraph> g = OperatorCallGraph::Build(empty);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->Steps().size(), 1u);
+  EXPECT_TRUE(g->DeviceBusyTimes().empty());
+  StatusOr<TimeNs> latency = g->CriticalPathLatency();
+  ASSERT_TRUE(latency.ok());
+  EXPECT_EQ(*latency, 0);
+
+  ProfileBuilder b;
+  b.Op(b.Thread(), "x", 0, 10);
+  b.profile.host_ops.dur.pop_back();
+  EXPECT_FALSE(OperatorCallGraph::Build(b.profile).ok());
+}
+
+}  // namespace
+}  // namespace pypto
