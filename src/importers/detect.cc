@@ -2,7 +2,6 @@
 
 #include "importers/ascend_pt/ascend_pt_importer.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
-#include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/msprof/msprof_importer.h"
 
@@ -11,7 +10,6 @@ namespace pypto {
 const std::vector<const Importer*>& AllImporters() {
   static const std::vector<const Importer*> importers = {
       KinetoImporter(),
-      AscendTraceViewImporter(),
       KinetoLegacyImporter(),
       AscendTraceViewImporter(),
       AscendPtImporter(),
