@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Run one command and report its wall time, throughput over an input size and
+peak resident memory (max RSS of the child and its waited-for descendants, from
+os.wait4 / getrusage). Prints one line of key=value pairs and, with --json-out,
+appends the same as a JSON object to a file.
+
+usage: measure.py [--bytes N | --input FILE] [--label L] [--timeout S]
+                  [--json-out FILE] [--quiet] -- CMD ARGS...
+
+  --input FILE   throughput is over FILE's size (uncompressed size for .gz
+                 files is NOT used: pass --bytes for that)
+  --bytes N      throughput over N bytes
+  --timeout S    kill the command (its whole process group) after S seconds;
+                 reported as status=timeout
+  --quiet        discard the command's stdout (stderr is kept)
+
+Exit status: 0 when the command ran to completion with status 0, else 1.
+"""
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=True)
+    ap.add_argument("--bytes", type=int, default=0)
+    ap.add_argument("--input")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--timeout", type=float, default=0)
+    ap.add_argument("--json-out")
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if not cmd:
+        ap.error("no command")
+    nbytes = a.bytes or (os.path.getsize(a.input) if a.input else 0)
+
+    t0 = time.perf_counter()
+    # Own process group, so a timeout can stop the command and its children.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL if a.quiet else None, start_new_session=True)
+    status = "ok"
+    deadline = t0 + a.timeout if a.timeout > 0 else None
+    while True:
+        pid, wstatus, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if deadline and time.perf_counter() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pid, wstatus, ru = os.wait4(proc.pid, 0)
+            status = "timeout"
+            break
+        time.sleep(0.005)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(wstatus)
+    if status == "ok" and proc.returncode != 0:
+        status = f"exit{proc.returncode}"
+    # ru_maxrss is in KiB on Linux. wait4 gives the child's own peak; a child
+    # that runs its own children (e.g. a shell) is covered by RUSAGE_CHILDREN.
+    rss_kib = max(ru.ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    rss_mb = rss_kib * 1024 / 1e6
+    res = {
+        "label": a.label,
+        "status": status,
+        "wall_s": round(wall, 3),
+        "bytes": nbytes,
+        "mb_s": round(nbytes / 1e6 / wall, 1) if nbytes and wall > 0 else None,
+        "max_rss_mb": round(rss_mb, 1),
+        "rss_pct_of_input": round(100.0 * rss_mb * 1e6 / nbytes, 1) if nbytes else None,
+        "user_s": round(ru.ru_utime, 3),
+        "sys_s": round(ru.ru_stime, 3),
+        "cmd": " ".join(cmd),
+    }
+    print(" ".join(f"{k}={v}" for k, v in res.items() if k != "cmd"), file=sys.stderr)
+    if a.json_out:
+        with open(a.json_out, "a") as f:
+            f.write(json.dumps(res) + "\n")
+    return 0 if status == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
