@@ -1,0 +1,695 @@
+#include "importers/ascend_csv/ascend_tables.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "importers/csv/csv_reader.h"
+#include "importers/csv/csv_values.h"
+
+namespace pypto::ascend {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// "Model ID" of eager / single-operator rows: UINT32_MAX means "not
+// applicable" (msprof docs), so it is not stored as an attribute.
+constexpr int64_t kModelIdNotApplicable = 4294967295;
+
+// Core-type vocabulary → task kind. HCCL (≤ Jan 2025) and COMMUNICATION
+// (CANN 8.3) are communication; SQE task types of DMA engines are copies and
+// event SQEs synchronisation (reference §5.1). Anything else is a kernel.
+struct CoreTypeKind {
+  std::string_view core_type;
+  DeviceTaskKind kind;
+};
+constexpr CoreTypeKind kCoreTypeKinds[] = {
+    {"HCCL", DeviceTaskKind::kCommunication},  {"COMMUNICATION", DeviceTaskKind::kCommunication},
+    {"SDMA_SQE", DeviceTaskKind::kMemcpy},     {"PCIE_DMA_SQE", DeviceTaskKind::kMemcpy},
+    {"EVENT_RECORD_SQE", DeviceTaskKind::kSync}, {"EVENT_WAIT_SQE", DeviceTaskKind::kSync},
+    {"PLACE_HOLDER_SQE", DeviceTaskKind::kOther},
+};
+
+DeviceTaskKind KindOfCoreType(std::string_view core_type) {
+  for (const auto& e : kCoreTypeKinds)
+    if (e.core_type == core_type) return e.kind;
+  return DeviceTaskKind::kKernel;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string At(const std::string& path, uint64_t line) { return path + ": line " + std::to_string(line); }
+std::string At(const std::string& path, uint64_t line, std::string_view column) {
+  return At(path, line) + ", column '" + std::string(column) + "'";
+}
+
+int FindColumn(const std::vector<std::string>& header, std::string_view name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+// "NPU:3" / "npu:3" / "3" → 3; -1 when unreadable.
+int32_t DeviceFromText(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon != std::string_view::npos) text.remove_prefix(colon + 1);
+  auto v = csv::ParseInt64(text);
+  return v && *v >= 0 && *v < (1 << 20) ? static_cast<int32_t>(*v) : -1;
+}
+
+bool CheckCancel(const RunContext& run, const std::string& path) {
+  return run.options && run.options->cancel && run.options->cancel->load(std::memory_order_relaxed);
+}
+
+// Checks a data row's shape; counts the loss and returns false when unusable.
+bool RowUsable(const csv::CsvReader& reader, size_t header_size, const std::string& path, Profile* profile) {
+  if (reader.unterminated_quote()) {
+    profile->CountLoss(kLossRowCut, At(path, reader.line()));
+    return false;
+  }
+  if (reader.size() != header_size) {
+    profile->CountLoss(kLossCellCount, At(path, reader.line()) + ": " + std::to_string(reader.size()) +
+                                           " cells, header has " + std::to_string(header_size));
+    return false;
+  }
+  return true;
+}
+
+// A numeric attribute from a cell; absent cells are skipped, non-numeric
+// cells kept as text and counted.
+void AddNumericAttribute(Profile* profile, OwnerKind owner_kind, uint32_t owner, StrId key, std::string_view cell,
+                         const std::string& path, uint64_t line, std::string_view column) {
+  if (csv::IsAbsent(cell)) return;
+  auto number = csv::ParseDouble(cell);
+  if (!number) profile->CountLoss(kLossNotNumeric, At(path, line, column));
+  profile->attributes.Add(owner_kind, owner, key, profile->Intern(cell), number ? *number : kNaN);
+}
+
+void Progress(const RunContext& run, const csv::CsvReader& reader) {
+  if (run.options && run.options->progress) run.options->progress(reader.bytes_consumed(), reader.file_size());
+}
+
+// ------------------------------------------------------------ per-task tables
+
+Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                       const RunContext& run, Profile* profile) {
+  const TableStyle style = StyleOfHeader(header);
+  const TaskColumnAdapter* adapter = nullptr;
+  std::string why;
+  const std::string forced = run.options ? run.options->cann_version : std::string();
+  if (!forced.empty()) {
+    auto v = ParseCannVersion(forced);
+    if (!v) return InvalidArgumentError("cann version '" + forced + "' is not a version like 8.3.RC1");
+    adapter = AdapterForVersion(style, *v);
+    why = "forced cann_version " + forced;
+  } else if (auto v = ParseCannVersion(run.cann_version); v && !run.cann_version.empty()) {
+    adapter = AdapterForVersion(style, *v);
+    why = "cann_version " + run.cann_version + " from " + run.version_source;
+  } else {
+    adapter = AdapterForHeader(header);
+    why = "inferred from the header";
+  }
+  TaskColumnMap map = MapTaskColumns(header, *adapter);
+  auto col = [&](TaskField f) { return map.index[static_cast<size_t>(f)]; };
+
+  for (TaskField required : {TaskField::kName, TaskField::kStart, TaskField::kDuration}) {
+    if (col(required) >= 0) continue;
+    std::string looked;
+    for (std::string_view alias : TaskFieldAliases(required)) looked += (looked.empty() ? "'" : ", '") + std::string(alias) + "'";
+    std::string own(adapter->columns[static_cast<size_t>(required)]);
+    return CorruptError(path + ": line 1: missing required column '" + (own.empty() ? looked : own) +
+                         "' (" + std::string(TaskFieldName(required)) + "; adapter " + std::string(adapter->id) +
+                         ", also looked for " + looked + ")");
+  }
+
+  const std::string base = BaseName(path);
+  profile->metadata["adapter." + base] = std::string(adapter->id);
+  AddMetadataValue(profile, "format_version", adapter->id);
+  profile->notes.push_back(path + ": adapter " + std::string(adapter->id) + " (" + why + ")");
+  for (const auto& m : map.alias_matches)
+    profile->notes.push_back(path + ": column " + m + " (spelling of another generation than adapter " +
+                             std::string(adapter->id) + ")");
+
+  // Columns kept as attributes: PMU metrics, unknown columns, and the task
+  // fields the model has no column for.
+  struct ExtraColumn {
+    int index;
+    StrId key;
+    bool numeric;
+  };
+  std::vector<ExtraColumn> extras;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (map.is_field_column[i]) continue;
+    bool pmu = IsPmuColumn(header[i]);
+    if (!pmu) {
+      std::string note = path + ": unknown column '" + header[i] + "' kept as attribute";
+      if (std::find(profile->notes.begin(), profile->notes.end(), note) == profile->notes.end())
+        profile->notes.push_back(note);
+    }
+    extras.push_back({static_cast<int>(i), profile->Intern(header[i]), pmu});
+  }
+  struct FieldAttribute {
+    TaskField field;
+    bool numeric;
+  };
+  static constexpr FieldAttribute kFieldAttributes[] = {
+      {TaskField::kStepId, true},   {TaskField::kTaskId, true},       {TaskField::kModelId, true},
+      {TaskField::kWait, true},     {TaskField::kOpState, false},     {TaskField::kHf32Eligible, false},
+      {TaskField::kContextId, true},
+  };
+  struct FieldAttributeColumn {
+    TaskField field;
+    int index;
+    StrId key;
+    bool numeric;
+  };
+  std::vector<FieldAttributeColumn> field_attributes;
+  for (const auto& fa : kFieldAttributes)
+    if (col(fa.field) >= 0) field_attributes.push_back({fa.field, col(fa.field), profile->Intern(header[col(fa.field)]), fa.numeric});
+  const StrId device_id_key = profile->Intern("Device_id");
+
+  std::map<std::pair<int32_t, int64_t>, uint32_t> tracks;
+  std::unordered_map<StrId, DeviceTaskKind> kinds;
+  const size_t width = header.size();
+  const int c_name = col(TaskField::kName), c_start = col(TaskField::kStart), c_dur = col(TaskField::kDuration);
+  const int c_core = col(TaskField::kCoreType), c_type = col(TaskField::kOpType);
+  const int c_device = col(TaskField::kDeviceId), c_stream = col(TaskField::kStreamId);
+  const int c_block = col(TaskField::kBlockDim), c_mix = col(TaskField::kMixBlockDim);
+  uint64_t rows = 0;
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (++rows % kRowsBetweenProgressChecks == 0) {
+      if (CheckCancel(run, path)) return CancelledError(At(path, reader.line()) + ": import cancelled");
+      Progress(run, reader);
+    }
+    if (!RowUsable(reader, width, path, profile)) continue;
+    const uint64_t line = reader.line();
+    std::string_view start_text = reader[c_start], dur_text = reader[c_dur];
+    if (csv::IsAbsent(start_text) || csv::IsAbsent(dur_text)) {
+      profile->CountLoss(kLossNoTime, At(path, line));
+      continue;
+    }
+    auto start = csv::ParseMicrosToNs(start_text);
+    if (!start) {
+      profile->CountLoss(kLossNotNumeric, At(path, line, header[c_start]));
+      continue;
+    }
+    auto dur = csv::ParseMicrosToNs(dur_text);
+    if (!dur) {
+      profile->CountLoss(kLossNotNumeric, At(path, line, header[c_dur]));
+      continue;
+    }
+
+    int32_t file_device = -1;
+    if (c_device >= 0 && !csv::IsAbsent(reader[c_device])) {
+      file_device = DeviceFromText(reader[c_device]);
+      if (file_device < 0) profile->CountLoss(kLossNotNumeric, At(path, line, header[c_device]));
+    }
+    int32_t device = run.device >= 0 ? run.device : (file_device >= 0 ? file_device : 0);
+    int64_t stream = -1;
+    if (c_stream >= 0 && !csv::IsAbsent(reader[c_stream])) {
+      auto s = csv::ParseInt64(reader[c_stream]);
+      if (s) stream = *s;
+      else profile->CountLoss(kLossNotNumeric, At(path, line, header[c_stream]));
+    }
+
+    DeviceTaskRow row;
+    row.name = profile->Intern(reader[c_name]);
+    if (c_core >= 0 && !csv::IsAbsent(reader[c_core])) row.core_type = profile->Intern(reader[c_core]);
+    row.category = row.core_type;
+    auto [kind_it, kind_new] = kinds.try_emplace(row.core_type, DeviceTaskKind::kKernel);
+    if (kind_new) kind_it->second = KindOfCoreType(profile->Str(row.core_type));
+    row.kind = kind_it->second;
+
+    auto [track_it, track_new] = tracks.try_emplace({device, stream}, 0);
+    if (track_new) {
+      std::string pid = "NPU " + std::to_string(device);
+      // Communication rows carry no stream id (N/A): they get their own track.
+      std::string tid = stream >= 0 ? "Stream " + std::to_string(stream)
+                                    : (row.kind == DeviceTaskKind::kCommunication ? "Communication" : "Stream N/A");
+      uint32_t t = profile->DeviceTrack(pid, tid, device, stream);
+      profile->tracks.name[t] = profile->Intern(tid);
+      profile->tracks.process_name[t] = profile->Intern(pid);
+      track_it->second = t;
+      EnsureNpuDevice(profile, device);
+    }
+    row.track = track_it->second;
+    row.ts = *start;
+    row.dur = *dur;
+    if (c_type >= 0 && !csv::IsAbsent(reader[c_type])) row.op_type = profile->Intern(reader[c_type]);
+    auto block = [&](int c, int32_t* out) {
+      if (c < 0 || csv::IsAbsent(reader[c])) return;
+      auto v = csv::ParseInt64(reader[c]);
+      if (v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max()) *out = static_cast<int32_t>(*v);
+      else profile->CountLoss(kLossNotNumeric, At(path, line, header[c]));
+    };
+    block(c_block, &row.block_dim);
+    block(c_mix, &row.mix_block_dim);
+    auto list = [&](TaskField f, bool formats) -> StrId {
+      int c = col(f);
+      if (c < 0 || csv::IsAbsent(reader[c])) return kEmptyStr;
+      std::string_view cell = reader[c];
+      if (cell.find('"') == std::string_view::npos && (!formats || cell.find("FORMAT_") == std::string_view::npos))
+        return profile->Intern(cell);
+      return profile->Intern(csv::NormalizeListCell(cell, formats));
+    };
+    row.input_shapes = list(TaskField::kInputShapes, false);
+    row.input_types = list(TaskField::kInputTypes, false);
+    row.input_formats = list(TaskField::kInputFormats, true);
+    row.output_shapes = list(TaskField::kOutputShapes, false);
+    row.output_types = list(TaskField::kOutputTypes, false);
+    row.output_formats = list(TaskField::kOutputFormats, true);
+    const uint32_t task = profile->device_tasks.Add(row);
+
+    if (file_device >= 0 && file_device != device)
+      profile->attributes.Add(OwnerKind::kDeviceTask, task, device_id_key, profile->Intern(reader[c_device]),
+                              file_device);
+    for (const auto& fa : field_attributes) {
+      std::string_view cell = reader[fa.index];
+      if (csv::IsAbsent(cell)) continue;
+      if (!fa.numeric) {
+        profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
+        continue;
+      }
+      if (fa.field == TaskField::kModelId && csv::ParseInt64(cell) == kModelIdNotApplicable) continue;
+      AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, fa.key, cell, path, line, header[fa.index]);
+    }
+    for (const auto& extra : extras) {
+      std::string_view cell = reader[extra.index];
+      if (csv::IsAbsent(cell)) continue;
+      if (extra.numeric) {
+        AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, extra.key, cell, path, line, header[extra.index]);
+      } else {
+        auto number = csv::ParseDouble(cell);
+        profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->Intern(cell),
+                                number ? *number : kNaN);
+      }
+    }
+  }
+  Progress(run, reader);
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------ op_statistic
+
+Status ImportOpStatistic(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                         const RunContext& run, Profile* profile) {
+  const int c_op = FindColumn(header, "OP Type"), c_core = FindColumn(header, "Core Type");
+  const int c_device = FindColumn(header, "Device_id");
+  if (c_op < 0) return CorruptError(path + ": line 1: missing required column 'OP Type' (op_statistic)");
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (!RowUsable(reader, header.size(), path, profile)) continue;
+    int32_t device = run.device;
+    if (device < 0) device = c_device >= 0 ? std::max(0, DeviceFromText(reader[c_device])) : 0;
+    uint32_t owner = EnsureNpuDevice(profile, device);
+    std::string prefix = "op_statistic/" + std::string(reader[c_op]) + "/" +
+                         (c_core >= 0 ? std::string(reader[c_core]) : std::string()) + "/";
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (static_cast<int>(i) == c_op || static_cast<int>(i) == c_core || static_cast<int>(i) == c_device) continue;
+      AddNumericAttribute(profile, OwnerKind::kDevice, owner, profile->Intern(prefix + header[i]), reader[i], path,
+                          reader.line(), header[i]);
+    }
+  }
+  profile->notes.push_back(path + ": op_statistic rows kept as device attributes 'op_statistic/<OP Type>/<Core Type>/<column>'");
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------ step_trace_time
+
+Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                           const RunContext& run, Profile* profile) {
+  struct BreakdownColumn {
+    std::string_view name;
+    TimeNs StepRow::*field;
+  };
+  static constexpr BreakdownColumn kBreakdown[] = {
+      {"Computing", &StepRow::computing},
+      {"Communication(Not Overlapped)", &StepRow::communication_not_overlapped},
+      {"Overlapped", &StepRow::overlapped},
+      {"Communication", &StepRow::communication},
+      {"Free", &StepRow::free},
+      {"Stage", &StepRow::stage},
+      {"Bubble", &StepRow::bubble},
+      {"Communication(Not Overlapped and Exclude Receive)", &StepRow::communication_not_overlapped_excluding_receive},
+      {"Preparing", &StepRow::preparing},
+  };
+  const int c_step = FindColumn(header, "Step"), c_device = FindColumn(header, "Device_id");
+  if (FindColumn(header, "Computing") < 0)
+    return CorruptError(path + ": line 1: missing required column 'Computing' (step_trace_time)");
+  std::vector<int> breakdown_index;
+  std::vector<bool> used(header.size(), false);
+  for (const auto& b : kBreakdown) {
+    int c = FindColumn(header, b.name);
+    breakdown_index.push_back(c);
+    if (c >= 0) used[c] = true;
+  }
+  if (c_step >= 0) used[c_step] = true;
+  if (c_device >= 0) used[c_device] = true;
+  const StrId source = profile->Intern(BaseName(path));
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (!RowUsable(reader, header.size(), path, profile)) continue;
+    StepRow step;
+    step.source = source;
+    step.ts = kUnknownNs;
+    step.dur = kUnknownNs;
+    if (c_step >= 0 && !csv::IsAbsent(reader[c_step])) {
+      auto n = csv::ParseInt64(reader[c_step]);
+      if (n) step.number = *n;
+      else profile->CountLoss(kLossNotNumeric, At(path, reader.line(), "Step"));
+      step.name = profile->Intern("Step " + std::string(reader[c_step]));
+    }
+    step.device = run.device;
+    if (step.device < 0) step.device = c_device >= 0 ? std::max(0, DeviceFromText(reader[c_device])) : 0;
+    EnsureNpuDevice(profile, step.device);
+    for (size_t k = 0; k < std::size(kBreakdown); ++k) {
+      int c = breakdown_index[k];
+      if (c < 0 || csv::IsAbsent(reader[c])) continue;
+      auto ns = csv::ParseMicrosToNs(reader[c]);
+      if (ns) step.*kBreakdown[k].field = *ns;
+      else profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[c]));
+    }
+    // Step time as msprof-analyze defines it: computing + not-overlapped
+    // communication + free (the three partition the step).
+    if (step.computing != kUnknownNs && step.communication_not_overlapped != kUnknownNs && step.free != kUnknownNs)
+      step.dur = step.computing + step.communication_not_overlapped + step.free;
+    uint32_t row = static_cast<uint32_t>(profile->steps.rows.size());
+    profile->steps.rows.push_back(step);
+    for (size_t i = 0; i < header.size(); ++i)
+      if (!used[i])
+        AddNumericAttribute(profile, OwnerKind::kStep, row, profile->Intern(header[i]), reader[i], path,
+                            reader.line(), header[i]);
+  }
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------ memory
+
+Status ImportMemoryCsv(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                       CsvKind kind, const RunContext& run, Profile* profile) {
+  const bool operator_memory = kind == CsvKind::kOperatorMemory;
+  const int c_time = FindColumn(header, operator_memory ? "Allocation Time(us)" : "Timestamp(us)");
+  const int c_release = FindColumn(header, "Release Time(us)");
+  const int c_component = FindColumn(header, "Component");
+  int c_device = FindColumn(header, "Device Type");
+  if (c_device < 0) c_device = FindColumn(header, "Device");
+  if (c_device < 0) c_device = FindColumn(header, "Device_id");
+  if (c_time < 0)
+    return CorruptError(path + ": line 1: missing required column '" +
+                        std::string(operator_memory ? "Allocation Time(us)" : "Timestamp(us)") + "'");
+  // Counters: every "Total …" column (memory_record) or the allocator totals
+  // at allocation / release (operator_memory).
+  struct CounterColumn {
+    int index;
+    StrId name;
+    bool at_release;
+  };
+  std::vector<CounterColumn> counters;
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::string_view h = header[i];
+    if (!operator_memory && h.substr(0, 6) == "Total ") counters.push_back({static_cast<int>(i), profile->Intern(h), false});
+    if (operator_memory && h.substr(0, 17) == "Allocation Total ") counters.push_back({static_cast<int>(i), profile->Intern(h.substr(11)), false});
+    if (operator_memory && h.substr(0, 14) == "Release Total " && c_release >= 0)
+      counters.push_back({static_cast<int>(i), profile->Intern(h.substr(8)), true});
+  }
+  std::map<std::pair<int32_t, std::string>, uint32_t> tracks;
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (!RowUsable(reader, header.size(), path, profile)) continue;
+    int32_t device = run.device;
+    if (device < 0) device = c_device >= 0 ? std::max(0, DeviceFromText(reader[c_device])) : 0;
+    std::string component = c_component >= 0 ? std::string(reader[c_component]) : std::string("operators");
+    auto [it, inserted] = tracks.try_emplace({device, component}, 0);
+    if (inserted) {
+      std::string pid = "NPU " + std::to_string(device) + " memory";
+      uint32_t t = profile->TrackFor(pid, component, TrackKind::kOther);
+      profile->tracks.device[t] = device;
+      profile->tracks.name[t] = profile->Intern(component);
+      profile->tracks.process_name[t] = profile->Intern(pid);
+      it->second = t;
+      EnsureNpuDevice(profile, device);
+    }
+    auto time = [&](int c) -> std::optional<TimeNs> {
+      if (c < 0 || csv::IsAbsent(reader[c])) return std::nullopt;
+      auto ns = csv::ParseMicrosToNs(reader[c]);
+      if (!ns) profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[c]));
+      return ns;
+    };
+    auto alloc_ts = time(c_time);
+    auto release_ts = operator_memory ? time(c_release) : std::nullopt;
+    for (const auto& counter : counters) {
+      auto ts = counter.at_release ? release_ts : alloc_ts;
+      if (!ts || csv::IsAbsent(reader[counter.index])) continue;
+      auto v = csv::ParseDouble(reader[counter.index]);
+      if (!v) {
+        profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[counter.index]));
+        continue;
+      }
+      profile->counters.Add(counter.name, it->second, *ts, *v);
+    }
+  }
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------ JSON helpers
+
+StatusOr<simdjson::dom::element> ParseJsonFile(const std::string& path, const ImportOptions& options,
+                                               simdjson::dom::parser* parser, std::string* storage) {
+  PYPTO_ASSIGN_OR_RETURN(*storage, io::ReadWholeFile(path, options.limits));
+  if (storage->empty()) return CorruptError(path + ": byte 0: file is empty (expected JSON)");
+  simdjson::dom::element doc;
+  auto error = parser->parse(simdjson::padded_string(*storage)).get(doc);
+  if (error) return CorruptError(path + ": invalid JSON: " + simdjson::error_message(error));
+  return doc;
+}
+
+// A JSON scalar as text (strings as is, numbers/bools printed).
+std::string JsonText(simdjson::dom::element e) {
+  std::string_view s;
+  if (e.get_string().get(s) == simdjson::SUCCESS) return std::string(s);
+  if (e.is_null()) return "";
+  return simdjson::minify(e);
+}
+
+double JsonNumber(simdjson::dom::element e) {
+  double d;
+  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+  int64_t i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+  uint64_t u;
+  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<double>(u);
+  std::string_view s;
+  if (e.get_string().get(s) == simdjson::SUCCESS) {
+    auto v = csv::ParseDouble(s);
+    if (v) return *v;
+  }
+  bool b;
+  if (e.get_bool().get(b) == simdjson::SUCCESS) return b ? 1 : 0;
+  return kNaN;
+}
+
+void SetMetadata(Profile* profile, const std::string& key, const std::string& value, const std::string& path) {
+  if (value.empty()) return;
+  auto [it, inserted] = profile->metadata.try_emplace(key, value);
+  if (!inserted && it->second != value)
+    profile->notes.push_back(path + ": " + key + " '" + value + "' differs from '" + it->second + "' (kept the first)");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ public
+
+uint32_t EnsureNpuDevice(Profile* profile, int32_t device) {
+  auto& rows = profile->devices.rows;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].index == device && rows[i].kind == DeviceKind::kNpu) return static_cast<uint32_t>(i);
+  DeviceRow row;
+  row.index = device;
+  row.kind = DeviceKind::kNpu;
+  rows.push_back(row);
+  return static_cast<uint32_t>(rows.size() - 1);
+}
+
+void AddMetadataValue(Profile* profile, const std::string& key, std::string_view text) {
+  std::string& value = profile->metadata[key];
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t end = value.find(", ", pos);
+    if (std::string_view(value).substr(pos, end == std::string::npos ? std::string::npos : end - pos) == text) return;
+    if (end == std::string::npos) break;
+    pos = end + 2;
+  }
+  if (!value.empty()) value += ", ";
+  value += text;
+}
+
+std::vector<std::string> HeaderOfPrefix(std::string_view prefix) {
+  size_t end = prefix.find('\n');
+  return csv::SplitLine(prefix.substr(0, end == std::string_view::npos ? prefix.size() : end + 1));
+}
+
+CsvKind ClassifyHeader(const std::vector<std::string>& header) {
+  auto has = [&](std::string_view name) { return FindColumn(header, name) >= 0; };
+  bool duration = has("Duration(us)") || has("Task Duration(us)");
+  bool start = has("Start Time(us)") || has("Task Start Time(us)");
+  bool task_name = has("Name") || has("Op Name");
+  if (duration && start && task_name) return CsvKind::kTaskTable;
+  if (has("OP Type") && has("Core Type") && has("Count")) return CsvKind::kOpStatistic;
+  if (has("Step") && has("Computing") && has("Free")) return CsvKind::kStepTraceTime;
+  if (has("Name") && has("Size(KB)") && has("Allocation Time(us)")) return CsvKind::kOperatorMemory;
+  if (has("Component") && has("Timestamp(us)")) return CsvKind::kMemoryRecord;
+  return CsvKind::kUnknown;
+}
+
+Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* profile, CsvKind expected) {
+  static const ImportOptions kDefaults;
+  const ImportOptions& options = run.options ? *run.options : kDefaults;
+  PYPTO_ASSIGN_OR_RETURN(auto reader, csv::CsvReader::Open(path, options.limits));
+  PYPTO_ASSIGN_OR_RETURN(bool has_header, reader->Next());
+  if (!has_header) return CorruptError(path + ": line 1: file is empty (expected a CSV header)");
+  std::vector<std::string> header(reader->fields().begin(), reader->fields().end());
+  CsvKind kind = ClassifyHeader(header);
+  if (kind == CsvKind::kUnknown || (expected != CsvKind::kUnknown && kind != expected)) {
+    if (expected == CsvKind::kTaskTable) {
+      // Say which required column is missing rather than "unknown".
+      RunContext r = run;
+      return ImportTaskTable(*reader, header, path, r, profile);
+    }
+    return UnsupportedError(path + ": line 1: header is not one of the Ascend summary files pypto reads "
+                            "(kernel_details, op_summary, op_statistic, step_trace_time, memory_record, "
+                            "operator_memory)");
+  }
+  profile->source_files.push_back(path);
+  switch (kind) {
+    case CsvKind::kTaskTable: return ImportTaskTable(*reader, header, path, run, profile);
+    case CsvKind::kOpStatistic: return ImportOpStatistic(*reader, header, path, run, profile);
+    case CsvKind::kStepTraceTime: return ImportStepTraceTime(*reader, header, path, run, profile);
+    case CsvKind::kMemoryRecord:
+    case CsvKind::kOperatorMemory: return ImportMemoryCsv(*reader, header, path, kind, run, profile);
+    case CsvKind::kUnknown: break;
+  }
+  return InternalError(path + ": unhandled CSV kind");
+}
+
+StatusOr<int32_t> ImportProfilerInfo(const std::string& path, const ImportOptions& options, Profile* profile) {
+  simdjson::dom::parser parser;
+  std::string storage;
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (profiler_info)");
+  profile->source_files.push_back(path);
+  simdjson::dom::element e;
+  if (root["torch_npu_version"].get(e) == simdjson::SUCCESS) SetMetadata(profile, "torch_npu_version", JsonText(e), path);
+  if (root["cann_version"].get(e) == simdjson::SUCCESS) SetMetadata(profile, "cann_version", JsonText(e), path);
+  if (root.at_pointer("/config/experimental_config/_profiler_level").get(e) == simdjson::SUCCESS)
+    SetMetadata(profile, "profiler_level", JsonText(e), path);
+  if (root.at_pointer("/config/experimental_config/_aic_metrics").get(e) == simdjson::SUCCESS)
+    SetMetadata(profile, "aic_metrics", JsonText(e), path);
+  if (root.at_pointer("/config/experimental_config/_export_type").get(e) == simdjson::SUCCESS)
+    SetMetadata(profile, "export_type", JsonText(e), path);
+  simdjson::dom::object common;
+  if (root.at_pointer("/config/common_config").get_object().get(common) == simdjson::SUCCESS) {
+    for (auto [key, value] : common) {
+      if (key == "schedule") {
+        simdjson::dom::object schedule;
+        if (value.get_object().get(schedule) != simdjson::SUCCESS) continue;
+        std::string text;
+        for (auto [k, v] : schedule) text += (text.empty() ? "" : ",") + std::string(k) + "=" + JsonText(v);
+        SetMetadata(profile, "schedule", text, path);
+      } else {
+        SetMetadata(profile, std::string(key), JsonText(value), path);
+      }
+    }
+  }
+  int32_t rank = -1;
+  if (root["rank_id"].get(e) == simdjson::SUCCESS) {
+    double r = JsonNumber(e);
+    if (std::isfinite(r) && r >= 0 && r < (1 << 20)) rank = static_cast<int32_t>(r);
+  }
+  return rank;
+}
+
+Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOptions& options, Profile* profile) {
+  simdjson::dom::parser parser;
+  std::string storage;
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (msprof info.json)");
+  profile->source_files.push_back(path);
+  simdjson::dom::element e;
+  if (root["platform_version"].get(e) == simdjson::SUCCESS) SetMetadata(profile, "platform_version", JsonText(e), path);
+  simdjson::dom::object info;
+  if (root.at_pointer("/DeviceInfo/0").get_object().get(info) != simdjson::SUCCESS) {
+    profile->notes.push_back(path + ": no DeviceInfo[0] object; device properties unknown");
+    return Status::Ok();
+  }
+  uint32_t owner = EnsureNpuDevice(profile, device);
+  for (auto [key, value] : info) {
+    if (value.is_object() || value.is_array()) continue;
+    std::string text = JsonText(value);
+    profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(key), profile->Intern(text), JsonNumber(value));
+  }
+  return Status::Ok();
+}
+
+Status ImportCommunicationJson(const std::string& path, int32_t device, const ImportOptions& options,
+                               Profile* profile) {
+  simdjson::dom::parser parser;
+  std::string storage;
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (communication.json)");
+  profile->source_files.push_back(path);
+  uint32_t owner = EnsureNpuDevice(profile, device);
+  auto add = [&](const std::string& key, simdjson::dom::element value) {
+    profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(key), profile->Intern(JsonText(value)),
+                            JsonNumber(value));
+  };
+  size_t ops = 0;
+  for (auto [step, step_value] : root) {
+    simdjson::dom::object groups;
+    if (step_value.get_object().get(groups) != simdjson::SUCCESS) continue;
+    for (auto [group, group_value] : groups) {  // "p2p", "collective"
+      simdjson::dom::object op_map;
+      if (group_value.get_object().get(op_map) != simdjson::SUCCESS) continue;
+      for (auto [op, op_value] : op_map) {
+        ++ops;
+        std::string prefix = "communication/" + std::string(step) + "/" + std::string(op) + "/";
+        simdjson::dom::object time_info, bandwidth_info;
+        if (op_value["Communication Time Info"].get_object().get(time_info) == simdjson::SUCCESS)
+          for (auto [k, v] : time_info) add(prefix + std::string(k), v);
+        if (op_value["Communication Bandwidth Info"].get_object().get(bandwidth_info) == simdjson::SUCCESS) {
+          for (auto [transport, t] : bandwidth_info) {
+            simdjson::dom::element size;
+            // Only transports that moved data: the others are all zeros.
+            if (t["Transit Size(MB)"].get(size) != simdjson::SUCCESS || !(JsonNumber(size) > 0)) continue;
+            for (const char* k : {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)"}) {
+              simdjson::dom::element v;
+              if (t[k].get(v) == simdjson::SUCCESS) add(prefix + std::string(transport) + " " + k, v);
+            }
+          }
+        }
+      }
+    }
+  }
+  profile->notes.push_back(path + ": " + std::to_string(ops) +
+                           " communication ops kept as device attributes 'communication/<step>/<op>/<field>'");
+  return Status::Ok();
+}
+
+}  // namespace pypto::ascend

@@ -1,0 +1,63 @@
+// Readers for the Ascend summary files shared by the torch_npu
+// (ASCEND_PROFILER_OUTPUT) and msprof (PROF_*) layouts: per-task tables
+// (kernel_details.csv / op_summary*.csv), op_statistic, step_trace_time, memory
+// records, and the JSON side files (profiler_info*.json, info.json.N,
+// communication.json). They fill the model faithfully and analyse nothing.
+// Format facts and sources: docs/formats/ascend.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "importers/ascend_csv/column_adapters.h"
+#include "importers/importer.h"
+
+namespace pypto::ascend {
+
+// Data-loss reasons (Profile::data_loss keys), shared by both importers.
+inline constexpr char kLossCellCount[] = "ascend csv: row has fewer or more cells than the header";
+inline constexpr char kLossRowCut[] = "ascend csv: last row cut (file truncated inside a quoted cell)";
+inline constexpr char kLossNotNumeric[] = "ascend csv: value is not a number";
+inline constexpr char kLossNoTime[] = "ascend csv: task without start time or duration (row skipped)";
+
+// Rows between checks of ImportOptions::cancel and calls of the progress
+// callback: 65536 rows ≈ 40 MB of kernel_details.csv, a fraction of a second.
+inline constexpr uint64_t kRowsBetweenProgressChecks = 65536;
+
+// What the caller knows about the run a file belongs to.
+struct RunContext {
+  const ImportOptions* options = nullptr;
+  int32_t device = -1;          // rank / device index from the layout; -1 = from Device_id, else 0
+  std::string cann_version;     // from profiler_info*.json / info.json ("" = unknown)
+  std::string version_source;   // where cann_version came from (for notes)
+};
+
+// Which Ascend summary file a CSV header belongs to.
+enum class CsvKind { kTaskTable, kOpStatistic, kStepTraceTime, kMemoryRecord, kOperatorMemory, kUnknown };
+CsvKind ClassifyHeader(const std::vector<std::string>& header);
+// Reads the first line of `prefix` (file content) as a CSV header.
+std::vector<std::string> HeaderOfPrefix(std::string_view prefix);
+
+// Reads any of the CSV kinds above; `expected` kUnknown = classify by header.
+// Fails (naming file and column) only when the file cannot be read at all:
+// empty, no header, a required column missing; bad rows become data loss.
+Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* profile,
+                       CsvKind expected = CsvKind::kUnknown);
+
+// profiler_info[_{rank}].json → metadata (torch_npu_version, cann_version,
+// profiler_level, aic_metrics, schedule, rank_id …). Returns the rank or -1.
+StatusOr<int32_t> ImportProfilerInfo(const std::string& path, const ImportOptions& options, Profile* profile);
+// msprof device_N/info.json.N → device attributes (ai_core_num, aiv_num, aic_frequency …).
+Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOptions& options, Profile* profile);
+// communication.json → device attributes "communication/<step>/<op>/<field>".
+Status ImportCommunicationJson(const std::string& path, int32_t device, const ImportOptions& options,
+                               Profile* profile);
+
+// Finds or adds the NPU device row with this index; returns its row.
+uint32_t EnsureNpuDevice(Profile* profile, int32_t device);
+// Adds `text` to a comma-separated metadata value unless it is there already.
+void AddMetadataValue(Profile* profile, const std::string& key, std::string_view text);
+
+}  // namespace pypto::ascend

@@ -1,0 +1,284 @@
+#include "importers/ascend_pt/ascend_pt_importer.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "importers/ascend_csv/ascend_tables.h"
+
+// The trace_view.json and database importers are written alongside; use them
+// when their headers are present.
+#if __has_include("importers/ascend_trace_view/ascend_trace_view.h")
+#include "importers/ascend_trace_view/ascend_trace_view.h"
+#define PYPTO_HAVE_ASCEND_TRACE_VIEW 1
+#endif
+#if __has_include("importers/ascend_db/ascend_db_importer.h")
+#include "importers/ascend_db/ascend_db_importer.h"
+#define PYPTO_HAVE_ASCEND_DB 1
+#endif
+
+namespace pypto {
+namespace {
+
+constexpr std::string_view kOutputDirName = "ASCEND_PROFILER_OUTPUT";
+constexpr std::string_view kRunDirSuffix = "_ascend_pt";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string BaseName(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+std::string DirName(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+// "rank0_ascend_pt", "rank_3_ascend_pt", "profiler_info_3.json" → 3; else -1.
+int32_t RankFromName(std::string_view name) {
+  size_t pos = name.find("rank");
+  std::string_view digits;
+  if (pos != std::string_view::npos) {
+    size_t i = pos + 4;
+    if (i < name.size() && (name[i] == '_' || name[i] == '-')) ++i;
+    digits = name.substr(i);
+  } else if (StartsWith(name, "profiler_info_")) {
+    digits = name.substr(14);
+  } else {
+    return -1;
+  }
+  int32_t rank = -1;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  return ec == std::errc() && ptr != digits.data() ? rank : -1;
+}
+
+bool HasEntry(const std::vector<io::DirEntry>& entries, std::string_view name, io::PathKind kind) {
+  for (const auto& e : entries)
+    if (e.name == name && e.kind == kind) return true;
+  return false;
+}
+
+bool IsRunDir(const io::DirEntry& e) {
+  if (e.kind != io::PathKind::kDirectory) return false;
+  if (EndsWith(e.name, kRunDirSuffix)) return true;
+  auto children = io::ListDirectory(e.path);
+  return children.ok() && HasEntry(*children, kOutputDirName, io::PathKind::kDirectory);
+}
+
+// Reads profiler_info*.json of a run directory: metadata, and the rank and
+// CANN version for the CSV adapters.
+Status ReadProfilerInfo(const std::string& run_dir, const ImportOptions& options, Profile* profile,
+                        ascend::RunContext* run) {
+  auto entries = io::ListDirectory(run_dir);
+  if (!entries.ok()) return Status::Ok();
+  for (const auto& e : *entries) {
+    if (e.kind != io::PathKind::kFile || !StartsWith(e.name, "profiler_info") || !EndsWith(e.name, ".json")) continue;
+    auto rank = ascend::ImportProfilerInfo(e.path, options, profile);
+    if (!rank.ok()) {
+      // A broken side file must not stop the kernels from loading.
+      profile->CountLoss("ascend-pt: unreadable profiler_info json", rank.status().message());
+      continue;
+    }
+    if (run->device < 0) run->device = *rank >= 0 ? *rank : RankFromName(e.name);
+    auto cann = profile->metadata.find("cann_version");
+    if (cann != profile->metadata.end() && run->cann_version.empty()) {
+      run->cann_version = cann->second;
+      run->version_source = e.name;
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads the files of one ASCEND_PROFILER_OUTPUT folder. Returns how many files were read.
+StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& run, Profile* profile) {
+  PYPTO_ASSIGN_OR_RETURN(auto entries, io::ListDirectory(dir));
+  const ImportOptions& options = *run.options;
+  const int32_t device = run.device >= 0 ? run.device : 0;
+  int read = 0;
+  std::string trace_view, database;
+  struct CsvFile {
+    std::string_view name;
+    ascend::CsvKind kind;
+  };
+  static constexpr CsvFile kCsvFiles[] = {
+      {"kernel_details.csv", ascend::CsvKind::kTaskTable},
+      {"op_statistic.csv", ascend::CsvKind::kOpStatistic},
+      {"step_trace_time.csv", ascend::CsvKind::kStepTraceTime},
+      {"memory_record.csv", ascend::CsvKind::kMemoryRecord},
+      {"operator_memory.csv", ascend::CsvKind::kOperatorMemory},
+  };
+  for (const auto& e : entries) {
+    if (e.kind != io::PathKind::kFile) continue;
+    for (const auto& f : kCsvFiles) {
+      if (e.name != f.name) continue;
+      PYPTO_RETURN_IF_ERROR(ascend::ImportAscendCsv(e.path, run, profile, f.kind));
+      ++read;
+    }
+    if (e.name == "communication.json") {
+      Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
+      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
+      else ++read;
+    }
+    if (e.name == "trace_view.json") trace_view = e.path;
+    if (StartsWith(e.name, "ascend_pytorch_profiler") && EndsWith(e.name, ".db") && database.empty()) database = e.path;
+    if (e.name == "operator_details.csv")
+      profile->notes.push_back(e.path + ": not read (per-operator aggregates without times; host ops come from "
+                                        "trace_view.json)");
+  }
+  if (!trace_view.empty()) {
+#ifdef PYPTO_HAVE_ASCEND_TRACE_VIEW
+    PYPTO_RETURN_IF_ERROR(ImportAscendTraceView(trace_view, options, profile));
+    profile->source_files.push_back(trace_view);
+    ++read;
+#else
+    // TODO(ascend-trace-view): call ImportAscendTraceView once that importer lands.
+    profile->notes.push_back(trace_view + ": not read (trace_view importer not built in)");
+#endif
+  }
+  if (read == 0 && !database.empty()) {
+#ifdef PYPTO_HAVE_ASCEND_DB
+    PYPTO_RETURN_IF_ERROR(AscendDbImporter()->Import(database, options, profile));
+    profile->source_files.push_back(database);
+    profile->notes.push_back(dir + ": only a database export found; read " + BaseName(database));
+    ++read;
+#else
+    // TODO(ascend-db): delegate to AscendDbImporter() once that importer lands.
+    return UnsupportedError(database + ": Ascend database export found but the database importer is not built in");
+#endif
+  }
+  return read;
+}
+
+// One `*_ascend_pt` run directory (or a bare ASCEND_PROFILER_OUTPUT folder).
+StatusOr<int> ImportRunDir(const std::string& dir, int32_t rank_hint, const ImportOptions& options, Profile* profile) {
+  ascend::RunContext run;
+  run.options = &options;
+  std::string output = dir;
+  if (BaseName(dir) == kOutputDirName) {
+    PYPTO_RETURN_IF_ERROR(ReadProfilerInfo(DirName(dir), options, profile, &run));
+  } else {
+    PYPTO_RETURN_IF_ERROR(ReadProfilerInfo(dir, options, profile, &run));
+    if (io::GetPathKind(dir + "/" + std::string(kOutputDirName)) == io::PathKind::kDirectory)
+      output = dir + "/" + std::string(kOutputDirName);
+  }
+  if (run.device < 0) run.device = RankFromName(BaseName(dir == output ? DirName(dir) : dir));
+  if (run.device < 0) run.device = rank_hint;
+  return ImportOutputDir(output, run, profile);
+}
+
+class AscendPtImporterImpl final : public Importer {
+ public:
+  std::string_view name() const override { return "ascend-pt"; }
+  std::string_view description() const override {
+    return "Ascend PyTorch Profiler output (*_ascend_pt, ASCEND_PROFILER_OUTPUT, kernel_details.csv)";
+  }
+
+  int Sniff(const SniffInput& input) const override {
+    if (input.kind == io::PathKind::kFile) {
+      auto header = ascend::HeaderOfPrefix(input.prefix);
+      switch (ascend::ClassifyHeader(header)) {
+        case ascend::CsvKind::kTaskTable:
+          return ascend::StyleOfHeader(header) == ascend::TableStyle::kKernelDetails ? 90 : 0;
+        case ascend::CsvKind::kOpStatistic:
+        case ascend::CsvKind::kStepTraceTime: return 80;
+        case ascend::CsvKind::kMemoryRecord:
+        case ascend::CsvKind::kOperatorMemory: return 60;
+        case ascend::CsvKind::kUnknown: return 0;
+      }
+      return 0;
+    }
+    if (input.kind != io::PathKind::kDirectory) return 0;
+    std::string base = BaseName(input.path);
+    if (EndsWith(base, kRunDirSuffix) || base == kOutputDirName) return 90;
+    auto entries = io::ListDirectory(input.path);
+    if (!entries.ok()) return 0;
+    if (HasEntry(*entries, kOutputDirName, io::PathKind::kDirectory)) return 90;
+    for (const auto& e : *entries)
+      if (e.kind == io::PathKind::kDirectory && EndsWith(e.name, kRunDirSuffix)) return 85;
+    if (HasEntry(*entries, "kernel_details.csv", io::PathKind::kFile)) return 80;
+    return 0;
+  }
+
+  Status Import(const std::string& path, const ImportOptions& options, Profile* profile) const override {
+    profile->metadata["format"] = "ascend-pt";
+    profile->metadata["clock"] = "epoch";
+    io::PathKind kind = io::GetPathKind(path);
+    if (kind == io::PathKind::kSymlink && options.limits.follow_symlinks) kind = io::PathKind::kFile;
+    if (kind == io::PathKind::kMissing) return NotFoundError(path + ": no such file or directory");
+    if (kind == io::PathKind::kFile) return ImportFile(path, options, profile);
+    if (kind != io::PathKind::kDirectory) return InvalidArgumentError(path + ": not a regular file or directory");
+
+    PYPTO_ASSIGN_OR_RETURN(auto entries, io::ListDirectory(path));
+    std::string base = BaseName(path);
+    bool is_run = EndsWith(base, kRunDirSuffix) || base == kOutputDirName ||
+                  HasEntry(entries, kOutputDirName, io::PathKind::kDirectory) ||
+                  HasEntry(entries, "kernel_details.csv", io::PathKind::kFile);
+    if (!is_run) {
+      std::vector<const io::DirEntry*> runs;
+      for (const auto& e : entries)
+        if (IsRunDir(e)) runs.push_back(&e);
+      if (!runs.empty()) return ImportRanks(path, runs, options, profile);
+    }
+    PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(path, -1, options, profile));
+    if (read == 0)
+      return NotFoundError(path + ": no Ascend profiler output found (looked for kernel_details.csv, "
+                                  "op_statistic.csv, step_trace_time.csv, trace_view.json, "
+                                  "ascend_pytorch_profiler*.db in ASCEND_PROFILER_OUTPUT or *_ascend_pt folders)");
+    return Status::Ok();
+  }
+
+ private:
+  static Status ImportRanks(const std::string& path, const std::vector<const io::DirEntry*>& runs,
+                            const ImportOptions& options, Profile* profile) {
+    int total = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const io::DirEntry& run = *runs[i];
+      size_t tasks_before = profile->device_tasks.size();
+      size_t devices_before = profile->devices.size();
+      int32_t hint = RankFromName(run.name);
+      PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(run.path, hint >= 0 ? hint : static_cast<int32_t>(i), options,
+                                                    profile));
+      total += read;
+      std::string devices;
+      for (size_t d = devices_before; d < profile->devices.size(); ++d)
+        devices += (devices.empty() ? "" : ",") + std::to_string(profile->devices.rows[d].index);
+      profile->notes.push_back(run.path + ": rank " + (devices.empty() ? "?" : devices) + ", " +
+                               std::to_string(read) + " files, " +
+                               std::to_string(profile->device_tasks.size() - tasks_before) + " device tasks");
+    }
+    if (total == 0)
+      return NotFoundError(path + ": the *_ascend_pt folders hold no profiler output (no kernel_details.csv, "
+                                  "trace_view.json or database)");
+    profile->metadata["ranks"] = std::to_string(runs.size());
+    return Status::Ok();
+  }
+
+  static Status ImportFile(const std::string& path, const ImportOptions& options, Profile* profile) {
+    ascend::RunContext run;
+    run.options = &options;
+    // A file inside ASCEND_PROFILER_OUTPUT: the run's profiler_info*.json
+    // (one level up) gives the versions and the rank.
+    std::string dir = DirName(path);
+    if (BaseName(dir) == kOutputDirName) {
+      PYPTO_RETURN_IF_ERROR(ReadProfilerInfo(DirName(dir), options, profile, &run));
+      if (run.device < 0) run.device = RankFromName(BaseName(DirName(dir)));
+    }
+    return ascend::ImportAscendCsv(path, run, profile);
+  }
+};
+
+}  // namespace
+
+const Importer* AscendPtImporter() {
+  static const AscendPtImporterImpl importer;
+  return &importer;
+}
+
+}  // namespace pypto
