@@ -289,6 +289,8 @@ class TraceWriter {
     KeyStrIfSet("input_types", tasks.input_types(task));
     KeyStrIfSet("input_formats", tasks.input_formats(task));
     KeyStrIfSet("output_shapes", tasks.output_shapes(task));
+    KeyStrIfSet("output_types", tasks.output_types(task));
+    KeyStrIfSet("output_formats", tasks.output_formats(task));
     if (graph_.IsGraphLaunched(task)) json_.KeyBool("graph_launched", true);
     json_.KeyString("link", TaskLinkName(graph_.LinkOf(task)));
     const int32_t op = graph_.OperatorOf(task);

@@ -1,0 +1,147 @@
+// Analyze summary and its renderers on the hand-built sample profile: the
+// summary copies the graph's figures, --step errors list the steps, the JSON
+// parses and carries the schema, the text is aligned and has units.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "report/analysis_json.h"
+#include "report/analysis_summary.h"
+#include "report/analysis_text.h"
+#include "report/progress_line.h"
+#include "report/text_table.h"
+#include "unit/report/report_test_helpers.h"
+
+namespace pypto::report {
+namespace {
+
+using testing::SampleProfile;
+
+class AnalysisReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::BuildSampleProfile(&sample_);
+    StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(sample_.profile);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    graph_ = std::make_unique<OperatorCallGraph>(std::move(graph).value());
+  }
+
+  AnalysisSummary Summarize(const SummaryOptions& options = {}) {
+    StatusOr<AnalysisSummary> summary = SummarizeAnalysis(*graph_, options);
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    return summary.ok() ? std::move(summary).value() : AnalysisSummary{};
+  }
+
+  SampleProfile sample_;
+  std::unique_ptr<OperatorCallGraph> graph_;
+};
+
+TEST_F(AnalysisReport, SummaryCopiesTheGraphFigures) {
+  AnalysisSummary summary = Summarize();
+  EXPECT_EQ(summary.source_path, "sample.json");
+  EXPECT_EQ(summary.op_count, 1u);
+  EXPECT_EQ(summary.host_op_total, 3u);
+  EXPECT_EQ(summary.device_task_total, 1u);
+  ASSERT_EQ(summary.devices.size(), 1u);
+  EXPECT_EQ(summary.devices[0].name, "NVIDIA A100");
+  ASSERT_EQ(summary.steps.size(), graph_->Steps().size());
+  ASSERT_EQ(summary.top_host_ops.size(), 1u);
+  EXPECT_EQ(summary.top_host_ops[0].name, "aten::mm");
+  EXPECT_EQ(summary.top_host_ops[0].total_ns, 40'000);
+  EXPECT_EQ(summary.top_host_ops[0].self_ns, graph_->SelfTime(sample_.matmul_op));
+  ASSERT_EQ(summary.top_device_tasks.size(), 1u);
+  EXPECT_EQ(summary.top_device_tasks[0].total_ns, 50'000);
+  EXPECT_EQ(summary.critical_path.latency_ns, graph_->CriticalPathLatency().value());
+  EXPECT_EQ(summary.critical_path.breakdown.size(), kPathSegmentKindCount);
+  ASSERT_EQ(summary.device_utilization.size(), 1u);
+  EXPECT_EQ(summary.device_utilization[0].busy_ns, 50'000);
+  ASSERT_EQ(summary.stream_utilization.size(), 1u);
+  EXPECT_EQ(summary.stream_utilization[0].stream, 7);
+}
+
+TEST_F(AnalysisReport, TopRowsCutsTheTables) {
+  SummaryOptions options;
+  options.top_rows = 0;
+  AnalysisSummary summary = Summarize(options);
+  EXPECT_TRUE(summary.top_host_ops.empty());
+  EXPECT_EQ(summary.distinct_host_op_names, 1u);
+}
+
+TEST_F(AnalysisReport, StepSelectsThePathWindow) {
+  bool has_step_3 = false;
+  for (const StepInfo& step : graph_->Steps()) has_step_3 |= step.number == 3;
+  ASSERT_TRUE(has_step_3) << "the graph should find ProfilerStep#3";
+  SummaryOptions options;
+  options.step_number = 3;
+  AnalysisSummary summary = Summarize(options);
+  ASSERT_TRUE(summary.selected_step.has_value());
+  EXPECT_EQ(*summary.selected_step, 3);
+  EXPECT_EQ(summary.analysis_window.start, summary.critical_path.window.start);
+  EXPECT_EQ(summary.analysis_window.end, summary.critical_path.window.end);
+}
+
+TEST_F(AnalysisReport, MissingStepListsTheAvailableOnes) {
+  SummaryOptions options;
+  options.step_number = 7;
+  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(*graph_, options);
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(summary.status().message(), "sample.json: no step 7; available steps: 3");
+}
+
+TEST_F(AnalysisReport, JsonCarriesTheSchemaAndParses) {
+  const std::string json = RenderAnalysisJson(Summarize());
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_EQ(parser.parse(json).get(root), simdjson::SUCCESS) << json;
+  EXPECT_EQ(std::string_view(root["schema"]), "pypto.analyze/1");
+  EXPECT_EQ(uint64_t(root["counts"]["op_count"]), 1u);
+  EXPECT_EQ(std::string_view(root["top_host_ops"]["rows"].at(0)["name"]), "aten::mm");
+  EXPECT_EQ(int64_t(root["top_device_kernels"]["rows"].at(0)["total_ns"]), 50'000);
+  // The kernel name has an invalid byte: repaired to U+FFFD in the JSON.
+  EXPECT_EQ(std::string_view(root["top_device_kernels"]["rows"].at(0)["name"]), "gemm\"k\x01\xEF\xBF\xBD");
+  EXPECT_TRUE(root["selected_step"].is_null());
+  EXPECT_EQ(int64_t(root["critical_path"]["latency_ns"]), graph_->CriticalPathLatency().value());
+}
+
+TEST_F(AnalysisReport, TextHasSectionsAndUnits) {
+  const std::string text = RenderAnalysisText(Summarize());
+  for (const char* section : {"Profile", "Devices (1)", "Steps", "Critical path", "Device utilization",
+                              "Stream utilization", "Top 1 host operators by self time", "Counts",
+                              "Data loss (import)", "Links (call graph)"}) {
+    EXPECT_NE(text.find(section), std::string::npos) << section << "\n" << text;
+  }
+  EXPECT_NE(text.find("40.000 µs"), std::string::npos) << text;  // aten::mm total
+  EXPECT_NE(text.find("50.000 µs"), std::string::npos) << text;  // kernel total
+}
+
+TEST(TextFormatting, DurationsCarryUnits) {
+  EXPECT_EQ(FormatDuration(812), "812 ns");
+  EXPECT_EQ(FormatDuration(12'345), "12.345 µs");
+  EXPECT_EQ(FormatDuration(3'210'000), "3.210 ms");
+  EXPECT_EQ(FormatDuration(1'500'000'000), "1.500 s");
+  EXPECT_EQ(FormatDuration(kUnknownNs), "-");
+  EXPECT_EQ(FormatPercent(0.375), "37.5%");
+}
+
+TEST(TextFormatting, TableAlignsByCodePoints) {
+  TextTable table({{"NAME"}, {"TIME", Align::kRight}});
+  table.AddRow({"a", "1.000 µs"});
+  table.AddRow({"longer", "12.000 ms"});
+  EXPECT_EQ(table.Render(), "  NAME         TIME\n  a        1.000 µs\n  longer  12.000 ms\n");
+}
+
+TEST(TextFormatting, LongNamesAreCutWithAnEllipsis) {
+  EXPECT_EQ(Ellipsize("abcdef", 4), "abc…");
+  EXPECT_EQ(Ellipsize("µµµµµµ", 4), "µµµ…");
+  EXPECT_EQ(Ellipsize("abc", 4), "abc");
+}
+
+TEST(ProgressLine, ShowsMegabytesPercentAndRate) {
+  EXPECT_EQ(FormatProgressLine(45'200'000, 120'000'000, 2.0),
+            "[#########...............]  45.2 / 120.0 MB   37%  22.6 MB/s");
+  EXPECT_EQ(FormatProgressLine(5'000'000, 0, 0.5), "5.0 MB  10.0 MB/s");
+  EXPECT_EQ(FormatProgressLine(0, 10, 0), "[........................]  0.0 / 0.0 MB    0%");
+}
+
+}  // namespace
+}  // namespace pypto::report
