@@ -5,14 +5,20 @@ os.wait4 / getrusage). Prints one line of key=value pairs and, with --json-out,
 appends the same as a JSON object to a file.
 
 usage: measure.py [--bytes N | --input FILE] [--label L] [--timeout S]
-                  [--json-out FILE] [--quiet] -- CMD ARGS...
+                  [--mem-limit-mb M] [--stderr-log FILE] [--json-out FILE]
+                  [--quiet] [--extra K=V ...] -- CMD ARGS...
 
   --input FILE   throughput is over FILE's size (uncompressed size for .gz
                  files is NOT used: pass --bytes for that)
   --bytes N      throughput over N bytes
   --timeout S    kill the command (its whole process group) after S seconds;
                  reported as status=timeout
-  --quiet        discard the command's stdout (stderr is kept)
+  --mem-limit-mb M  cap the command's address space (RLIMIT_AS) at M MB, so a
+                 tool that needs more fails (status=oom) instead of pushing a
+                 shared machine into swap or the OOM killer
+  --stderr-log F write the command's stderr to F instead of the terminal
+  --quiet        discard the command's stdout
+  --extra K=V    copied into the JSON record (e.g. tool=pypto size_mb=300)
 
 Exit status: 0 when the command ran to completion with status 0, else 1.
 """
@@ -34,6 +40,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=0)
     ap.add_argument("--json-out")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--mem-limit-mb", type=int, default=0)
+    ap.add_argument("--stderr-log")
+    ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
@@ -43,7 +52,14 @@ def main():
 
     t0 = time.perf_counter()
     # Own process group, so a timeout can stop the command and its children.
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL if a.quiet else None, start_new_session=True)
+    def limit_memory():
+        if a.mem_limit_mb:
+            lim = a.mem_limit_mb * 1000 * 1000
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+    err = open(a.stderr_log, "wb") if a.stderr_log else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL if a.quiet else None, stderr=err,
+                            start_new_session=True, preexec_fn=limit_memory)
     status = "ok"
     deadline = t0 + a.timeout if a.timeout > 0 else None
     while True:
@@ -58,8 +74,15 @@ def main():
         time.sleep(0.005)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(wstatus)
+    if err:
+        err.close()
     if status == "ok" and proc.returncode != 0:
         status = f"exit{proc.returncode}"
+        if a.mem_limit_mb and a.stderr_log:
+            with open(a.stderr_log, "rb") as f:
+                text = f.read()
+            if b"MemoryError" in text or b"std::bad_alloc" in text or b"Unable to allocate" in text:
+                status = "oom"
     # ru_maxrss is in KiB on Linux. wait4 gives the child's own peak; a child
     # that runs its own children (e.g. a shell) is covered by RUSAGE_CHILDREN.
     rss_kib = max(ru.ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
@@ -74,9 +97,14 @@ def main():
         "rss_pct_of_input": round(100.0 * rss_mb * 1e6 / nbytes, 1) if nbytes else None,
         "user_s": round(ru.ru_utime, 3),
         "sys_s": round(ru.ru_stime, 3),
+        "mem_limit_mb": a.mem_limit_mb or None,
         "cmd": " ".join(cmd),
     }
-    print(" ".join(f"{k}={v}" for k, v in res.items() if k != "cmd"), file=sys.stderr)
+    for kv in a.extra:
+        k, _, v = kv.partition("=")
+        res[k] = v
+    print("  " + " ".join(f"{k}={res[k]}" for k in ("label", "status", "wall_s", "mb_s", "max_rss_mb",
+                                                   "user_s", "sys_s")), file=sys.stderr)
     if a.json_out:
         with open(a.json_out, "a") as f:
             f.write(json.dumps(res) + "\n")
