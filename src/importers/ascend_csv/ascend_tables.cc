@@ -98,6 +98,25 @@ void Progress(const RunContext& run, const csv::CsvReader& reader) {
 
 // ------------------------------------------------------------ per-task tables
 
+// Gives an existing task (read from trace_view.json) the Ascend facts of a
+// kernel_details row.
+void EnrichTask(Profile* profile, uint32_t task, const DeviceTaskRow& row) {
+  DeviceTaskTable& t = profile->device_tasks;
+  t.core_type[task] = row.core_type;
+  if (row.core_type != kEmptyStr) t.kind[task] = row.kind;  // the trace may say "Other" (2024)
+  DeviceTaskDetailTable& d = t.details;
+  if (t.detail[task] < 0) {
+    t.detail[task] = static_cast<int32_t>(d.size());
+    d.block_dim.push_back(-1); d.mix_block_dim.push_back(-1); d.op_type.push_back(kEmptyStr);
+    d.input_shapes.push_back(kEmptyStr); d.input_types.push_back(kEmptyStr); d.input_formats.push_back(kEmptyStr);
+    d.output_shapes.push_back(kEmptyStr); d.output_types.push_back(kEmptyStr); d.output_formats.push_back(kEmptyStr);
+  }
+  size_t k = static_cast<size_t>(t.detail[task]);
+  d.block_dim[k] = row.block_dim; d.mix_block_dim[k] = row.mix_block_dim; d.op_type[k] = row.op_type;
+  d.input_shapes[k] = row.input_shapes; d.input_types[k] = row.input_types; d.input_formats[k] = row.input_formats;
+  d.output_shapes[k] = row.output_shapes; d.output_types[k] = row.output_types; d.output_formats[k] = row.output_formats;
+}
+
 Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
                        const RunContext& run, Profile* profile) {
   const TableStyle style = StyleOfHeader(header);
@@ -177,6 +196,10 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
 
   std::map<std::pair<int32_t, int64_t>, uint32_t> tracks;
   std::unordered_map<StrId, DeviceTaskKind> kinds;
+  std::unordered_multimap<TimeNs, uint32_t> trace_tasks;  // start → task read from trace_view.json
+  for (size_t i = run.merge_from_task; i < profile->device_tasks.size(); ++i)
+    trace_tasks.emplace(profile->device_tasks.ts[i], static_cast<uint32_t>(i));
+  uint64_t merged = 0, unmatched = 0;
   const size_t width = header.size();
   const int c_name = col(TaskField::kName), c_start = col(TaskField::kStart), c_dur = col(TaskField::kDuration);
   const int c_core = col(TaskField::kCoreType), c_type = col(TaskField::kOpType);
@@ -267,7 +290,20 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     row.output_shapes = list(TaskField::kOutputShapes, false);
     row.output_types = list(TaskField::kOutputTypes, false);
     row.output_formats = list(TaskField::kOutputFormats, true);
-    const uint32_t task = profile->device_tasks.Add(row);
+    uint32_t task = UINT32_MAX;
+    if (!trace_tasks.empty()) {
+      auto range = trace_tasks.equal_range(row.ts);
+      for (auto it = range.first; it != range.second; ++it) {
+        if (profile->device_tasks.name[it->second] != row.name) continue;
+        task = it->second;
+        trace_tasks.erase(it);
+        break;
+      }
+      if (task == UINT32_MAX) ++unmatched;
+      else ++merged;
+    }
+    if (task == UINT32_MAX) task = profile->device_tasks.Add(row);
+    else EnrichTask(profile, task, row);
 
     if (file_device >= 0 && file_device != device)
       profile->attributes.Add(OwnerKind::kDeviceTask, task, device_id_key, profile->Intern(reader[c_device]),
@@ -295,6 +331,9 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     }
   }
   Progress(run, reader);
+  if (run.merge_from_task != SIZE_MAX && run.merge_from_task < profile->device_tasks.size())
+    profile->notes.push_back(path + ": " + std::to_string(merged) + " rows matched a trace_view.json task (same start "
+                             "and name) and enriched it; " + std::to_string(unmatched) + " rows added as new tasks");
   return Status::Ok();
 }
 

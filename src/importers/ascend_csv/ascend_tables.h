@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,11 @@ struct RunContext {
   int32_t device = -1;          // rank / device index from the layout; -1 = from Device_id, else 0
   std::string cann_version;     // from profiler_info*.json / info.json ("" = unknown)
   std::string version_source;   // where cann_version came from (for notes)
+  // Device tasks from this row on were read from the run's trace_view.json: a
+  // kernel_details row with the same start (ns) and name enriches that task
+  // (core type, details, PMU attributes) instead of adding a duplicate. The
+  // trace holds the launch links; the CSV holds shapes and PMU metrics.
+  size_t merge_from_task = SIZE_MAX;
 };
 
 // Which Ascend summary file a CSV header belongs to.

@@ -11,8 +11,8 @@
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #define PYPTO_HAVE_ASCEND_TRACE_VIEW 1
 #endif
-#if __has_include("importers/ascend_db/ascend_db_importer.h")
-#include "importers/ascend_db/ascend_db_importer.h"
+#if __has_include("importers/ascend_db/ascend_db.h")
+#include "importers/ascend_db/ascend_db.h"
 #define PYPTO_HAVE_ASCEND_DB 1
 #endif
 
@@ -116,24 +116,15 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
   };
   for (const auto& e : entries) {
     if (e.kind != io::PathKind::kFile) continue;
-    for (const auto& f : kCsvFiles) {
-      if (e.name != f.name) continue;
-      PYPTO_RETURN_IF_ERROR(ascend::ImportAscendCsv(e.path, run, profile, f.kind));
-      ++read;
-    }
-    if (e.name == "communication.json") {
-      Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
-      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
-      else ++read;
-    }
     if (e.name == "trace_view.json") trace_view = e.path;
     if (StartsWith(e.name, "ascend_pytorch_profiler") && EndsWith(e.name, ".db") && database.empty()) database = e.path;
-    if (e.name == "operator_details.csv")
-      profile->notes.push_back(e.path + ": not read (per-operator aggregates without times; host ops come from "
-                                        "trace_view.json)");
   }
+  // The timeline first: it holds host ops and launch links; kernel_details
+  // rows then enrich its device tasks (RunContext::merge_from_task).
+  ascend::RunContext csv_run = run;
   if (!trace_view.empty()) {
 #ifdef PYPTO_HAVE_ASCEND_TRACE_VIEW
+    csv_run.merge_from_task = profile->device_tasks.size();
     PYPTO_RETURN_IF_ERROR(ImportAscendTraceView(trace_view, options, profile));
     profile->source_files.push_back(trace_view);
     ++read;
@@ -141,6 +132,22 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     // TODO(ascend-trace-view): call ImportAscendTraceView once that importer lands.
     profile->notes.push_back(trace_view + ": not read (trace_view importer not built in)");
 #endif
+  }
+  for (const auto& e : entries) {
+    if (e.kind != io::PathKind::kFile) continue;
+    for (const auto& f : kCsvFiles) {
+      if (e.name != f.name) continue;
+      PYPTO_RETURN_IF_ERROR(ascend::ImportAscendCsv(e.path, csv_run, profile, f.kind));
+      ++read;
+    }
+    if (e.name == "communication.json") {
+      Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
+      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
+      else ++read;
+    }
+    if (e.name == "operator_details.csv")
+      profile->notes.push_back(e.path + ": not read (per-operator aggregates without times; host ops come from "
+                                        "trace_view.json)");
   }
   if (read == 0 && !database.empty()) {
 #ifdef PYPTO_HAVE_ASCEND_DB
@@ -227,6 +234,7 @@ class AscendPtImporterImpl final : public Importer {
       if (!runs.empty()) return ImportRanks(path, runs, options, profile);
     }
     PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(path, -1, options, profile));
+    profile->metadata["format"] = "ascend-pt";  // the timeline importer may have set its own name
     if (read == 0)
       return NotFoundError(path + ": no Ascend profiler output found (looked for kernel_details.csv, "
                                   "op_statistic.csv, step_trace_time.csv, trace_view.json, "
@@ -257,6 +265,7 @@ class AscendPtImporterImpl final : public Importer {
       return NotFoundError(path + ": the *_ascend_pt folders hold no profiler output (no kernel_details.csv, "
                                   "trace_view.json or database)");
     profile->metadata["ranks"] = std::to_string(runs.size());
+    profile->metadata["format"] = "ascend-pt";
     return Status::Ok();
   }
 
