@@ -1,5 +1,6 @@
 #include "importers/detect.h"
 
+#include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_pt/ascend_pt_importer.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/kineto/kineto_importer.h"
@@ -12,6 +13,7 @@ const std::vector<const Importer*>& AllImporters() {
       KinetoImporter(),
       KinetoLegacyImporter(),
       AscendTraceViewImporter(),
+      AscendDbImporter(),
       AscendPtImporter(),
       MsprofImporter(),
   };

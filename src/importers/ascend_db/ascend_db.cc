@@ -1,0 +1,636 @@
+#include "importers/ascend_db/ascend_db.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "importers/ascend_common/ascend_vocabulary.h"
+
+namespace pypto {
+namespace {
+
+constexpr std::string_view kImporterName = "ascend-db";
+// The 16-byte header every SQLite 3 database file starts with (sqlite.org/fileformat.html §1.3).
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+// Check for cancellation every this many rows.
+constexpr uint64_t kCancelCheckRows = 65536;
+// CANN_API / PYTORCH_API globalTid = pid << 32 | tid (reference §7 "Joins").
+constexpr int kGlobalTidShift = 32;
+// ENUM_API_TYPE ids of PYTORCH_API.type (reference §7; the 2025 sample's enum table).
+constexpr int64_t kTorchApiOp = 50001, kTorchApiQueue = 50002, kTorchApiTrace = 50003, kTorchApiMstx = 50004;
+
+// Tables without which a file is not a profiler database.
+constexpr std::string_view kRequiredTables[] = {"STRING_IDS", "TASK"};
+
+std::string PercentEncode(const std::string& path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+                 c == '.' || c == '_' || c == '-' || c == '~';
+    if (plain) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StmtCloser {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+
+// One row of a query, with helpers that hide NULLs and STRING_IDS lookups.
+class Row {
+ public:
+  Row(sqlite3_stmt* stmt, uint64_t index) : stmt_(stmt), index_(index) {}
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t Int(int col, int64_t if_null = kNoId) const {
+    return IsNull(col) ? if_null : sqlite3_column_int64(stmt_, col);
+  }
+  double Real(int col) const {
+    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, col);
+  }
+  bool IsText(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_TEXT; }
+  std::string_view Text(int col) const {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    if (!t) return {};
+    return {reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+  }
+  uint64_t index() const { return index_; }
+
+ private:
+  sqlite3_stmt* stmt_;
+  uint64_t index_;
+};
+
+class DbReader {
+ public:
+  DbReader(const std::string& path, const ImportOptions& options, Profile* profile)
+      : path_(path), options_(options), p_(*profile) {}
+  Status Run();
+
+ private:
+  Status Open();
+  // Runs SELECT of `columns` from `table`; columns the table lacks read as NULL.
+  Status Select(const std::string& table, const std::vector<std::string>& columns,
+                const std::function<Status(const Row&)>& on_row, const std::string& tail = "");
+  bool HasTable(std::string_view t) const { return tables_.count(std::string(t)) > 0; }
+  // A text column: an id into STRING_IDS (integer) or literal text (some columns, some versions).
+  StrId Str(const Row& row, int col);
+  std::string Loc(const std::string& table, uint64_t row) const {
+    return path_ + ": table " + table + " row " + std::to_string(row + 1);
+  }
+  void Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id);
+
+  Status ReadStrings();
+  Status ReadMetadata();
+  Status ReadTasks();
+  Status ReadPmu();
+  Status ReadCommunicationOps();
+  Status ReadCannApi();
+  Status ReadTorchApi();
+  Status ReadSteps();
+  Status ReadFrequency();
+
+  const std::string& path_;
+  const ImportOptions& options_;
+  Profile& p_;
+  std::unique_ptr<sqlite3, DbCloser> db_;
+  std::set<std::string> tables_;
+  std::unordered_map<int64_t, StrId> strings_;
+  std::unordered_map<int64_t, uint32_t> task_by_global_id_;
+  std::unordered_multimap<int64_t, uint32_t> tasks_by_connection_;
+  std::unordered_map<int64_t, uint32_t> cann_by_connection_;
+  int32_t main_device_ = 0;
+  uint64_t torch_to_task_links_ = 0;
+  uint64_t cann_to_task_links_ = 0;
+};
+
+Status DbReader::Open() {
+  switch (io::GetPathKind(path_)) {
+    case io::PathKind::kMissing:
+      return NotFoundError(path_ + ": no such file");
+    case io::PathKind::kSymlink:
+      if (!options_.limits.follow_symlinks)
+        return InvalidArgumentError(path_ + ": is a symbolic link (not followed by default; pass --follow-symlinks to allow)");
+      break;
+    case io::PathKind::kFile:
+      break;
+    default:
+      return InvalidArgumentError(path_ + ": not a regular file");
+  }
+  // Size cap and regular-file check through the same guarded open as every input.
+  { PYPTO_ASSIGN_OR_RETURN(auto source, io::OpenByteSource(path_, options_.limits)); }
+  PYPTO_ASSIGN_OR_RETURN(std::string head, io::ReadPrefix(path_, kSqliteMagic.size(), options_.limits));
+  if (head != kSqliteMagic)
+    return UnsupportedError(path_ + ": byte 0: not an SQLite database (no 'SQLite format 3' header)");
+
+  std::string uri = "file:" + PercentEncode(path_) + "?mode=ro&immutable=1";
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  db_.reset(raw);
+  if (rc != SQLITE_OK)
+    return IoError(path_ + ": cannot open as SQLite database: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  // Untrusted file: no extensions, no functions called from schema objects, no writes.
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+
+  sqlite3_stmt* stmt = nullptr;
+  rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1, &stmt, nullptr);
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  if (rc != SQLITE_OK) return CorruptError(path_ + ": cannot read the database schema: " + sqlite3_errmsg(raw));
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(stmt, 0);
+    if (t) tables_.insert(reinterpret_cast<const char*>(t));
+  }
+  if (rc != SQLITE_DONE) return CorruptError(path_ + ": cannot read the database schema: " + sqlite3_errmsg(raw));
+  for (std::string_view t : kRequiredTables)
+    if (!HasTable(t)) return UnsupportedError(path_ + ": not an Ascend profiler database: missing table " + std::string(t));
+  return Status::Ok();
+}
+
+Status DbReader::Select(const std::string& table, const std::vector<std::string>& columns,
+                        const std::function<Status(const Row&)>& on_row, const std::string& tail) {
+  // Which of the wanted columns exist (schemas differ across CANN versions and
+  // MindStudio Insight adds columns).
+  std::set<std::string> present;
+  {
+    sqlite3_stmt* info = nullptr;
+    std::string pragma = "PRAGMA table_info(\"" + table + "\")";
+    if (sqlite3_prepare_v2(db_.get(), pragma.c_str(), -1, &info, nullptr) != SQLITE_OK)
+      return CorruptError(path_ + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db_.get()));
+    std::unique_ptr<sqlite3_stmt, StmtCloser> guard(info);
+    int rc;
+    while ((rc = sqlite3_step(info)) == SQLITE_ROW) {
+      const unsigned char* name = sqlite3_column_text(info, 1);
+      if (name) present.insert(reinterpret_cast<const char*>(name));
+    }
+    if (rc != SQLITE_DONE)
+      return CorruptError(path_ + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db_.get()));
+  }
+  std::string sql = "SELECT ";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) sql += ", ";
+    sql += present.count(columns[i]) ? "\"" + columns[i] + "\"" : std::string("NULL");
+  }
+  sql += " FROM \"" + table + "\" " + tail;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+    return CorruptError(path_ + ": table " + table + ": " + sqlite3_errmsg(db_.get()));
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  uint64_t index = 0;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    PYPTO_RETURN_IF_ERROR(on_row(Row(stmt, index)));
+    if (++index % kCancelCheckRows == 0 && options_.cancel && options_.cancel->load())
+      return CancelledError(path_ + ": import cancelled");
+  }
+  if (rc != SQLITE_DONE) return CorruptError(Loc(table, index) + ": " + sqlite3_errmsg(db_.get()));
+  return Status::Ok();
+}
+
+StrId DbReader::Str(const Row& row, int col) {
+  if (row.IsNull(col)) return kEmptyStr;
+  if (row.IsText(col)) return p_.Intern(row.Text(col));
+  int64_t id = row.Int(col);
+  auto it = strings_.find(id);
+  if (it != strings_.end()) return it->second;
+  p_.CountLoss("string id missing from STRING_IDS (kept as number)", path_ + ": id " + std::to_string(id));
+  return p_.Intern(std::to_string(id));
+}
+
+void DbReader::Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id) {
+  if (row.IsNull(col)) return;
+  if (string_id) {
+    p_.attributes.Add(kind, owner, p_.Intern(key), Str(row, col), std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  if (row.IsText(col)) {
+    p_.attributes.Add(kind, owner, p_.Intern(key), p_.Intern(row.Text(col)), std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  int64_t v = row.Int(col);
+  p_.attributes.Add(kind, owner, p_.Intern(key), p_.Intern(std::to_string(v)), static_cast<double>(v));
+}
+
+Status DbReader::ReadStrings() {
+  return Select("STRING_IDS", {"id", "value"}, [&](const Row& r) {
+    strings_[r.Int(0)] = p_.Intern(r.Text(1));
+    return Status::Ok();
+  });
+}
+
+Status DbReader::ReadMetadata() {
+  if (HasTable("META_DATA"))
+    PYPTO_RETURN_IF_ERROR(Select("META_DATA", {"name", "value"}, [&](const Row& r) {
+      std::string name(r.Text(0));
+      p_.metadata["ascend_db." + name] = std::string(r.Text(1));
+      if (name == "SCHEMA_VERSION") p_.metadata["format_version"] = std::string(r.Text(1));
+      return Status::Ok();
+    }));
+  if (HasTable("NPU_INFO"))
+    PYPTO_RETURN_IF_ERROR(Select("NPU_INFO", {"id", "name"}, [&](const Row& r) {
+      int32_t index = static_cast<int32_t>(r.Int(0, 0));
+      StrId name = Str(r, 1);
+      for (DeviceRow& d : p_.devices.rows)
+        if (d.kind == DeviceKind::kNpu && d.index == index) {
+          if (d.name == kEmptyStr) d.name = name;
+          return Status::Ok();
+        }
+      p_.devices.rows.push_back(DeviceRow{index, DeviceKind::kNpu, name});
+      return Status::Ok();
+    }));
+  if (HasTable("HOST_INFO"))
+    PYPTO_RETURN_IF_ERROR(Select("HOST_INFO", {"hostName"}, [&](const Row& r) {
+      if (!r.IsNull(0)) p_.metadata["host_name"] = std::string(p_.Str(Str(r, 0)));
+      return Status::Ok();
+    }));
+  if (HasTable("RANK_DEVICE_MAP"))
+    PYPTO_RETURN_IF_ERROR(Select("RANK_DEVICE_MAP", {"rankId", "deviceId"}, [&](const Row& r) {
+      if (!r.IsNull(0)) p_.metadata["rank_id"] = std::to_string(r.Int(0));
+      if (!r.IsNull(1)) main_device_ = static_cast<int32_t>(r.Int(1));
+      return Status::Ok();
+    }));
+  if (HasTable("SESSION_TIME_INFO"))
+    PYPTO_RETURN_IF_ERROR(Select("SESSION_TIME_INFO", {"startTimeNs", "endTimeNs"}, [&](const Row& r) {
+      if (!r.IsNull(0)) p_.metadata["session_start_ns"] = std::to_string(r.Int(0));
+      if (!r.IsNull(1)) p_.metadata["session_end_ns"] = std::to_string(r.Int(1));
+      return Status::Ok();
+    }));
+  return Status::Ok();
+}
+
+Status DbReader::ReadTasks() {
+  struct ComputeInfo {
+    StrId name, task_type, op_type, in_formats, in_types, in_shapes, out_formats, out_types, out_shapes;
+    int32_t block = -1, mix_block = -1;
+  };
+  struct CommInfo {
+    StrId name, task_type, group;
+    int64_t plane = kNoId, size = -1;
+  };
+  std::unordered_map<int64_t, ComputeInfo> compute;
+  std::unordered_map<int64_t, CommInfo> comm;
+  if (HasTable("COMPUTE_TASK_INFO"))
+    PYPTO_RETURN_IF_ERROR(Select(
+        "COMPUTE_TASK_INFO",
+        {"globalTaskId", "name", "blockDim", "blockNum", "mixBlockDim", "mixBlockNum", "taskType", "opType",
+         "inputFormats", "inputDataTypes", "inputShapes", "outputFormats", "outputDataTypes", "outputShapes"},
+        [&](const Row& r) {
+          ComputeInfo c;
+          c.name = Str(r, 1);
+          c.block = static_cast<int32_t>(r.IsNull(2) ? r.Int(3, -1) : r.Int(2));
+          c.mix_block = static_cast<int32_t>(r.IsNull(4) ? r.Int(5, -1) : r.Int(4));
+          c.task_type = Str(r, 6);
+          c.op_type = Str(r, 7);
+          c.in_formats = Str(r, 8);
+          c.in_types = Str(r, 9);
+          c.in_shapes = Str(r, 10);
+          c.out_formats = Str(r, 11);
+          c.out_types = Str(r, 12);
+          c.out_shapes = Str(r, 13);
+          compute[r.Int(0)] = c;
+          return Status::Ok();
+        }));
+  if (HasTable("COMMUNICATION_TASK_INFO"))
+    PYPTO_RETURN_IF_ERROR(Select("COMMUNICATION_TASK_INFO", {"globalTaskId", "name", "taskType", "groupName", "planeId", "size"},
+                                 [&](const Row& r) {
+                                   CommInfo c;
+                                   c.name = Str(r, 1);
+                                   c.task_type = Str(r, 2);
+                                   c.group = Str(r, 3);
+                                   c.plane = r.Int(4);
+                                   c.size = r.Int(5, -1);
+                                   comm[r.Int(0)] = c;
+                                   return Status::Ok();
+                                 }));
+  bool first = true;
+  return Select(
+      "TASK",
+      {"startNs", "endNs", "deviceId", "connectionId", "globalTaskId", "taskType", "streamId", "taskId", "contextId", "modelId"},
+      [&](const Row& r) {
+        if (r.IsNull(0) || r.IsNull(1) || r.Int(1) < r.Int(0)) {
+          p_.CountLoss("task without valid startNs/endNs (skipped)", Loc("TASK", r.index()));
+          return Status::Ok();
+        }
+        int32_t device = static_cast<int32_t>(r.Int(2, 0));
+        if (first) main_device_ = device, first = false;
+        int64_t stream = r.Int(6, -1);
+        int64_t global_id = r.Int(4);
+        StrId type = Str(r, 5);
+        DeviceTaskRow row;
+        row.ts = r.Int(0);
+        row.dur = r.Int(1) - r.Int(0);
+        row.track = p_.DeviceTrack("npu " + std::to_string(device), "stream " + std::to_string(stream), device, stream);
+        row.category = type;
+        row.correlation = r.Int(3);
+        ascend::TaskTypeInfo info = ascend::ClassifyTaskType(p_.Str(type));
+        row.kind = info.kind;
+        row.name = type;
+        if (auto it = compute.find(global_id); it != compute.end()) {
+          const ComputeInfo& c = it->second;
+          ascend::TaskTypeInfo compute_type = ascend::ClassifyTaskType(p_.Str(c.task_type));
+          row.kind = DeviceTaskKind::kKernel;
+          row.name = c.name;
+          if (!compute_type.core_type.empty()) row.core_type = p_.Intern(compute_type.core_type);
+          row.block_dim = c.block;
+          row.mix_block_dim = c.mix_block;
+          row.op_type = c.op_type;
+          row.input_formats = c.in_formats;
+          row.input_types = c.in_types;
+          row.input_shapes = c.in_shapes;
+          row.output_formats = c.out_formats;
+          row.output_types = c.out_types;
+          row.output_shapes = c.out_shapes;
+        } else if (auto ct = comm.find(global_id); ct != comm.end()) {
+          row.kind = DeviceTaskKind::kCommunication;
+          row.name = ct->second.name;
+          row.bytes = ct->second.size;
+        } else if (info.core_type.size()) {
+          row.core_type = p_.Intern(info.core_type);
+        }
+        uint32_t task = p_.device_tasks.Add(row);
+        if (global_id != kNoId) task_by_global_id_[global_id] = task;
+        if (row.correlation != kNoId) tasks_by_connection_.emplace(row.correlation, task);
+        Attr(OwnerKind::kDeviceTask, task, "taskId", r, 7, false);
+        if (r.Int(8) != ascend::kNotApplicableU32) Attr(OwnerKind::kDeviceTask, task, "contextId", r, 8, false);
+        if (r.Int(9) != ascend::kNotApplicableU32) Attr(OwnerKind::kDeviceTask, task, "modelId", r, 9, false);
+        if (auto ct = comm.find(global_id); ct != comm.end()) {
+          p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("groupName"), ct->second.group,
+                            std::numeric_limits<double>::quiet_NaN());
+          if (ct->second.plane != kNoId)
+            p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("planeId"),
+                              p_.Intern(std::to_string(ct->second.plane)), static_cast<double>(ct->second.plane));
+        }
+        return Status::Ok();
+      });
+}
+
+Status DbReader::ReadPmu() {
+  if (!HasTable("TASK_PMU_INFO")) return Status::Ok();
+  return Select("TASK_PMU_INFO", {"globalTaskId", "name", "value"}, [&](const Row& r) {
+    auto it = task_by_global_id_.find(r.Int(0));
+    if (it == task_by_global_id_.end()) {
+      p_.CountLoss("PMU value of an unknown task (skipped)", Loc("TASK_PMU_INFO", r.index()));
+      return Status::Ok();
+    }
+    double v = r.Real(2);
+    std::string text = std::isnan(v) ? std::string() : fmt::format("{}", v);
+    p_.attributes.Add(OwnerKind::kDeviceTask, it->second, Str(r, 1), p_.Intern(text), v);
+    return Status::Ok();
+  });
+}
+
+
+Status DbReader::ReadCommunicationOps() {
+  if (!HasTable("COMMUNICATION_OP")) return Status::Ok();
+  return Select(
+      "COMMUNICATION_OP",
+      {"opName", "startNs", "endNs", "connectionId", "groupName", "opId", "relay", "retry", "dataType", "algType",
+       "count", "opType"},
+      [&](const Row& r) {
+        if (r.IsNull(1) || r.IsNull(2) || r.Int(2) < r.Int(1)) {
+          p_.CountLoss("communication op without valid startNs/endNs (skipped)", Loc("COMMUNICATION_OP", r.index()));
+          return Status::Ok();
+        }
+        StrId group = Str(r, 4);
+        DeviceTaskRow row;
+        row.name = Str(r, 0);
+        row.category = p_.Intern("communication_op");
+        row.kind = DeviceTaskKind::kCommunication;
+        row.ts = r.Int(1);
+        row.dur = r.Int(2) - r.Int(1);
+        row.correlation = r.Int(3);
+        // The table has no device column: a database holds one rank (RANK_DEVICE_MAP / TASK.deviceId).
+        row.track = p_.DeviceTrack("npu " + std::to_string(main_device_), "hccl group " + std::string(p_.Str(group)),
+                                   main_device_, -1);
+        uint32_t task = p_.device_tasks.Add(row);
+        p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("groupName"), group,
+                          std::numeric_limits<double>::quiet_NaN());
+        Attr(OwnerKind::kDeviceTask, task, "opId", r, 5, false);
+        Attr(OwnerKind::kDeviceTask, task, "relay", r, 6, false);
+        Attr(OwnerKind::kDeviceTask, task, "retry", r, 7, false);
+        Attr(OwnerKind::kDeviceTask, task, "dataType", r, 8, false);  // ENUM_HCCL_DATA_TYPE id
+        Attr(OwnerKind::kDeviceTask, task, "algType", r, 9, true);
+        Attr(OwnerKind::kDeviceTask, task, "count", r, 10, false);
+        Attr(OwnerKind::kDeviceTask, task, "opType", r, 11, true);
+        return Status::Ok();
+      });
+}
+
+uint32_t HostTrackOf(Profile& p, int64_t global_tid) {
+  uint64_t g = static_cast<uint64_t>(global_tid);
+  return p.TrackFor(std::to_string(g >> kGlobalTidShift), std::to_string(g & 0xffffffffull), TrackKind::kHostThread);
+}
+
+Status DbReader::ReadCannApi() {
+  if (!HasTable("CANN_API")) return Status::Ok();
+  std::unordered_map<int64_t, StrId> api_types;
+  if (HasTable("ENUM_API_TYPE"))
+    PYPTO_RETURN_IF_ERROR(Select("ENUM_API_TYPE", {"id", "name"}, [&](const Row& r) {
+      api_types[r.Int(0)] = p_.Intern(r.Text(1));
+      return Status::Ok();
+    }));
+  return Select("CANN_API", {"startNs", "endNs", "type", "globalTid", "connectionId", "name"}, [&](const Row& r) {
+    if (r.IsNull(0) || r.IsNull(1) || r.Int(1) < r.Int(0)) {
+      p_.CountLoss("CANN API call without valid startNs/endNs (skipped)", Loc("CANN_API", r.index()));
+      return Status::Ok();
+    }
+    HostOpRow row;
+    row.name = Str(r, 5);
+    row.kind = HostOpKind::kRuntime;
+    auto type = api_types.find(r.Int(2));
+    row.category = type != api_types.end() ? type->second : p_.Intern("CANN");
+    row.ts = r.Int(0);
+    row.dur = r.Int(1) - r.Int(0);
+    row.track = HostTrackOf(p_, r.Int(3, 0));
+    row.correlation = r.Int(4);
+    uint32_t op = p_.host_ops.Add(row);
+    if (row.correlation != kNoId) {
+      cann_by_connection_[row.correlation] = op;
+      cann_to_task_links_ += tasks_by_connection_.count(row.correlation);
+    }
+    return Status::Ok();
+  });
+}
+
+Status DbReader::ReadTorchApi() {
+  if (!HasTable("PYTORCH_API")) return Status::Ok();
+  // CONNECTION_IDS: one PYTORCH_API.connectionId -> many CANN/TASK connection ids.
+  std::unordered_multimap<int64_t, int64_t> connections;
+  if (HasTable("CONNECTION_IDS"))
+    PYPTO_RETURN_IF_ERROR(Select("CONNECTION_IDS", {"id", "connectionId"}, [&](const Row& r) {
+      if (!r.IsNull(0) && !r.IsNull(1)) connections.emplace(r.Int(0), r.Int(1));
+      return Status::Ok();
+    }));
+  StrId cat_op = p_.Intern("cpu_op"), cat_enqueue = p_.Intern("enqueue"), cat_dequeue = p_.Intern("dequeue"),
+        cat_trace = p_.Intern("python_function"), cat_mstx = p_.Intern("mstx"), cat_queue = p_.Intern("async_task_queue");
+  return Select(
+      "PYTORCH_API",
+      {"startNs", "endNs", "globalTid", "connectionId", "name", "sequenceNumber", "fwdThreadId", "inputDtypes",
+       "inputShapes", "callchainId", "type"},
+      [&](const Row& r) {
+        // startNs/endNs are TEXT in the 2025 sample: read as integers, exactly.
+        auto ns = [&](int col) -> std::optional<int64_t> {
+          if (r.IsNull(col)) return std::nullopt;
+          if (!r.IsText(col)) return r.Int(col);
+          std::optional<uint64_t> v = ascend::ParseUint64(r.Text(col));
+          if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+          return static_cast<int64_t>(*v);
+        };
+        std::optional<int64_t> start = ns(0), end = ns(1);
+        if (!start || !end || *end < *start) {
+          p_.CountLoss("PyTorch API event without valid startNs/endNs (skipped)", Loc("PYTORCH_API", r.index()));
+          return Status::Ok();
+        }
+        HostOpRow row;
+        row.name = Str(r, 4);
+        std::string_view name = p_.Str(row.name);
+        int64_t type = r.Int(10, kTorchApiOp);
+        bool queue = type == kTorchApiQueue;
+        if (type == kTorchApiOp) {
+          row.kind = name.starts_with("ProfilerStep#") ? HostOpKind::kUserAnnotation : HostOpKind::kOperator;
+          row.category = cat_op;
+        } else if (queue) {
+          row.kind = HostOpKind::kOther;
+          row.category = name.starts_with("Dequeue") ? cat_dequeue : cat_enqueue;
+        } else if (type == kTorchApiTrace) {
+          row.kind = HostOpKind::kPython;
+          row.category = cat_trace;
+        } else if (type == kTorchApiMstx) {
+          row.kind = HostOpKind::kUserAnnotation;
+          row.category = cat_mstx;
+        } else {
+          row.kind = HostOpKind::kOther;
+          row.category = p_.Intern(std::to_string(type));
+        }
+        row.ts = *start;
+        row.dur = *end - *start;
+        row.track = HostTrackOf(p_, r.Int(2, 0));
+        int64_t seq = r.Int(5, -1);
+        if (seq >= 0) row.sequence_number = seq;
+        row.input_types = Str(r, 7);
+        row.input_dims = Str(r, 8);
+        int64_t link = r.Int(3);
+        if (link != kNoId && !queue) row.external_id = link;
+        uint32_t op = p_.host_ops.Add(row);
+        if (int64_t fwd = r.Int(6, 0); fwd != 0) Attr(OwnerKind::kHostOp, op, "Fwd thread id", r, 6, false);
+        if (!r.IsNull(9)) Attr(OwnerKind::kHostOp, op, "callchainId", r, 9, false);
+        if (link == kNoId) return Status::Ok();
+        auto range = connections.equal_range(link);
+        for (auto it = range.first; it != range.second; ++it) {
+          int64_t connection = it->second;
+          if (queue) {
+            // Enqueue and its Dequeue share a connection id: the task-queue flow.
+            p_.flows.Add(static_cast<uint64_t>(connection), cat_queue, name.starts_with("Dequeue") ? 'f' : 's',
+                         row.track, row.ts);
+            continue;
+          }
+          // op -> CANN launch -> tasks: the op's link id becomes their external id.
+          if (auto c = cann_by_connection_.find(connection); c != cann_by_connection_.end())
+            if (p_.host_ops.external_id[c->second] == kNoId) p_.host_ops.external_id[c->second] = link;
+          auto tasks = tasks_by_connection_.equal_range(connection);
+          for (auto t = tasks.first; t != tasks.second; ++t)
+            if (p_.device_tasks.external_id[t->second] == kNoId) {
+              p_.device_tasks.external_id[t->second] = link;
+              ++torch_to_task_links_;
+            }
+        }
+        return Status::Ok();
+      });
+}
+
+Status DbReader::ReadSteps() {
+  if (!HasTable("STEP_TIME")) return Status::Ok();
+  StrId source = p_.Intern("STEP_TIME");
+  return Select("STEP_TIME", {"id", "startNs", "endNs"}, [&](const Row& r) {
+    if (r.IsNull(1) || r.IsNull(2) || r.Int(2) < r.Int(1)) {
+      p_.CountLoss("step without valid startNs/endNs (skipped)", Loc("STEP_TIME", r.index()));
+      return Status::Ok();
+    }
+    StepRow step;
+    step.number = r.Int(0, -1);
+    step.name = p_.Intern("ProfilerStep#" + std::to_string(step.number));
+    step.ts = r.Int(1);
+    step.dur = r.Int(2) - r.Int(1);
+    step.source = source;
+    p_.steps.rows.push_back(step);
+    return Status::Ok();
+  });
+}
+
+Status DbReader::ReadFrequency() {
+  if (!HasTable("AICORE_FREQ")) return Status::Ok();
+  StrId name = p_.Intern("AI Core Freq/MHz");
+  return Select("AICORE_FREQ", {"deviceId", "timestampNs", "freq"}, [&](const Row& r) {
+    if (r.IsNull(1) || r.IsNull(2)) return Status::Ok();
+    uint32_t track = p_.TrackFor("npu " + std::to_string(r.Int(0, 0)), "AI Core Freq", TrackKind::kOther);
+    p_.counters.Add(name, track, r.Int(1), r.Real(2));
+    return Status::Ok();
+  });
+}
+
+Status DbReader::Run() {
+  PYPTO_RETURN_IF_ERROR(Open());
+  PYPTO_RETURN_IF_ERROR(ReadStrings());
+  PYPTO_RETURN_IF_ERROR(ReadMetadata());
+  PYPTO_RETURN_IF_ERROR(ReadTasks());
+  PYPTO_RETURN_IF_ERROR(ReadPmu());
+  PYPTO_RETURN_IF_ERROR(ReadCommunicationOps());
+  PYPTO_RETURN_IF_ERROR(ReadCannApi());
+  PYPTO_RETURN_IF_ERROR(ReadTorchApi());
+  PYPTO_RETURN_IF_ERROR(ReadSteps());
+  PYPTO_RETURN_IF_ERROR(ReadFrequency());
+  p_.metadata.emplace("format", std::string(kImporterName));
+  p_.metadata.emplace("clock", "epoch");
+  p_.metadata["ascend_db.cann_to_task_links"] = std::to_string(cann_to_task_links_);
+  p_.metadata["ascend_db.torch_to_task_links"] = std::to_string(torch_to_task_links_);
+  p_.source_files.push_back(path_);
+  return Status::Ok();
+}
+
+class AscendDb final : public Importer {
+ public:
+  std::string_view name() const override { return kImporterName; }
+  std::string_view description() const override {
+    return "Ascend profiler SQLite export (ascend_pytorch_profiler*.db, msprof_*.db)";
+  }
+  int Sniff(const SniffInput& input) const override {
+    // Any SQLite file: the tables are checked on import (a sniffer sees only
+    // the first bytes), which gives a clear "missing table" error for others.
+    if (input.kind != io::PathKind::kFile) return 0;
+    return input.prefix.starts_with(kSqliteMagic) ? 60 : 0;
+  }
+  Status Import(const std::string& path, const ImportOptions& options, Profile* profile) const override {
+    return ImportAscendDb(path, options, profile);
+  }
+};
+
+}  // namespace
+
+const Importer* AscendDbImporter() {
+  static const AscendDb importer;
+  return &importer;
+}
+
+Status ImportAscendDb(const std::string& path, const ImportOptions& options, Profile* profile) {
+  DbReader reader(path, options, profile);
+  return reader.Run();
+}
+
+}  // namespace pypto
