@@ -214,8 +214,10 @@ const char* DTypeName(DType t) {
 }
 int64_t DTypeBytes(DType t) { return t == DType::kBf16 ? 2 : t == DType::kF32 ? 4 : 8; }
 
+constexpr int kMaxRank = 5;  // flash split-KV accumulators are 5-D
+
 struct Shape {
-  std::array<int64_t, 4> d{};
+  std::array<int64_t, kMaxRank> d{};
   int rank = 0;
   int64_t Numel() const {
     int64_t n = 1;
@@ -225,7 +227,10 @@ struct Shape {
 };
 Shape S(std::initializer_list<int64_t> dims) {
   Shape s;
-  for (int64_t v : dims) s.d[s.rank++] = v;
+  for (int64_t v : dims) {
+    if (s.rank == kMaxRank) std::abort();  // a programming error in the model below
+    s.d[s.rank++] = v;
+  }
   return s;
 }
 
@@ -234,7 +239,7 @@ struct In {
   Shape a, b;  // b: second tensor of a two-tensor list (aten::cat)
   DType t = DType::kBf16;
   const char* type = "";     // for kScalar: "Scalar" | "double" ...
-  char concrete[40] = {0};   // scalar / scalar list text
+  char concrete[64] = {0};   // scalar / scalar list text
 };
 In T(Shape s, DType t = DType::kBf16) {
   In in;
@@ -595,7 +600,7 @@ class Generator {
     arena_ += ']';
   }
   void AppendStrides(const Shape& s) {
-    std::array<int64_t, 4> st{};
+    std::array<int64_t, kMaxRank> st{};
     int64_t acc = 1;
     for (int i = s.rank - 1; i >= 0; --i) {
       st[i] = acc;
