@@ -220,12 +220,15 @@ class CallGraphBuilder {
       }
       if (rounded) ++g_.stats_.rounding_overlaps;
       if (overlap) {
-        ++g_.stats_.partial_overlaps;  // made a root and not pushed (docs/graph.md)
-        continue;
-      }
-      if (!stack.empty()) {
-        h.parent[op] = static_cast<int32_t>(stack.back());
-        h.depth[op] = static_cast<uint16_t>(std::min<size_t>(stack.size(), UINT16_MAX));
+        // Made a root, but still pushed: the ops it contains nest under it.
+        // (Python tracer frames of record_function.__enter__ typically start
+        // before the annotation and end inside it.) The entries under it that
+        // ended are popped later by the "finished" rule above.
+        ++g_.stats_.partial_overlaps;
+      } else if (!stack.empty()) {
+        const uint32_t parent = stack.back();
+        h.parent[op] = static_cast<int32_t>(parent);
+        h.depth[op] = static_cast<uint16_t>(std::min<uint32_t>(h.depth[parent] + 1u, UINT16_MAX));
         g_.stats_.max_depth = std::max<uint32_t>(g_.stats_.max_depth, h.depth[op]);
       }
       stack.push_back(op);

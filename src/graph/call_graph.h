@@ -61,7 +61,7 @@ struct GraphStats {
   uint64_t device_tasks = 0;
   // Nesting.
   uint64_t rounding_overlaps = 0;     // ops overlapping a parent/sibling by ≤ tolerance: nested anyway (once per op)
-  uint64_t partial_overlaps = 0;      // true partial overlaps on a thread: the op was made a root
+  uint64_t partial_overlaps = 0;      // true partial overlaps on a thread: the op was made a root (its contents still nest in it)
   uint32_t max_depth = 0;
   // Device task -> runtime call (launcher).
   uint64_t tasks_linked_by_correlation = 0;  // task has a runtime/driver partner
@@ -185,6 +185,7 @@ struct CriticalPath {
   uint64_t nodes = 0;
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;      // nodes in a dependency cycle (inconsistent times): skipped
+  uint64_t skipped_edges = 0;      // edges going back in time beyond the tolerance (partial overlaps): left out
 };
 
 // ------------------------------------------------------------------ the graph

@@ -32,12 +32,14 @@ class CriticalPathBuilder {
 
   CriticalPath Run(TimeWindow window) {
     CriticalPath path;
+    tolerance_ = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
     path.window = window;
     SelectEvents(window);
     AddHostEdges();
     AddDeviceEdges();
     AddSyncEdges();
     LongestPath(path);
+    path.skipped_edges = skipped_edges_;
     return path;
   }
 
@@ -102,9 +104,17 @@ class CriticalPathBuilder {
     }
   }
 
+  // Weights are time differences, so any path's length is its time span.
+  // An edge that would go back in time by more than the rounding tolerance
+  // (siblings around a partial overlap, clock skew) is left out: it would
+  // count the same wall time twice.
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, int32_t host_op, int32_t task) {
-    const TimeNs weight = std::max<TimeNs>(node_time_[dst] - node_time_[src], 0);
-    edges_.push_back({src, dst, weight, kind, host_op, task});
+    const TimeNs diff = node_time_[dst] - node_time_[src];
+    if (diff < -tolerance_) {
+      ++skipped_edges_;
+      return;
+    }
+    edges_.push_back({src, dst, diff, kind, host_op, task});  // may be slightly < 0 (rounding)
   }
 
   PathSegmentKind LeafKind(uint32_t op) const {
@@ -255,19 +265,28 @@ class CriticalPathBuilder {
     for (uint32_t v : queue) {
       if (dist[v] > dist[end] || (dist[v] == dist[end] && node_time_[v] > node_time_[end])) end = v;
     }
-    path.latency_ns = dist[end];
-    path.path_end = node_time_[end];
+    std::vector<uint32_t> chain;  // edge indices, last first
     uint32_t v = end;
     for (int32_t e = pred[v]; e >= 0; e = pred[v]) {
-      const Edge& edge = edges_[e];
-      if (edge.weight > 0) {
-        path.segments.push_back({edge.kind, edge.host_op, edge.task, node_time_[edge.src], edge.weight});
-        path.breakdown_ns[static_cast<size_t>(edge.kind)] += edge.weight;
-      }
-      v = edge.src;
+      chain.push_back(static_cast<uint32_t>(e));
+      v = edges_[e].src;
     }
     path.path_start = node_time_[v];
-    std::reverse(path.segments.begin(), path.segments.end());
+    // Segments in time order; a cursor absorbs the small backward steps that
+    // rounding overlaps allow, so segments never overlap and sum to the latency.
+    TimeNs cursor = path.path_start;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const Edge& edge = edges_[*it];
+      const TimeNs start = std::max(cursor, node_time_[edge.src]);
+      const TimeNs stop = std::max(start, node_time_[edge.dst]);
+      if (stop > start) {
+        path.segments.push_back({edge.kind, edge.host_op, edge.task, start, stop - start});
+        path.breakdown_ns[static_cast<size_t>(edge.kind)] += stop - start;
+      }
+      cursor = stop;
+    }
+    path.path_end = cursor;
+    path.latency_ns = cursor - path.path_start;
   }
 
   const OperatorCallGraph& g_;
@@ -280,6 +299,8 @@ class CriticalPathBuilder {
   uint32_t task_base_ = 0;
   std::vector<TimeNs> node_time_;
   std::vector<Edge> edges_;
+  TimeNs tolerance_ = 0;
+  uint64_t skipped_edges_ = 0;
 };
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {

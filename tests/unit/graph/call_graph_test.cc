@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "graph/graph_test_helpers.h"
+#include "unit/graph/graph_test_helpers.h"
 
 namespace pypto {
 namespace {
@@ -65,13 +65,19 @@ TEST(Nesting, TruePartialOverlapIsCountedAndMadeRoot) {
   uint32_t t = b.Thread();
   uint32_t p = b.Op(t, "P", 0, 10'000);
   uint32_t q = b.Op(t, "Q", 5'000, 10'000);   // 5 µs inside P, ends 5 µs after it
-  uint32_t r = b.Op(t, "R", 6'000, 1'000);    // inside P (and Q): nested in P
+  uint32_t r = b.Op(t, "R", 6'000, 1'000);    // inside P and Q: nested in Q, the innermost
+  uint32_t s = b.Op(t, "S", 12'000, 1'000);   // after P, inside Q
+  uint32_t u = b.Op(t, "U", 20'000, 1'000);   // after both: a root
   OperatorCallGraph g = BuildOrDie(b.profile);
   const HostOpTable& h = b.profile.host_ops;
   EXPECT_EQ(g.stats().partial_overlaps, 1u);
   EXPECT_EQ(h.parent[q], kNoIndex);
   EXPECT_EQ(h.depth[q], 0);
-  EXPECT_EQ(h.parent[r], static_cast<int32_t>(p));
+  EXPECT_EQ(h.parent[r], static_cast<int32_t>(q));
+  EXPECT_EQ(h.depth[r], 1);
+  EXPECT_EQ(h.parent[s], static_cast<int32_t>(q));
+  EXPECT_EQ(h.parent[u], kNoIndex);
+  EXPECT_EQ(h.parent[p], kNoIndex);
 }
 
 TEST(SelfTime, DurationMinusUnionOfChildren) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/call_graph.h"
-#include "graph/graph_test_helpers.h"
+#include "unit/graph/graph_test_helpers.h"
 
 namespace pypto {
 namespace {

@@ -1,4 +1,4 @@
-#include "graph/graph_test_helpers.h"
+#include "unit/graph/graph_test_helpers.h"
 
 #include <string>
 
