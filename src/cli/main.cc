@@ -28,6 +28,15 @@ constexpr char kInputHelp[] =
     "Profile to read: a file (PyTorch/Kineto trace .json/.json.gz, Ascend CSV/JSON/DB) or a directory\n"
     "holding one (e.g. *_ascend_pt/, PROF_*/); the format is detected from the content";
 
+// Upper bound of --top: a typo guard, far above any table a terminal shows.
+constexpr size_t kMaxTopRows = 100000;
+
+constexpr char kExamples[] =
+    "Examples:\n"
+    "  pypto analyze worker0.pt.trace.json.gz\n"
+    "  pypto analyze --json --step 5 rank0_ascend_pt/\n"
+    "  pypto export-trace worker0.pt.trace.json.gz -o worker0.perfetto.json\n";
+
 // Options every command that reads a profile accepts.
 struct InputOptions {
   std::string path;
@@ -43,16 +52,9 @@ std::vector<std::string> ImporterNames() {
   return names;
 }
 
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 void AddInputOptions(CLI::App* command, InputOptions* input) {
   command->add_option("PATH", input->path, kInputHelp)->required();
-  command->add_option("--format", input->format,
-                      "Skip detection and read PATH as this format (one of: " + JoinNames(ImporterNames()) + ")")
+  command->add_option("--format", input->format, "Skip detection and read PATH as this format")
       ->check(CLI::IsMember(ImporterNames()));
   command->add_option("--cann-version", input->cann_version,
                       "CANN version of an Ascend profile (e.g. 8.3.RC1) when the profile does not record it");
@@ -140,7 +142,7 @@ int Main(int argc, char** argv) {
   CLI::App app{kProgramDescription, "pypto"};
   app.set_version_flag("--version", std::string("pypto ") + PYPTO_VERSION);
   app.require_subcommand(1);
-  app.footer(ExitCodeHelp());
+  app.footer(std::string(kExamples) + "\n" + ExitCodeHelp());
 
   AnalyzeArgs analyze_args;
   CLI::App* analyze = app.add_subcommand(
@@ -156,7 +158,7 @@ int Main(int argc, char** argv) {
                       "(ProfilerStep#N / Step Id); default: the whole profile");
   analyze->add_option("--top", analyze_args.top, "Rows in the top host-op and device-kernel tables")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(size_t{0}, kMaxTopRows));
   analyze->footer(ExitCodeHelp());
 
   ExportArgs export_args;
@@ -169,6 +171,10 @@ int Main(int argc, char** argv) {
   export_trace->add_flag("--force", export_args.force, "Overwrite OUT if it exists (default: refuse)");
   export_trace->footer(ExitCodeHelp());
 
+  if (argc <= 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -123,8 +123,8 @@ void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
 void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   const CriticalPathSummary& path = summary.critical_path;
   AppendSection(out, fmt::format("Critical path ({})", WindowText(summary)));
-  out->append(fmt::format("  latency {} over {} segments ({} nodes, {} edges", FormatDuration(path.latency_ns),
-                          path.segment_count, path.nodes, path.edges));
+  out->append(fmt::format("  latency {} over {} segment{} ({} nodes, {} edges", FormatDuration(path.latency_ns),
+                          path.segment_count, path.segment_count == 1 ? "" : "s", path.nodes, path.edges));
   if (path.dropped_nodes > 0) out->append(fmt::format(", {} nodes dropped: inconsistent times", path.dropped_nodes));
   out->append(")\n");
   TextTable table({{"SEGMENT KIND"}, {"TIME", Align::kRight}, {"OF LATENCY", Align::kRight}});
@@ -136,9 +136,14 @@ void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   out->append(table.Render());
 }
 
+std::string TopTitle(std::string_view what, size_t shown, uint64_t distinct) {
+  if (shown == 0) return fmt::format("Top {}", what);
+  return fmt::format("Top {} {} (of {} distinct names)", shown, what, distinct);
+}
+
 void AppendTopTables(std::string* out, const AnalysisSummary& summary) {
-  AppendSection(out, fmt::format("Top {} host operators by self time (of {} distinct names)",
-                                 summary.top_host_ops.size(), summary.distinct_host_op_names));
+  AppendSection(out, TopTitle("host operators by self time", summary.top_host_ops.size(),
+                                summary.distinct_host_op_names));
   TextTable ops({{"NAME"},
                  {"CALLS", Align::kRight},
                  {"SELF", Align::kRight},
@@ -151,8 +156,8 @@ void AppendTopTables(std::string* out, const AnalysisSummary& summary) {
   }
   AppendTableOrNone(out, ops, "(no host operators)");
 
-  AppendSection(out, fmt::format("Top {} device kernels by total time (of {} distinct names)",
-                                 summary.top_device_tasks.size(), summary.distinct_device_task_names));
+  AppendSection(out, TopTitle("device kernels by total time", summary.top_device_tasks.size(),
+                                summary.distinct_device_task_names));
   TextTable tasks({{"NAME"},
                    {"KIND"},
                    {"CALLS", Align::kRight},
