@@ -66,12 +66,16 @@ class CriticalPathBuilder {
     auto first = std::lower_bound(by_ts.begin(), by_ts.end(), w.start,
                                   [&](uint32_t op, TimeNs v) { return h_.ts[op] < v; });
     host_local_.assign(h_.size(), -1);
+    // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
+    // unknown categories: markers, not work, so they take no part in the path.
     for (auto it = first; it != by_ts.end() && h_.ts[*it] < w.end; ++it) {
+      if (h_.kind[*it] == HostOpKind::kOther) continue;
       host_local_[*it] = static_cast<int32_t>(hosts_.size());
       hosts_.push_back(*it);
     }
     // A zero-length window (empty profile, or one instant): take ops at w.start.
     for (auto it = first; w.end == w.start && it != by_ts.end() && h_.ts[*it] == w.start; ++it) {
+      if (h_.kind[*it] == HostOpKind::kOther) continue;
       host_local_[*it] = static_cast<int32_t>(hosts_.size());
       hosts_.push_back(*it);
     }
