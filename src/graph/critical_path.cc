@@ -123,7 +123,10 @@ class CriticalPathBuilder {
 
   PathSegmentKind LeafKind(uint32_t op) const {
     if (g_.is_sync_call_[op]) return PathSegmentKind::kSyncWait;
-    if (h_.kind[op] == HostOpKind::kRuntime || h_.kind[op] == HostOpKind::kDriver) {
+    // Only calls that launched device work are launch overhead; other runtime
+    // calls (cudaFree, lazy context init, …) are host work.
+    if ((h_.kind[op] == HostOpKind::kRuntime || h_.kind[op] == HostOpKind::kDriver) &&
+        !g_.TasksLaunchedBy(op).empty()) {
       return PathSegmentKind::kLaunchOverhead;
     }
     return PathSegmentKind::kHostBound;
