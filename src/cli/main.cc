@@ -184,7 +184,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "pypto: error: %s\nRun 'pypto --help' for usage.\n", e.what());
+    std::fprintf(stderr, "pypto: error: %s (run 'pypto --help' for usage)\n", e.what());
     return kExitUsage;
   }
 

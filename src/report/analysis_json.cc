@@ -221,6 +221,7 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
     KeyIndexOrNull(json, "device", step.device);
     json.KeyInt("cpu_start_ns", step.cpu.start);
     json.KeyInt("cpu_end_ns", step.cpu.end);
+    json.KeyInt("cpu_duration_ns", step.cpu.duration());
     KeyTimeOrNull(json, "device_start_ns", step.device_start);
     KeyTimeOrNull(json, "device_end_ns", step.device_end);
     json.KeyUint("device_task_count", step.device_task_count);
