@@ -507,6 +507,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
           if (static_cast<size_t>(end - p) > options_.max_event_bytes) return SizeError(p);
           return consumed(p);
         }
+        if (static_cast<size_t>(stop - p) > options_.max_event_bytes) return SizeError(p);
         PYPTO_RETURN_IF_ERROR(HandleTopLevelValue(p, stop));
         p = stop;
         state_ = State::kRootAfterValue;
@@ -545,6 +546,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
           ++p;
           break;
         }
+        if (static_cast<size_t>(stop - p) > options_.max_event_bytes) return SizeError(p);
         if (c != '{') {
           ++stats_.non_object_elements;
           Loss("non-object element in the events array skipped", p);

@@ -603,7 +603,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
     return Status::Ok();
   }
   if (ev.pid == "CPU functions") saw_cpu_functions_pid_ = true;
-  if (ev.has_cat) saw_any_cat_ = true;
+  if (ev.has_cat && ev.phase == 'X') saw_any_cat_ = true;
   era_bits_ |= ev.era_bits;
 
   auto parse_time = [&](std::string_view text, const char* what, int64_t* ns) -> bool {
@@ -953,9 +953,8 @@ bool LooksAscend(std::string_view prefix) {
          Near(prefix, "AscendCL") || Near(prefix, "HCCL");
 }
 
-bool LooksLegacy(std::string_view prefix) {
-  return Near(prefix, "\"CPU functions\"") && !Near(prefix, "\"cat\"");
-}
+// Kineto never writes pid "CPU functions"; the legacy export always does.
+bool LooksLegacy(std::string_view prefix) { return Near(prefix, "\"CPU functions\""); }
 
 int SniffKineto(const SniffInput& input) {
   if (input.kind != io::PathKind::kFile) return 0;
