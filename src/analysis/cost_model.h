@@ -1,0 +1,155 @@
+// Cost models: FLOPs and bytes of one op from its class and input shapes,
+// the roofline time on a HardwareSpec (max(FLOPs / peak, bytes / bandwidth)),
+// and, given a measured duration, the achieved FLOP/s and bandwidth, the
+// efficiency against the roofline and whether the op is compute- or
+// memory-bound. When shapes are missing or do not fit the class the cost says
+// so (status + note) and keeps the figures NaN: no number is made up.
+//
+// Formulas (docs/cost-model.md):
+//   GEMM        2·M·N·K FLOPs; bytes s·(M·K + K·N + M·N) (+ bias); batched × B
+//   attention   4·B·H·S_q·S_kv·D FLOPs (QK^T and PV; causal prefill not halved,
+//               see docs); bytes = Q + K + V + O (decode: the KV cache read dominates)
+//   norm        ≈ 5 FLOP/element; bytes = read + write (+ gamma)
+//   rope        ≈ 3 FLOP/element; elementwise/activation ≈ 1 (swiglu 4) FLOP/element,
+//               bytes = inputs + output
+//   copy/layout 0 FLOPs; bytes = 2 × size (read + write)
+//   softmax     ≈ 5 FLOP/element; reduction ≈ 1 FLOP/element
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/op_class.h"
+#include "analysis/shapes.h"
+#include "graph/call_graph.h"
+#include "hw/hardware.h"
+#include "model/profile.h"
+
+namespace pypto {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Per-element FLOP counts of the simple classes (unit FLOP/element; source:
+// op definitions — RMSNorm x·rsqrt(mean(x²)+eps)·g = square, sum, mul, mul
+// plus the rsqrt amortised ≈ 4–5; LayerNorm adds the mean subtraction ≈ 5–8;
+// we take 5 for both as the brief states).
+inline constexpr double kNormFlopsPerElement = 5.0;
+inline constexpr double kSoftmaxFlopsPerElement = 5.0;  // max, sub, exp, sum, div
+inline constexpr double kRopeFlopsPerElement = 3.0;     // x·cos + rotate(x)·sin
+inline constexpr double kElementwiseFlopsPerElement = 1.0;
+inline constexpr double kSwigluFlopsPerElement = 4.0;   // silu (≈3) + mul, per output element
+inline constexpr double kReductionFlopsPerElement = 1.0;
+
+enum class CostStatus : uint8_t {
+  kOk,               // FLOPs and bytes computed from shapes
+  kNoShapes,         // the op carries no shapes (record_shapes off, graph replay kernel …)
+  kBadShapes,        // shapes present but unparsable or inconsistent with the class (note says why)
+  kUnsupported,      // class without a cost model (other, communication, sampling)
+  kNoDuration,       // costs known, no measured duration (achieved figures NaN)
+};
+const char* CostStatusName(CostStatus status);
+
+enum class Bound : uint8_t { kUnknown, kCompute, kMemory };
+const char* BoundName(Bound bound);
+
+enum class AttentionPhase : uint8_t { kUnknown, kPrefill, kDecode };
+const char* AttentionPhaseName(AttentionPhase phase);
+
+// What the cost model needs about one op (filled from a task or a host op by
+// the helpers below, or by hand in tests).
+struct CostInput {
+  OpClass cls = OpClass::kOther;
+  std::string_view sub_kind;
+  std::string_view name;        // for notes and name-based hints (transpose flags, "decode")
+  OpShapes shapes;              // inputs
+  bool has_shapes = false;
+  TimeNs measured_ns = -1;      // device (or host for CPU) duration, -1 unknown
+  ComputeUnit unit = ComputeUnit::kMatrix;  // matmul/attention: kMatrix; others kVector (set by the helpers)
+};
+
+struct OpCost {
+  CostStatus status = CostStatus::kNoShapes;
+  std::string note;             // how it was computed, or why not ("no Input Dims", "K not found: …")
+  OpClass cls = OpClass::kOther;
+  std::string_view sub_kind;
+  DType dtype = DType::kUnknown;
+  ComputeUnit unit = ComputeUnit::kMatrix;
+
+  // Problem size (GEMM: batch, m, n, k; attention: b, h, s_q, s_kv, d; else elements in m).
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+  int64_t heads = 0, s_q = 0, s_kv = 0, head_dim = 0;
+  AttentionPhase phase = AttentionPhase::kUnknown;
+
+  double flops = kNaN;
+  double bytes = kNaN;
+  double intensity = kNaN;      // FLOP/B
+
+  // Roofline on the spec.
+  double peak_flops = kNaN;     // peak used (FLOP/s), see peak_note
+  std::string peak_note;        // "910B3 matrix bf16 294.9 TFLOP/s (MSM)" / fallback used
+  double bandwidth = kNaN;      // B/s used
+  double roofline_ns = kNaN;    // max(flops/peak, bytes/bandwidth) in ns
+  Bound bound = Bound::kUnknown;  // which term of the roofline is larger
+
+  // Measured.
+  TimeNs measured_ns = -1;
+  double achieved_flops = kNaN;     // flops / measured
+  double achieved_bandwidth = kNaN; // bytes / measured
+  double compute_efficiency = kNaN; // achieved_flops / peak
+  double bandwidth_efficiency = kNaN; // achieved_bandwidth / bandwidth
+  double efficiency = kNaN;         // roofline_ns / measured_ns (1 = at the roofline)
+
+  bool has_costs() const { return status == CostStatus::kOk || status == CostStatus::kNoDuration; }
+};
+
+// GEMM dims from shapes. Handles mm/addmm/linear (weight [N,K] transposed),
+// bmm/matmul/baddbmm (batched; broadcast), Ascend MatMul*/BatchMatMul* with
+// unknown transpose flags (K = the dim shared by A and B; when ambiguous the
+// inner axis of A is taken and the note says so), GroupedMatmul (sum over groups).
+struct GemmDims {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool ok = false;
+  std::string note;
+};
+GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes);
+
+// Pure cost model on the given inputs.
+OpCost EstimateCost(const CostInput& input, const HardwareSpec& hw);
+
+// Builds the input of a device task: class from `classes`, shapes from the
+// Ascend detail table, else from the operator the task is attributed to
+// (Kineto Input Dims), duration = task duration.
+CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& graph,
+                           const OpClassification& classes, uint32_t task);
+// Builds the input of a host op: its own shapes; duration = device time of
+// the op and its descendants (DeviceTotalTime) when > 0, else the host
+// duration if `hw` is a CPU, else unknown.
+CostInput CostInputForHostOp(const Profile& profile, const OperatorCallGraph& graph,
+                             const OpClassification& classes, uint32_t host_op, const HardwareSpec& hw);
+
+OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph,
+                        const OpClassification& classes, const HardwareSpec& hw, uint32_t task);
+OpCost EstimateHostOpCost(const Profile& profile, const OperatorCallGraph& graph,
+                          const OpClassification& classes, const HardwareSpec& hw, uint32_t host_op);
+
+// Roofline summary per class over all device tasks (what detectors and the
+// report read): time, FLOPs and bytes of tasks with costs, how many lacked shapes.
+struct ClassCostSummary {
+  OpClass cls = OpClass::kOther;
+  uint64_t tasks = 0;
+  uint64_t tasks_with_costs = 0;
+  TimeNs measured_ns = 0;          // all tasks of the class
+  TimeNs measured_with_costs_ns = 0;
+  double flops = 0;
+  double bytes = 0;
+  double roofline_ns = 0;          // sum over tasks with costs
+  double efficiency = kNaN;        // roofline_ns / measured_with_costs_ns
+};
+std::vector<ClassCostSummary> SummarizeCosts(const Profile& profile, const OperatorCallGraph& graph,
+                                             const OpClassification& classes, const HardwareSpec& hw);
+
+}  // namespace pypto
