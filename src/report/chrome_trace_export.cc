@@ -128,11 +128,19 @@ class TraceWriter {
 
   static int64_t TidOf(uint32_t track) { return static_cast<int64_t>(track) + 1; }
 
+  // Device rows are named after the device ("Device 0: NVIDIA A100"): Kineto
+  // gives GPU pids the host process name, which would make two rows look alike.
   std::string ProcessName(uint32_t track, bool device_side) const {
     const TrackTable& tracks = profile_.tracks;
+    if (device_side && tracks.device[track] >= 0) {
+      std::string name = "Device " + std::to_string(tracks.device[track]);
+      for (const DeviceRow& device : profile_.devices.rows)
+        if (device.index == tracks.device[track] && device.name != kEmptyStr)
+          return name + ": " + std::string(profile_.Str(device.name));
+      return name;
+    }
     std::string_view name = profile_.Str(tracks.process_name[track]);
     if (!name.empty()) return std::string(name);
-    if (device_side && tracks.device[track] >= 0) return "Device " + std::to_string(tracks.device[track]);
     return "Process " + std::string(profile_.Str(tracks.pid_token[track]));
   }
 

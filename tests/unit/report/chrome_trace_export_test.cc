@@ -119,7 +119,7 @@ TEST(ChromeTraceExport, NamesProcessesAndThreads) {
   auto kernel = FindX(e, "gemm\"k\x01\xEF\xBF\xBD");
   EXPECT_EQ(processes[Int(matmul, "pid")], "python3");
   EXPECT_EQ(threads[Int(matmul, "tid")], "python \"main\" thread");
-  EXPECT_EQ(processes[Int(kernel, "pid")], "Device 0");
+  EXPECT_EQ(processes[Int(kernel, "pid")], "Device 0: NVIDIA A100");
   EXPECT_EQ(threads[Int(kernel, "tid")], "Stream 7");
   EXPECT_NE(Int(matmul, "pid"), Int(kernel, "pid"));
 }
