@@ -16,7 +16,7 @@
 #                          holding bench/ tools (make bench sets them)
 #   BENCH_SIZES_MB         trace sizes in MB (1 MB = 1e6 bytes), default "100 300 1000"
 #   BENCH_SEED             generator seed, default 1
-#   BENCH_ASCEND_ROWS      kernel_details.csv rows, default 1000000
+#   BENCH_ASCEND_ROWS      kernel_details.csv rows (at least; whole steps), default 1000000
 #   BENCH_TIMEOUT_S        limit per measured command, default 900
 #   BENCH_HTA_TIMEOUT_S    limit for HTA, default 600 (HTA is ~100x slower)
 #   BENCH_PY_MEM_LIMIT_MB  address-space cap for json.load and HTA, default 16000
@@ -140,7 +140,7 @@ if ! skipped ascend; then
   # the directory: report.py prints "skipped: ascend importer not available".
   run ascend "pypto analyze (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
     "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/ascend.stderr.log" \
-    --extra "rows=$ASCEND_ROWS" -- "$PYPTO" analyze "$ascend_dir"
+    --extra "rows=$(( $(wc -l < "$ascend_csv") - 1 ))" -- "$PYPTO" analyze "$ascend_dir"
 fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
