@@ -84,7 +84,7 @@ void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
   json.KeyUint("segment_count", path.segment_count);
   json.Key("breakdown_ns");
   json.BeginObject();
-  for (const PathKindTime& kind : path.breakdown) json.KeyInt(kind.kind, kind.total_ns);
+  for (const PathKindTime& kind : path.breakdown) json.KeyInt(PathSegmentKindKey(kind.kind), kind.total_ns);
   json.EndObject();
   json.KeyUint("nodes", path.nodes);
   json.KeyUint("edges", path.edges);

@@ -69,8 +69,10 @@ CriticalPathSummary ConvertCriticalPath(const CriticalPath& path) {
   out.path_start = path.path_start;
   out.path_end = path.path_end;
   out.segment_count = path.segments.size();
-  for (size_t kind = 0; kind < kPathSegmentKindCount; ++kind)
-    out.breakdown.push_back({PathSegmentKindName(static_cast<PathSegmentKind>(kind)), path.breakdown_ns[kind]});
+  for (size_t index = 0; index < kPathSegmentKindCount; ++index) {
+    const auto kind = static_cast<PathSegmentKind>(index);
+    out.breakdown.push_back({kind, PathSegmentKindName(kind), path.breakdown_ns[index]});
+  }
   out.nodes = path.nodes;
   out.edges = path.edges;
   out.dropped_nodes = path.dropped_nodes;
@@ -122,6 +124,19 @@ const char* DeviceTaskKindName(DeviceTaskKind kind) {
     case DeviceTaskKind::kSync: return "sync";
     case DeviceTaskKind::kAnnotation: return "annotation";
     case DeviceTaskKind::kOther: return "other";
+  }
+  return "other";
+}
+
+const char* PathSegmentKindKey(PathSegmentKind kind) {
+  switch (kind) {
+    case PathSegmentKind::kHostBound: return "host_bound";
+    case PathSegmentKind::kLaunchOverhead: return "launch_overhead";
+    case PathSegmentKind::kDeviceCompute: return "device_compute";
+    case PathSegmentKind::kMemoryCopy: return "memory_copy";
+    case PathSegmentKind::kCommunication: return "communication";
+    case PathSegmentKind::kKernelGap: return "kernel_gap";
+    case PathSegmentKind::kSyncWait: return "sync_wait";
   }
   return "other";
 }

@@ -86,7 +86,8 @@ struct KindCount {
 };
 
 struct PathKindTime {
-  std::string kind;  // PathSegmentKindName
+  PathSegmentKind kind = PathSegmentKind::kHostBound;
+  std::string name;  // PathSegmentKindName: "host-bound", "launch overhead", …
   TimeNs total_ns = 0;
 };
 
@@ -170,5 +171,7 @@ StatusOr<AnalysisSummary> AnalyzeProfile(const std::string& path, const AnalyzeO
 // Display names of the model's enums (stable: they appear in the JSON schema).
 const char* HostOpKindName(HostOpKind kind);
 const char* DeviceTaskKindName(DeviceTaskKind kind);
+// Stable snake_case key of a path segment kind for the JSON schema ("host_bound").
+const char* PathSegmentKindKey(PathSegmentKind kind);
 
 }  // namespace pypto::report

@@ -131,7 +131,7 @@ void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   for (const PathKindTime& kind : path.breakdown) {
     // Share of the path latency: a display ratio of two figures the graph gave.
     const double share = path.latency_ns > 0 ? static_cast<double>(kind.total_ns) / path.latency_ns : 0.0;
-    table.AddRow({kind.kind, FormatDuration(kind.total_ns), FormatPercent(share)});
+    table.AddRow({kind.name, FormatDuration(kind.total_ns), FormatPercent(share)});
   }
   out->append(table.Render());
 }
