@@ -131,9 +131,20 @@ constexpr std::array<std::string_view, 20> kCollectiveArgKeys = {
 constexpr std::array<std::string_view, 5> kRocmLaunchArgKeys = {"kernel", "grid", "block", "shared memory", "cid"};
 
 template <size_t N>
-bool Contains(const std::array<std::string_view, N>& keys, std::string_view key) {
+constexpr uint64_t LengthMask(const std::array<std::string_view, N>& keys) {
+  uint64_t mask = 0;
+  for (std::string_view k : keys) mask |= uint64_t{1} << (k.size() & 63);
+  return mask;
+}
+
+// Most args keys are neither: reject them by length before comparing text
+// (this runs for every args key of every event).
+template <const auto& keys>
+bool Contains(std::string_view key) {
+  static constexpr uint64_t kLengths = LengthMask(keys);
+  if (key.size() >= 64 || !((kLengths >> key.size()) & 1)) return false;
   for (std::string_view k : keys)
-    if (k == key) return true;
+    if (k.size() == key.size() && k[0] == key[0] && k == key) return true;
   return false;
 }
 
@@ -491,8 +502,8 @@ Status KinetoReader::ReadArgs(value v, Event* ev, uint64_t offset) {
       default:
         break;
     }
-    bool collective = Contains(kCollectiveArgKeys, key);
-    bool rocm = !collective && Contains(kRocmLaunchArgKeys, key);
+    bool collective = Contains<kCollectiveArgKeys>(key);
+    bool rocm = !collective && Contains<kRocmLaunchArgKeys>(key);
     if (collective || rocm || ev->phase == 'C') {
       std::string_view text;
       bool is_string;
@@ -689,7 +700,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
           row.bytes = ev.bytes;
         uint32_t r = profile_->device_tasks.Add(row);
         for (const PendingAttribute& a : pending_) {
-          if (Contains(kRocmLaunchArgKeys, profile_->Str(a.key))) continue;  // grid/block are columns here
+          if (Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;  // grid/block are columns here
           profile_->attributes.Add(OwnerKind::kDeviceTask, r, a.key, a.text, a.number);
         }
       } else {
@@ -708,7 +719,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
         uint32_t r = profile_->host_ops.Add(row);
         bool runtime = row.kind == HostOpKind::kRuntime || row.kind == HostOpKind::kDriver;
         for (const PendingAttribute& a : pending_) {
-          if (!runtime && Contains(kRocmLaunchArgKeys, profile_->Str(a.key))) continue;
+          if (!runtime && Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;
           profile_->attributes.Add(OwnerKind::kHostOp, r, a.key, a.text, a.number);
         }
       }
