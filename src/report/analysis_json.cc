@@ -89,6 +89,7 @@ void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
   json.KeyUint("nodes", path.nodes);
   json.KeyUint("edges", path.edges);
   json.KeyUint("dropped_nodes", path.dropped_nodes);
+  json.KeyUint("skipped_edges", path.skipped_edges);
   json.EndObject();
 }
 

@@ -76,6 +76,7 @@ CriticalPathSummary ConvertCriticalPath(const CriticalPath& path) {
   out.nodes = path.nodes;
   out.edges = path.edges;
   out.dropped_nodes = path.dropped_nodes;
+  out.skipped_edges = path.skipped_edges;
   return out;
 }
 

@@ -101,6 +101,7 @@ struct CriticalPathSummary {
   uint64_t nodes = 0;
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;
+  uint64_t skipped_edges = 0;
 };
 
 struct DataLossSummary {

@@ -126,6 +126,7 @@ void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   out->append(fmt::format("  latency {} over {} segment{} ({} nodes, {} edges", FormatDuration(path.latency_ns),
                           path.segment_count, path.segment_count == 1 ? "" : "s", path.nodes, path.edges));
   if (path.dropped_nodes > 0) out->append(fmt::format(", {} nodes dropped: inconsistent times", path.dropped_nodes));
+  if (path.skipped_edges > 0) out->append(fmt::format(", {} edges back in time left out", path.skipped_edges));
   out->append(")\n");
   TextTable table({{"SEGMENT KIND"}, {"TIME", Align::kRight}, {"OF LATENCY", Align::kRight}});
   for (const PathKindTime& kind : path.breakdown) {
