@@ -55,6 +55,7 @@ mkdir -p "$DATA" "$RESULTS"
 JSONL=$RESULTS/latest.jsonl
 : > "$JSONL"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 # ---- data --------------------------------------------------------------------
 # A cached file is reused unless the generator was rebuilt after it was written.
@@ -145,7 +146,7 @@ fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 "$PY" bench/report.py "$JSONL" "$RESULTS/latest.md" \
-  --env "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  --env "commit=$COMMIT (checkout when the run started; the binaries are whatever was built)" \
   --env "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
   --env "cores=$(nproc)" --env "mem_gb=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)" \
   --env "loadavg_before=$LOAD_BEFORE" --env "loadavg_after=$LOAD_AFTER" \
