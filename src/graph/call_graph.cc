@@ -468,13 +468,21 @@ class CallGraphBuilder {
         s.name = row.name != kEmptyStr ? std::string(p_.Str(row.name)) : "step " + std::to_string(row.number);
         s.source = row.source != kEmptyStr ? std::string(p_.Str(row.source)) : "step table";
         s.device = row.device;
-        s.cpu = {row.ts, row.ts + std::max<TimeNs>(row.dur, 0)};
+        if (row.ts == kUnknownNs) {
+          // A step known only by its breakdown (no start time, no tasks to
+          // place it on): the whole window stands in for its span.
+          s.cpu = g_.whole_window_;
+        } else {
+          s.cpu = {row.ts, row.ts + std::max<TimeNs>(row.dur == kUnknownNs ? 0 : row.dur, 0)};
+        }
         steps.push_back(std::move(s));
       }
     } else {
       const std::string& prefix = g_.options_.step_annotation_prefix;
       for (uint32_t op : g_.host_by_ts_) {
-        if (h.kind[op] != HostOpKind::kUserAnnotation) continue;
+        // torch 1.9 wrote ProfilerStep#N with category "Operator", and the
+        // legacy export has no categories at all: accept operators too.
+        if (h.kind[op] != HostOpKind::kUserAnnotation && h.kind[op] != HostOpKind::kOperator) continue;
         std::string_view name = p_.Str(h.name[op]);
         if (prefix.empty() || name.substr(0, prefix.size()) != prefix) continue;
         StepInfo s;

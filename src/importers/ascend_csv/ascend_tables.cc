@@ -731,4 +731,40 @@ Status ImportCommunicationJson(const std::string& path, int32_t device, const Im
   return Status::Ok();
 }
 
+void PlaceStepsOnTasks(Profile* profile) {
+  auto& steps = profile->steps.rows;
+  bool any_unknown = false;
+  for (const StepRow& s : steps) any_unknown |= s.ts == kUnknownNs;
+  if (!any_unknown) return;
+  const DeviceTaskTable& d = profile->device_tasks;
+  // Step Id of each task, from its attribute rows (one pass over attributes).
+  std::vector<int64_t> step_of_task(d.size(), kNoId);
+  const StrId step_key = profile->strings.Find("Step Id");
+  if (step_key != kEmptyStr) {
+    const AttributeTable& a = profile->attributes;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a.owner_kind[i] == OwnerKind::kDeviceTask && a.key[i] == step_key && a.number[i] == a.number[i])
+        step_of_task[a.owner[i]] = static_cast<int64_t>(a.number[i]);
+  }
+  std::map<int32_t, int> steps_per_device;
+  for (const StepRow& s : steps) ++steps_per_device[s.device];
+  for (StepRow& s : steps) {
+    if (s.ts != kUnknownNs) continue;
+    const bool only_step = steps_per_device[s.device] == 1;
+    TimeNs first = kUnknownNs, last = kUnknownNs;
+    for (size_t t = 0; t < d.size(); ++t) {
+      const int32_t device = profile->tracks.device[d.track[t]];
+      if (s.device >= 0 && device != s.device) continue;
+      const bool in_step = step_of_task[t] != kNoId ? step_of_task[t] == s.number : only_step;
+      if (!in_step) continue;
+      const TimeNs end = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+      first = first == kUnknownNs ? d.ts[t] : std::min(first, d.ts[t]);
+      last = last == kUnknownNs ? end : std::max(last, end);
+    }
+    if (first == kUnknownNs) continue;
+    s.ts = first;
+    s.dur = std::max<TimeNs>(s.dur == kUnknownNs ? 0 : s.dur, last - first);
+  }
+}
+
 }  // namespace pypto::ascend

@@ -63,6 +63,14 @@ Status ImportCommunicationJson(const std::string& path, int32_t device, const Im
 
 // Finds or adds the NPU device row with this index; returns its row.
 uint32_t EnsureNpuDevice(Profile* profile, int32_t device);
+
+// step_trace_time.csv gives a step's breakdown but not its start. Places each
+// step row whose start is unknown on the device tasks of that step: the tasks
+// whose "Step Id" attribute equals the step number (or, without Step Id
+// columns, all tasks of the step's device when it is the device's only step).
+// The step then spans from its first task start to its last task end (or the
+// breakdown total when that is longer). Rows with no such tasks stay unknown.
+void PlaceStepsOnTasks(Profile* profile);
 // Adds `text` to a comma-separated metadata value unless it is there already.
 void AddMetadataValue(Profile* profile, const std::string& key, std::string_view text);
 

@@ -5,16 +5,8 @@
 
 #include "importers/ascend_csv/ascend_tables.h"
 
-// The trace_view.json and database importers are written alongside; use them
-// when their headers are present.
-#if __has_include("importers/ascend_trace_view/ascend_trace_view.h")
-#include "importers/ascend_trace_view/ascend_trace_view.h"
-#define PYPTO_HAVE_ASCEND_TRACE_VIEW 1
-#endif
-#if __has_include("importers/ascend_db/ascend_db.h")
 #include "importers/ascend_db/ascend_db.h"
-#define PYPTO_HAVE_ASCEND_DB 1
-#endif
+#include "importers/ascend_trace_view/ascend_trace_view.h"
 
 namespace pypto {
 namespace {
@@ -123,15 +115,10 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
   // rows then enrich its device tasks (RunContext::merge_from_task).
   ascend::RunContext csv_run = run;
   if (!trace_view.empty()) {
-#ifdef PYPTO_HAVE_ASCEND_TRACE_VIEW
     csv_run.merge_from_task = profile->device_tasks.size();
     PYPTO_RETURN_IF_ERROR(ImportAscendTraceView(trace_view, options, profile));
     profile->source_files.push_back(trace_view);
     ++read;
-#else
-    // TODO(ascend-trace-view): call ImportAscendTraceView once that importer lands.
-    profile->notes.push_back(trace_view + ": not read (trace_view importer not built in)");
-#endif
   }
   for (const auto& e : entries) {
     if (e.kind != io::PathKind::kFile) continue;
@@ -150,15 +137,10 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
                                         "trace_view.json)");
   }
   if (read == 0 && !database.empty()) {
-#ifdef PYPTO_HAVE_ASCEND_DB
     PYPTO_RETURN_IF_ERROR(AscendDbImporter()->Import(database, options, profile));
     profile->source_files.push_back(database);
     profile->notes.push_back(dir + ": only a database export found; read " + BaseName(database));
     ++read;
-#else
-    // TODO(ascend-db): delegate to AscendDbImporter() once that importer lands.
-    return UnsupportedError(database + ": Ascend database export found but the database importer is not built in");
-#endif
   }
   return read;
 }
@@ -177,7 +159,9 @@ StatusOr<int> ImportRunDir(const std::string& dir, int32_t rank_hint, const Impo
   }
   if (run.device < 0) run.device = RankFromName(BaseName(dir == output ? DirName(dir) : dir));
   if (run.device < 0) run.device = rank_hint;
-  return ImportOutputDir(output, run, profile);
+  PYPTO_ASSIGN_OR_RETURN(int read, ImportOutputDir(output, run, profile));
+  ascend::PlaceStepsOnTasks(profile);
+  return read;
 }
 
 class AscendPtImporterImpl final : public Importer {
@@ -279,7 +263,9 @@ class AscendPtImporterImpl final : public Importer {
       PYPTO_RETURN_IF_ERROR(ReadProfilerInfo(DirName(dir), options, profile, &run));
       if (run.device < 0) run.device = RankFromName(BaseName(DirName(dir)));
     }
-    return ascend::ImportAscendCsv(path, run, profile);
+    PYPTO_RETURN_IF_ERROR(ascend::ImportAscendCsv(path, run, profile));
+    ascend::PlaceStepsOnTasks(profile);
+    return Status::Ok();
   }
 };
 
