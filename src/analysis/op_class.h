@@ -46,6 +46,8 @@ struct OpClassRule {
   OpClass cls = OpClass::kOther;
   std::string sub_kind;      // "gemm", "bmm", "flash", "paged", "decode", "rms_norm", "kv_cache_update", "cast", …
   std::string note;          // where the name was seen / why
+  bool generic = false;      // a generic kernel (elementwise_kernel, reduce_kernel, copy): a task matched
+                             // by it takes its operator's class when that class is specific (norm, rope, …)
 };
 
 // Result of matching one name.
