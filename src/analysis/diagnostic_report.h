@@ -12,7 +12,9 @@
 // The combined speedup never counts a saving twice: every issue lists the rows
 // (device tasks, host ops, idle time of a step) it saves time on; per row the
 // largest saving claimed by any issue is taken, those are summed (clamped to
-// the step time basis) and speedup = T / (T - saved).
+// 99% of the step time basis) and speedup = T / (T - saved). A task's
+// execution (kDeviceTask) and the idle gap before it (kTaskGap) are distinct
+// targets: a tiling fix and a launch fix on the same kernel add up.
 #pragma once
 
 #include <cmath>
@@ -83,9 +85,10 @@ const char* SavingMethodName(SavingMethod method);  // "none", "roofline", "meas
 enum class SavingTargetKind : uint8_t {
   kDeviceTask = 0,  // row of profile.device_tasks
   kHostOp,          // row of profile.host_ops
-  kStepIdle,        // device idle time of a step (row = index into graph.Steps())
+  kStepIdle,        // device idle time of a step not before any task (row = index into graph.Steps())
+  kTaskGap,         // idle gap on the task's stream just before device task `row` (launch / dispatch wait)
 };
-const char* SavingTargetKindName(SavingTargetKind kind);  // "device_task", "host_op", "step_idle"
+const char* SavingTargetKindName(SavingTargetKind kind);  // "device_task", "host_op", "step_idle", "task_gap"
 
 struct RowSaving {
   SavingTargetKind kind = SavingTargetKind::kDeviceTask;

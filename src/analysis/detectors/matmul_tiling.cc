@@ -1,0 +1,259 @@
+// Detector 1: matmul_tiling — GEMMs below the tiling utilisation threshold of
+// what their roofline allows, with a cause visible in the shapes or launch
+// configuration.
+//
+// Utilisation, per group of tasks with the same (op type / kernel name, input
+// shapes, dtype):
+//   * Ascend with PMU: time-weighted mean aic_mac_ratio (the cube's busy share;
+//     msprof-analyze legacy advisor: < 0.6 red, < 0.8 yellow);
+//   * else roofline efficiency of the shapes: roofline_ns / measured, i.e. the
+//     achieved FLOP/s over the peak for the dtype for compute-bound GEMMs (and
+//     over the attainable FLOP/s for memory-bound ones, so decode GEMVs that
+//     stream weights at full bandwidth are not called tiling problems).
+// Flagged when utilisation < utilization_threshold (0.6) AND a cause is found:
+//   * Ascend: M, N or K not a multiple of the 16-element fractal; an input's
+//     inner axis not a multiple of 256 elements (advisor cube affinity, 512 B
+//     for FP16); Block Dim not a multiple of the AI-core count (advisor
+//     block_dim_checker; MIX_AIC: Mix Block Dim vs the vector-core count);
+//   * GPU: N or K not a multiple of the tensor-core MMA granule (8 FP16/BF16, 16 INT8).
+// GEMMs whose PMU says mte2-bound (aic_mte2_ratio >= 0.95, advisor
+// ai_core_performance) or whose roofline is memory-bound are skipped: their
+// limit is memory traffic, not tiling.
+// Saving per task: roofline (with shapes) measured − roofline_ns / threshold;
+// Amdahl (PMU only) measured × (1 − mac_ratio / threshold).
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "analysis/detectors/detector_util.h"
+
+namespace pypto {
+namespace {
+
+using detectors::MeanAcc;
+
+// aic_mte2_ratio at or above which a cube op is mte2-bound. Source:
+// msprof-analyze ai_core_performance (aicore_performance.yaml) mte2 threshold 0.95.
+constexpr double kMte2BoundRatio = 0.95;
+// Achieved above this multiple of the roofline means shapes/duration/peak do
+// not agree (unitless); the FLOP figure is then not used as evidence.
+constexpr double kImpossibleEfficiency = 1.05;
+
+struct Group {
+  std::string label;
+  std::string shape;
+  std::string core_type;
+  std::vector<uint32_t> tasks;
+  TimeNs total_ns = 0;
+  MeanAcc mac, mte2, eff;
+  double flops = 0, roofline_ns = 0;
+  TimeNs measured_with_costs = 0;
+  int memory_bound = 0;
+  int impossible = 0;
+  OpCost cost;        // first task with costs
+  bool has_cost = false;
+  OpShapes shapes;
+  bool has_shapes = false;
+  int32_t block_dim = -1, mix_block_dim = -1;
+};
+
+class MatmulTiling final : public Detector {
+ public:
+  std::string_view name() const override { return "matmul_tiling"; }
+  IssueType type() const override { return IssueType::kMatmulTiling; }
+
+  void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
+    const Profile& p = *ctx.profile;
+    const DeviceTaskTable& t = p.device_tasks;
+    const MatmulTilingOptions& opt = ctx.options->matmul_tiling;
+    std::map<std::string, Group> groups;
+    for (uint32_t task : ctx.tasks) {
+      if (detectors::TaskClass(ctx, task) != OpClass::kMatmul) continue;
+      if (t.kind[task] != DeviceTaskKind::kKernel) continue;
+      const OpCost& cost = (*ctx.task_costs)[task];
+      std::string label(ctx.TaskLabel(task));
+      std::string shape = detectors::TaskShapeText(ctx, task);
+      std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
+      Group& g = groups[key];
+      if (g.tasks.empty()) {
+        g.label = label;
+        g.shape = shape;
+        g.core_type = std::string(p.Str(t.core_type[task]));
+        g.block_dim = t.block_dim(task);
+        g.mix_block_dim = t.mix_block_dim(task);
+        CostInput in = CostInputForTask(p, *ctx.graph, *ctx.classes, task);
+        g.shapes = in.shapes;
+        g.has_shapes = in.has_shapes;
+      }
+      g.tasks.push_back(task);
+      g.total_ns += t.dur[task];
+      double w = double(t.dur[task]);
+      g.mac.Add(ctx.TaskAttribute(task, "aic_mac_ratio"), w);
+      g.mte2.Add(ctx.TaskAttribute(task, "aic_mte2_ratio"), w);
+      if (ctx.hardware_known && cost.status == CostStatus::kOk && cost.measured_ns > 0 &&
+          !std::isnan(cost.roofline_ns)) {
+        if (!g.has_cost) { g.cost = cost; g.has_cost = true; }
+        if (cost.efficiency > kImpossibleEfficiency) { ++g.impossible; continue; }
+        g.flops += cost.flops;
+        g.roofline_ns += cost.roofline_ns;
+        g.measured_with_costs += cost.measured_ns;
+        if (cost.bound == Bound::kMemory) ++g.memory_bound;
+      }
+    }
+    uint64_t below_without_cause = 0, impossible_groups = 0;
+    for (auto& [key, g] : groups) {
+      const double mac = g.mac.Mean();
+      const double mte2 = g.mte2.Mean();
+      const double eff = g.measured_with_costs > 0 ? g.roofline_ns / double(g.measured_with_costs) : std::nan("");
+      if (g.impossible > 0) ++impossible_groups;
+      double util;
+      bool from_pmu = !std::isnan(mac);
+      if (from_pmu) util = mac;
+      else if (!std::isnan(eff)) util = eff;
+      else continue;  // nothing measured about this group
+      if (util >= opt.utilization_threshold) continue;
+      if (from_pmu && !std::isnan(mte2) && mte2 >= kMte2BoundRatio) continue;
+      if (!from_pmu && g.memory_bound * 2 > int(g.tasks.size())) continue;
+
+      std::vector<std::string> causes = Causes(ctx, g);
+      if (causes.empty()) { ++below_without_cause; continue; }
+
+      Issue issue;
+      issue.type = IssueType::kMatmulTiling;
+      issue.op_name = g.label;
+      issue.op_type = g.has_cost ? OpClassName(OpClass::kMatmul) : g.label;
+      if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(p.Str(t.op_type(g.tasks[0])));
+      issue.compute_ratio = util;
+      issue.memory_ratio = mte2;
+      std::string joined;
+      for (const std::string& c : causes) joined += (joined.empty() ? "" : "; ") + c;
+      issue.detail = fmt::format("{} {:.2f} < {:.2f}; {}", from_pmu ? "aic_mac_ratio" : "roofline efficiency", util,
+                                 opt.utilization_threshold, joined);
+      detectors::AddShape(&issue, g.shape);
+      for (uint32_t task : g.tasks) detectors::AddTaskEvidence(&issue, task, t.dur[task]);
+      issue.affected_ns = g.total_ns;
+      if (from_pmu) detectors::AddMetric(&issue, "aic_mac_ratio", mac, "ratio");
+      if (!std::isnan(mte2)) detectors::AddMetric(&issue, "aic_mte2_ratio", mte2, "ratio");
+      if (from_pmu) {
+        detectors::AddMetric(&issue, "pmu_level", mac < opt.mac_ratio_red ? 2 : (mac < opt.mac_ratio_yellow ? 1 : 0),
+                             "0 green / 1 yellow / 2 red");
+      }
+      if (!std::isnan(eff)) {
+        detectors::AddMetric(&issue, "roofline_efficiency", eff, "ratio");
+        detectors::AddMetric(&issue, "achieved_flops", g.flops / (double(g.measured_with_costs) * 1e-9), "FLOP/s");
+      }
+      if (g.has_cost) {
+        detectors::AddMetric(&issue, "peak_flops", g.cost.peak_flops, "FLOP/s");
+        detectors::AddMetric(&issue, "m", double(g.cost.m), "elements");
+        detectors::AddMetric(&issue, "n", double(g.cost.n), "elements");
+        detectors::AddMetric(&issue, "k", double(g.cost.k), "elements");
+      }
+      if (g.impossible > 0) {
+        detectors::AddMetric(&issue, "tasks_faster_than_roofline", double(g.impossible), "count");
+      }
+      if (g.block_dim > 0) detectors::AddMetric(&issue, "block_dim", g.block_dim, "count");
+
+      // Savings.
+      if (from_pmu) {
+        issue.method = SavingMethod::kAmdahl;
+        issue.saving_formula = fmt::format(
+            "sum over {} tasks of measured x (1 - aic_mac_ratio / {:.2f}): cube busy share raised to the threshold",
+            g.tasks.size(), opt.utilization_threshold);
+        for (uint32_t task : g.tasks) {
+          double r = ctx.TaskAttribute(task, "aic_mac_ratio");
+          if (std::isnan(r) || r >= opt.utilization_threshold) continue;
+          TimeNs s = static_cast<TimeNs>(double(t.dur[task]) * (1.0 - r / opt.utilization_threshold));
+          if (s > 0) issue.savings.push_back({SavingTargetKind::kDeviceTask, task, s});
+        }
+      } else {
+        issue.method = SavingMethod::kRoofline;
+        issue.saving_formula = fmt::format(
+            "sum over {} tasks of measured - roofline(2MNK/peak, bytes/bandwidth) / {:.2f}", g.tasks.size(),
+            opt.utilization_threshold);
+        for (uint32_t task : g.tasks) {
+          const OpCost& c = (*ctx.task_costs)[task];
+          if (c.status != CostStatus::kOk || std::isnan(c.roofline_ns) || c.efficiency > kImpossibleEfficiency) continue;
+          TimeNs target = static_cast<TimeNs>(c.roofline_ns / opt.utilization_threshold);
+          if (t.dur[task] > target) issue.savings.push_back({SavingTargetKind::kDeviceTask, task, t.dur[task] - target});
+        }
+      }
+      out->issues.push_back(std::move(issue));
+    }
+    if (below_without_cause > 0) {
+      out->notes.push_back(fmt::format(
+          "{} matmul group(s) below the utilisation threshold without a shape or block-dim cause (not reported)",
+          below_without_cause));
+    }
+    if (impossible_groups > 0) {
+      out->notes.push_back(fmt::format(
+          "{} matmul group(s) ran faster than the roofline of their shapes on {} (shapes, durations or peak "
+          "inconsistent): their FLOP figures were not used",
+          impossible_groups, ctx.hardware->id));
+    }
+    if (!ctx.hardware_known && !ctx.has_pmu && !groups.empty()) {
+      out->notes.push_back("no peak FLOP/s and no PMU ratios: matmul utilisation not checked");
+    }
+  }
+
+ private:
+  static std::vector<std::string> Causes(const DiagnosisContext& ctx, const Group& g) {
+    std::vector<std::string> causes;
+    const HardwareSpec& hw = *ctx.hardware;
+    const bool ascend = hw.family == HardwareFamily::kAscend;
+    if (g.has_cost && g.cost.m > 0) {
+      const int64_t dims[3] = {g.cost.m, g.cost.n, g.cost.k};
+      const char* names[3] = {"M", "N", "K"};
+      if (ascend && hw.fractal_elems > 0) {
+        for (int i = 0; i < 3; ++i) {
+          if (dims[i] % hw.fractal_elems != 0) {
+            causes.push_back(fmt::format("{}={} not a multiple of the {}-element fractal", names[i], dims[i],
+                                         hw.fractal_elems));
+          }
+        }
+      } else if (!ascend && hw.mma_dim_multiple > 0) {
+        int mult = (g.cost.dtype == DType::kInt8 && hw.mma_dim_multiple_int8 > 0) ? hw.mma_dim_multiple_int8
+                                                                                 : hw.mma_dim_multiple;
+        for (int i = 1; i < 3; ++i) {
+          if (dims[i] % mult != 0) {
+            causes.push_back(fmt::format("{}={} not a multiple of the {}-element MMA granule", names[i], dims[i], mult));
+          }
+        }
+      }
+    }
+    if (ascend && hw.inner_axis_multiple_elems > 0 && g.has_shapes) {
+      for (int i = 0; i < 2; ++i) {
+        const TensorShape* s = g.shapes.tensor(i);
+        if (!s || s->rank < 2) continue;
+        int64_t inner = s->dim(-1);
+        if (inner > 0 && inner % hw.inner_axis_multiple_elems != 0) {
+          causes.push_back(fmt::format("input {} inner axis {} not a multiple of {} elements", i, inner,
+                                       hw.inner_axis_multiple_elems));
+        }
+      }
+    }
+    if (ascend && g.block_dim > 0) {
+      const bool mix = g.core_type.rfind("MIX", 0) == 0;
+      int cores = hw.matrix_cores;
+      if (g.core_type == "AI_VECTOR_CORE" || g.core_type == "MIX_AIV") cores = hw.vector_cores;
+      if (cores > 0 && g.block_dim % cores != 0) {
+        causes.push_back(fmt::format("block dim {} not a multiple of {} cores", g.block_dim, cores));
+      }
+      if (mix && g.core_type == "MIX_AIC" && g.mix_block_dim > 0 && hw.vector_cores > 0 &&
+          g.mix_block_dim % hw.vector_cores != 0) {
+        causes.push_back(
+            fmt::format("mix block dim {} not a multiple of {} vector cores", g.mix_block_dim, hw.vector_cores));
+      }
+    }
+    return causes;
+  }
+};
+
+}  // namespace
+
+const Detector& MatmulTilingDetector() {
+  static const MatmulTiling detector;
+  return detector;
+}
+
+}  // namespace pypto

@@ -1,0 +1,206 @@
+// (8) stream_sync: the host waits for the device inside a step (stream /
+// device synchronisation, blocking copies behind `.item()`), so the device
+// queue drains and the device idles until the host launches again.
+//
+// Sync points (diagnosis-rules §1.1 synchronize_stream, §3 cuda_api_sync, §4.4):
+//   * host runtime calls named in GraphOptions::sync_runtime_names
+//     (cudaStreamSynchronize, cudaDeviceSynchronize, aclrtSynchronizeStream …;
+//     an "AscendCL@" style prefix is ignored);
+//   * cuda_sync device rows (Kineto) whose launcher is not already counted;
+//   * aten::_local_scalar_dense (the body of `.item()`) without a sync call
+//     inside it: its device-to-host copy blocks the same way.
+// Device idle caused: the idle gap of the device's busy timeline (union of its
+// tasks) that contains the moment the sync returns, from the end of the last
+// task before it to the start of the next task. A sync that returns while
+// the device is busy (other streams) causes none.
+// Issue per sync API when the idle it causes is > 0; the MPA co-occurrence
+// ratio (sync calls / launch calls; > 0.5 flags ASCEND_LAUNCH_BLOCKING) is
+// kept as a metric. Saving (measured): the idle gaps, claimed as step idle.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/detector.h"
+#include "analysis/detectors/detector_util.h"
+
+namespace pypto {
+namespace {
+
+// Ratio of sync calls to launch calls above which every launch is followed
+// by a sync (ASCEND_LAUNCH_BLOCKING=1). Source: msprof-analyze
+// synchronize_stream (synchronize.yaml) co-occurrence ratio > 0.5 (§1.1).
+inline constexpr double kDefaultSyncLaunchRatio = 0.5;
+
+std::string_view ApiName(std::string_view name) {
+  size_t at = name.rfind('@');
+  return at == std::string_view::npos ? name : name.substr(at + 1);
+}
+
+struct Interval {
+  TimeNs start, end;
+};
+
+class StreamSync final : public Detector {
+ public:
+  std::string_view name() const override { return "stream_sync"; }
+  IssueType type() const override { return IssueType::kStreamSync; }
+
+  void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
+    const Profile& p = *ctx.profile;
+    const HostOpTable& h = p.host_ops;
+    const DeviceTaskTable& d = p.device_tasks;
+    const OperatorCallGraph& g = *ctx.graph;
+    const double ratio_threshold = ctx.options->Param("stream_sync.sync_launch_ratio", kDefaultSyncLaunchRatio);
+
+    // Busy timeline of all devices together, merged (tasks of the analysed steps).
+    std::vector<Interval> busy;
+    busy.reserve(ctx.tasks.size());
+    for (uint32_t t : ctx.tasks) busy.push_back({d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0)});
+    std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    std::vector<Interval> merged;
+    for (const Interval& iv : busy) {
+      if (!merged.empty() && iv.start <= merged.back().end) merged.back().end = std::max(merged.back().end, iv.end);
+      else merged.push_back(iv);
+    }
+    if (merged.empty()) {
+      out->notes.push_back("no device tasks in the analysed steps: sync stalls not measurable");
+      return;
+    }
+    // Idle gap containing time `t`: [end of the busy interval before, start of the one after).
+    auto idle_at = [&](TimeNs t) -> Interval {
+      auto it = std::upper_bound(merged.begin(), merged.end(), t,
+                                 [](TimeNs v, const Interval& iv) { return v < iv.start; });
+      if (it == merged.begin() || it == merged.end()) return {0, 0};  // before the first / after the last task
+      const Interval& before = *(it - 1);
+      if (t < before.end) return {0, 0};  // device busy at t
+      return {before.end, it->start};
+    };
+
+    std::vector<uint8_t> is_sync(h.size(), 0);
+    {
+      std::vector<std::string> names = g.options().sync_runtime_names;
+      for (uint32_t op : ctx.host_ops) {
+        if (h.kind[op] != HostOpKind::kRuntime && h.kind[op] != HostOpKind::kDriver) continue;
+        std::string_view api = ApiName(p.Str(h.name[op]));
+        if (std::find(names.begin(), names.end(), api) != names.end()) is_sync[op] = 1;
+      }
+    }
+    struct Point {
+      std::string api;
+      uint32_t host_op;  // sync call / _local_scalar_dense op; UINT32_MAX for a device-only row
+      uint32_t task;     // cuda_sync row or UINT32_MAX
+      TimeNs ts, end;
+    };
+    std::vector<Point> points;
+    uint64_t launches = 0;
+    for (uint32_t op : ctx.host_ops) {
+      if ((h.kind[op] == HostOpKind::kRuntime || h.kind[op] == HostOpKind::kDriver) && !g.TasksLaunchedBy(op).empty())
+        ++launches;
+      if (is_sync[op]) points.push_back({std::string(ApiName(p.Str(h.name[op]))), op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
+    }
+    // cuda_sync rows not tied to a counted call.
+    for (uint32_t t = 0; t < d.size(); ++t) {
+      if (d.kind[t] != DeviceTaskKind::kSync || !ctx.InWindow(d.ts[t])) continue;
+      int32_t launcher = g.LauncherOf(t);
+      if (launcher >= 0 && is_sync[launcher]) continue;
+      if (launcher >= 0 && (h.kind[launcher] == HostOpKind::kRuntime || h.kind[launcher] == HostOpKind::kDriver)) {
+        is_sync[launcher] = 1;
+        points.push_back({std::string(ApiName(p.Str(h.name[launcher]))), static_cast<uint32_t>(launcher), t,
+                          h.ts[launcher], h.ts[launcher] + h.dur[launcher]});
+      } else {
+        points.push_back({std::string(p.Str(d.name[t])), UINT32_MAX, t, d.ts[t], d.ts[t] + d.dur[t]});
+      }
+    }
+    // .item() without a recognised sync call inside.
+    for (uint32_t op : ctx.host_ops) {
+      if (h.kind[op] != HostOpKind::kOperator || p.Str(h.name[op]) != "aten::_local_scalar_dense") continue;
+      bool has_sync = false;
+      std::vector<uint32_t> stack(g.Children(op).begin(), g.Children(op).end());
+      while (!stack.empty() && !has_sync) {
+        uint32_t c = stack.back();
+        stack.pop_back();
+        has_sync |= is_sync[c] != 0;
+        for (uint32_t cc : g.Children(c)) stack.push_back(cc);
+      }
+      if (!has_sync) points.push_back({"aten::_local_scalar_dense", op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
+    }
+    if (points.empty()) return;
+
+    struct Group {
+      std::vector<const Point*> points;
+      uint64_t stalls = 0;
+      TimeNs idle = 0;
+      TimeNs call_ns = 0;
+      std::map<int, TimeNs> idle_by_step;
+      std::map<std::string, uint64_t> callers;
+    };
+    std::map<std::string, Group> groups;
+    std::vector<Interval> claimed;  // idle gaps already attributed (two syncs in one gap count once)
+    for (const Point& pt : points) {
+      Group& grp = groups[pt.api];
+      grp.points.push_back(&pt);
+      grp.call_ns += pt.end - pt.ts;
+      if (pt.host_op != UINT32_MAX) {
+        int32_t caller = g.EnclosingOperator(pt.host_op);
+        if (caller >= 0 && static_cast<uint32_t>(caller) != pt.host_op) ++grp.callers[std::string(p.Str(h.name[caller]))];
+      }
+      Interval gap = idle_at(pt.end);
+      if (gap.end <= gap.start) continue;
+      bool seen = false;
+      for (const Interval& c : claimed) seen |= c.start == gap.start;
+      if (seen) continue;
+      claimed.push_back(gap);
+      ++grp.stalls;
+      grp.idle += gap.end - gap.start;
+      int step = ctx.StepOf(gap.start);
+      if (step >= 0) grp.idle_by_step[step] += gap.end - gap.start;
+    }
+    const double ratio = launches > 0 ? double(points.size()) / double(launches) : 0;
+    for (auto& [api, grp] : groups) {
+      if (grp.idle <= 0) continue;
+      Issue issue;
+      issue.type = IssueType::kStreamSync;
+      issue.op_name = api;
+      std::string top_caller;
+      uint64_t top_n = 0;
+      for (const auto& [name, n] : grp.callers)
+        if (n > top_n) top_caller = name, top_n = n;
+      issue.op_type = top_caller.empty() ? "sync" : top_caller;
+      issue.affected_ns = grp.idle;
+      issue.evidence.count = grp.points.size();
+      issue.evidence.total_ns = grp.call_ns;
+      for (const Point* pt : grp.points) {
+        if (pt->host_op != UINT32_MAX && issue.evidence.host_ops.size() < kMaxEvidenceRows)
+          issue.evidence.host_ops.push_back(pt->host_op);
+        if (pt->task != UINT32_MAX && issue.evidence.tasks.size() < kMaxEvidenceRows) issue.evidence.tasks.push_back(pt->task);
+      }
+      for (const auto& [step, ns] : grp.idle_by_step)
+        issue.savings.push_back({SavingTargetKind::kStepIdle, static_cast<uint32_t>(ctx.steps[step]), ns});
+      issue.method = SavingMethod::kMeasuredGap;
+      issue.saving_formula = fmt::format("device idle gaps that contain the return of {} of {} sync point(s)",
+                                         grp.stalls, grp.points.size());
+      issue.detail = fmt::format("{} {} call(s) in the steps; the device idled {} around {} of them", grp.points.size(),
+                                 api, detectors::FormatUs(grp.idle), grp.stalls);
+      if (!top_caller.empty()) issue.detail += "; called from " + top_caller;
+      if (ratio > ratio_threshold) issue.detail += fmt::format("; sync/launch ratio {:.2f} > {}", ratio, ratio_threshold);
+      detectors::AddMetric(&issue, "sync_calls", double(grp.points.size()), "count");
+      detectors::AddMetric(&issue, "stalls", double(grp.stalls), "count");
+      detectors::AddMetric(&issue, "device_idle_us", double(grp.idle) / 1000.0, "us");
+      detectors::AddMetric(&issue, "sync_call_time_us", double(grp.call_ns) / 1000.0, "us");
+      detectors::AddMetric(&issue, "sync_launch_ratio", ratio, "ratio");
+      out->issues.push_back(std::move(issue));
+    }
+  }
+};
+
+}  // namespace
+
+const Detector& StreamSyncDetector() {
+  static const StreamSync detector;
+  return detector;
+}
+
+}  // namespace pypto

@@ -1,0 +1,325 @@
+// The diagnosis engine: builds the DiagnosisContext (hardware, op classes,
+// per-task costs, model structure, the steps analysed) and runs every
+// registered detector.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "analysis/detector.h"
+#include "importers/detect.h"
+
+namespace pypto {
+
+double DiagnoseOptions::Param(std::string_view key, double default_value) const {
+  auto it = params.find(std::string(key));
+  return it == params.end() ? default_value : it->second;
+}
+
+namespace {
+bool InUnitInterval(double v) { return v > 0 && v <= 1.0 && std::isfinite(v); }
+}  // namespace
+
+Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
+  struct Ratio { const char* name; double value; };
+  const Ratio ratios[] = {
+      {"tiling_utilization_threshold", o.tiling_utilization_threshold},
+      {"mem_bottleneck_ratio_threshold", o.mem_bottleneck_ratio_threshold},
+      {"matmul_tiling.utilization_threshold", o.matmul_tiling.utilization_threshold},
+      {"matmul_tiling.mac_ratio_red", o.matmul_tiling.mac_ratio_red},
+      {"matmul_tiling.mac_ratio_yellow", o.matmul_tiling.mac_ratio_yellow},
+      {"attention_memory.mem_bottleneck_ratio_threshold", o.attention_memory.mem_bottleneck_ratio_threshold},
+      {"attention_memory.fa_aic_mte2_ratio", o.attention_memory.fa_aic_mte2_ratio},
+      {"attention_memory.aiv_mte2_ratio", o.attention_memory.aiv_mte2_ratio},
+      {"host_bound.free_share_threshold", o.host_bound.free_share_threshold},
+      {"host_bound.critical_path_host_share", o.host_bound.critical_path_host_share},
+      {"severity.high_share", o.severity.high_share},
+      {"severity.medium_share", o.severity.medium_share},
+  };
+  for (const Ratio& r : ratios) {
+    if (!InUnitInterval(r.value)) {
+      return InvalidArgumentError(fmt::format("{} must be in (0, 1], got {}", r.name, r.value));
+    }
+  }
+  if (!(o.min_issue_share >= 0 && o.min_issue_share < 1)) {
+    return InvalidArgumentError(fmt::format("min_issue_share must be in [0, 1), got {}", o.min_issue_share));
+  }
+  if (!(o.ai_core_theoretical_peak >= 0) || !std::isfinite(o.ai_core_theoretical_peak)) {
+    return InvalidArgumentError("peak FLOP/s must be a positive number");
+  }
+  if (!(o.hbm_bandwidth >= 0) || !std::isfinite(o.hbm_bandwidth)) {
+    return InvalidArgumentError("memory bandwidth must be a positive number");
+  }
+  if (!(o.norm_launch.gap_to_exec_ratio > 0) || !(o.norm_launch.short_kernel_us > 0)) {
+    return InvalidArgumentError("norm_launch thresholds must be positive");
+  }
+  if (!(o.host_bound.max_launch_gap_us > 0)) return InvalidArgumentError("host_bound.max_launch_gap_us must be positive");
+  if (o.kv_cache_layout.feed_window_ops < 1) return InvalidArgumentError("kv_cache_layout.feed_window_ops must be >= 1");
+  for (const std::string& name : o.only) {
+    if (!FindDetector(name)) return InvalidArgumentError(fmt::format("unknown detector '{}'", name));
+  }
+  return Status::Ok();
+}
+
+double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
+  if (task + 1 >= attr_offsets.size()) return std::nan("");
+  for (uint32_t i = attr_offsets[task]; i < attr_offsets[task + 1]; ++i) {
+    uint32_t row = attr_rows[i];
+    if (profile->Str(profile->attributes.key[row]) == key) return profile->attributes.number[row];
+  }
+  return std::nan("");
+}
+
+bool DiagnosisContext::InWindow(TimeNs ts) const { return StepOf(ts) >= 0; }
+
+int DiagnosisContext::StepOf(TimeNs ts) const {
+  for (size_t i = 0; i < step_windows.size(); ++i) {
+    if (ts >= step_windows[i].start && ts < step_windows[i].end) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string_view DiagnosisContext::TaskLabel(uint32_t task) const {
+  StrId type = profile->device_tasks.op_type(task);
+  if (type != kEmptyStr && !profile->Str(type).empty()) return profile->Str(type);
+  return profile->Str(profile->device_tasks.name[task]);
+}
+
+void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {
+  issue->saved_ns = 0;
+  for (const RowSaving& s : issue->savings) issue->saved_ns += std::max<TimeNs>(0, s.saved_ns);
+  issue->affected_share = ctx.ShareOfStep(issue->affected_ns);
+  issue->severity = SeverityForShare(issue->affected_share, ctx.options->severity);
+  if (issue->evidence.count > 0 && issue->evidence.mean_ns == 0) {
+    issue->evidence.mean_ns = issue->evidence.total_ns / static_cast<TimeNs>(issue->evidence.count);
+  }
+  if (issue->evidence.tasks.size() > kMaxEvidenceRows) issue->evidence.tasks.resize(kMaxEvidenceRows);
+  if (issue->evidence.host_ops.size() > kMaxEvidenceRows) issue->evidence.host_ops.resize(kMaxEvidenceRows);
+}
+
+namespace {
+
+bool IsAcceleratorProfile(const Profile& p) {
+  for (const DeviceRow& d : p.devices.rows) {
+    if (d.kind != DeviceKind::kCpu && d.kind != DeviceKind::kOther) return true;
+  }
+  for (size_t i = 0; i < p.device_tasks.size(); ++i) {
+    DeviceTaskKind k = p.device_tasks.kind[i];
+    if (k == DeviceTaskKind::kKernel || k == DeviceTaskKind::kMemcpy) return true;
+  }
+  return false;
+}
+
+DiagnoseOptions EffectiveOptions(const DiagnoseOptions& in) {
+  DiagnoseOptions o = in;
+  if (in.tiling_utilization_threshold != kDefaultTilingUtilizationThreshold) {
+    o.matmul_tiling.utilization_threshold = in.tiling_utilization_threshold;
+  }
+  if (in.mem_bottleneck_ratio_threshold != kDefaultMemBottleneckRatioThreshold) {
+    o.attention_memory.mem_bottleneck_ratio_threshold = in.mem_bottleneck_ratio_threshold;
+  }
+  o.tiling_utilization_threshold = o.matmul_tiling.utilization_threshold;
+  o.mem_bottleneck_ratio_threshold = o.attention_memory.mem_bottleneck_ratio_threshold;
+  return o;
+}
+
+bool IsPmuKey(std::string_view key) {
+  return (key.substr(0, 4) == "aic_" || key.substr(0, 4) == "aiv_") && key.size() > 6 &&
+         key.substr(key.size() - 6) == "_ratio";
+}
+
+}  // namespace
+
+StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(in_options));
+  const DiagnoseOptions options = EffectiveOptions(in_options);
+  const Profile& profile = graph.profile();
+  DiagnosticReport report;
+  auto meta = [&](const char* key) {
+    auto it = profile.metadata.find(key);
+    return it == profile.metadata.end() ? std::string() : it->second;
+  };
+  report.source_path = meta("source_path");
+  report.format = meta("format");
+
+  // ---- steps
+  DiagnosisContext ctx;
+  ctx.profile = &profile;
+  ctx.graph = &graph;
+  ctx.options = &options;
+  const std::vector<StepInfo>& steps = graph.Steps();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (options.step && steps[i].number != *options.step) continue;
+    ctx.steps.push_back(i);
+  }
+  if (options.step && ctx.steps.empty()) {
+    std::string have;
+    for (size_t i = 0; i < steps.size() && i < 20; ++i) have += (i ? ", " : "") + std::to_string(steps[i].number);
+    return InvalidArgumentError(fmt::format("no step {} in the profile (steps: {})", *options.step,
+                                            have.empty() ? "none" : have));
+  }
+  std::string step_source;
+  for (size_t s : ctx.steps) {
+    const StepInfo& st = steps[s];
+    TimeWindow w = st.cpu;
+    if (st.device_start != kNoTime && (w.duration() == 0 || st.device_start < w.start)) w.start = st.device_start;
+    if (st.device_end != kNoTime && st.device_end > w.end) w.end = st.device_end;
+    if (w.duration() == 0 && st.cpu.duration() == 0 && st.device_start == kNoTime) continue;
+    ctx.step_windows.push_back(w);
+    ctx.step_time_ns += st.latency_ns();
+    report.steps.push_back(s);
+    report.step_numbers.push_back(st.number);
+    if (step_source.empty()) step_source = st.source;
+  }
+  if (ctx.step_windows.empty()) {
+    // No usable step: the whole window.
+    ctx.steps.clear();
+    ctx.step_windows.push_back(graph.WholeWindow());
+    ctx.step_time_ns = graph.WholeWindow().duration();
+    report.step_basis = "whole window";
+    report.notes.push_back("no step boundaries: the whole profile window is the time basis");
+  } else {
+    ctx.steps = report.steps;
+    report.step_basis = fmt::format("{} step{} ({})", ctx.steps.size(), ctx.steps.size() == 1 ? "" : "s",
+                                    step_source.empty() ? "profile" : step_source);
+  }
+  report.step_time_ns = ctx.step_time_ns;
+
+  // ---- rows in the window
+  const DeviceTaskTable& tasks = profile.device_tasks;
+  for (uint32_t t = 0; t < tasks.size(); ++t) {
+    DeviceTaskKind k = tasks.kind[t];
+    if (k == DeviceTaskKind::kAnnotation || k == DeviceTaskKind::kSync) continue;
+    if (ctx.InWindow(tasks.ts[t])) ctx.tasks.push_back(t);
+  }
+  std::sort(ctx.tasks.begin(), ctx.tasks.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(tasks.track[a], tasks.ts[a], a) < std::tie(tasks.track[b], tasks.ts[b], b);
+  });
+  const HostOpTable& ops = profile.host_ops;
+  for (uint32_t h = 0; h < ops.size(); ++h) {
+    if (ctx.InWindow(ops.ts[h])) ctx.host_ops.push_back(h);
+  }
+  std::sort(ctx.host_ops.begin(), ctx.host_ops.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(ops.track[a], ops.ts[a], a) < std::tie(ops.track[b], ops.ts[b], b);
+  });
+  for (const TimeWindow& w : ctx.step_windows) {
+    for (const BusyTime& b : graph.DeviceBusyTimes(w)) report.device_busy_ns += b.busy_ns;
+  }
+
+  // ---- attributes (PMU) index
+  const AttributeTable& attrs = profile.attributes;
+  ctx.attr_offsets.assign(tasks.size() + 1, 0);
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < tasks.size()) {
+      ++ctx.attr_offsets[attrs.owner[i] + 1];
+      if (!ctx.has_pmu && IsPmuKey(profile.Str(attrs.key[i]))) ctx.has_pmu = true;
+    }
+  }
+  for (size_t i = 1; i < ctx.attr_offsets.size(); ++i) ctx.attr_offsets[i] += ctx.attr_offsets[i - 1];
+  ctx.attr_rows.resize(ctx.attr_offsets.back());
+  {
+    std::vector<uint32_t> fill(ctx.attr_offsets.begin(), ctx.attr_offsets.end() - 1);
+    for (uint32_t i = 0; i < attrs.size(); ++i) {
+      if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < tasks.size()) {
+        ctx.attr_rows[fill[attrs.owner[i]]++] = i;
+      }
+    }
+  }
+
+  // ---- hardware
+  HardwareOverrides overrides;
+  overrides.name = options.hardware_name;
+  overrides.peak_flops = options.ai_core_theoretical_peak;
+  overrides.memory_bandwidth = options.hbm_bandwidth;
+  if (!options.hardware_name.empty()) {
+    StatusOr<HardwareSpec> found = FindHardware(options.hardware_name);
+    if (!found.ok()) return InvalidArgumentError(fmt::format("unknown hardware '{}'", options.hardware_name));
+  }
+  HardwareSpec hw = DetectHardware(profile, overrides);
+  ctx.hardware = &hw;
+  const bool accelerator = IsAcceleratorProfile(profile);
+  ctx.hardware_known = hw.known() && !(accelerator && hw.family == HardwareFamily::kCpu);
+  report.hardware_id = hw.id;
+  report.hardware_name = hw.display_name;
+  report.hardware_selection = hw.selection;
+  if (hw.HeadlinePeak() > 0) report.peak_flops = hw.HeadlinePeak();
+  if (hw.memory_bandwidth.known()) report.memory_bandwidth = hw.memory_bandwidth.value;
+  if (!ctx.hardware_known) {
+    report.notes.push_back(
+        "accelerator not identified: roofline figures (peak FLOP/s, bandwidth) unavailable; pass --hardware or "
+        "--peak-flops/--hbm-bandwidth");
+  }
+  for (const std::string& n : hw.notes) report.notes.push_back("hardware: " + n);
+
+  // ---- classes, costs, structure
+  OpClassification classes = ClassifyProfile(profile, graph);
+  ctx.classes = &classes;
+  std::vector<OpCost> costs(tasks.size());
+  uint64_t with_costs = 0, needing = 0;
+  for (uint32_t t : ctx.tasks) {
+    costs[t] = EstimateTaskCost(profile, graph, classes, hw, t);
+    OpClass c = classes.task_class.size() > t ? classes.task_class[t] : OpClass::kOther;
+    if (c == OpClass::kMatmul || c == OpClass::kAttention) {
+      ++needing;
+      if (costs[t].has_costs()) ++with_costs;
+    }
+  }
+  ctx.task_costs = &costs;
+  if (needing > 0 && with_costs < needing) {
+    report.notes.push_back(fmt::format(
+        "{} of {} matmul/attention device tasks have no usable shapes: their roofline checks were skipped",
+        needing - with_costs, needing));
+  }
+  if (!ctx.has_pmu && hw.family == HardwareFamily::kAscend) {
+    report.notes.push_back("no PMU ratios (aic_*/aiv_* columns): Ascend pipe checks use the roofline model only");
+  }
+  StructureOptions sopts;
+  sopts.model_arch = options.model_arch;
+  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, sopts);
+  if (structure.ok()) {
+    ctx.structure = &structure.value();
+  } else {
+    report.notes.push_back("model structure unavailable: " + structure.status().message());
+  }
+
+  // ---- detectors
+  std::vector<Issue> issues;
+  for (const Detector* d : AllDetectors()) {
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), std::string(d->name())) == options.only.end()) {
+      continue;
+    }
+    report.detectors_run.emplace_back(d->name());
+    DetectorOutput out;
+    d->Run(ctx, &out);
+    for (std::string& n : out.notes) report.notes.push_back(std::string(d->name()) + ": " + n);
+    for (Issue& issue : out.issues) {
+      FinalizeIssue(ctx, &issue);
+      if (issue.affected_share < options.min_issue_share) continue;
+      issues.push_back(std::move(issue));
+    }
+  }
+  SortIssues(&issues);
+  CombinedSaving combined = CombineSavings(issues, ctx.step_time_ns);
+  report.issues = std::move(issues);
+  report.estimated_saved_ns = combined.saved_ns;
+  report.claimed_saved_ns = combined.claimed_ns;
+  report.estimated_combined_speedup = combined.speedup;
+  return report;
+}
+
+StatusOr<DiagnosticReport> Diagnose(Profile& profile, const DiagnoseOptions& options) {
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
+  PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph graph, OperatorCallGraph::Build(profile));
+  return DiagnoseGraph(graph, options);
+}
+
+StatusOr<DiagnosticReport> DiagnosePath(const std::string& path, const DiagnoseOptions& options) {
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
+  PYPTO_ASSIGN_OR_RETURN(Profile profile, LoadProfile(path));
+  return Diagnose(profile, options);
+}
+
+}  // namespace pypto
