@@ -1,0 +1,23 @@
+// Rendering of the diagnosis (pypto diagnose): terminal text, JSON (schema
+// "pypto.diagnose/1", docs/json-schema.md) and Markdown (profile strings
+// escaped). The numbers come from analysis/diagnostic_report.h; these
+// functions only format them.
+#pragma once
+
+#include <string>
+
+#include "analysis/diagnostic_report.h"
+
+namespace pypto::report {
+
+inline constexpr char kDiagnoseJsonSchema[] = "pypto.diagnose/1";
+
+std::string RenderDiagnosisText(const DiagnosticReport& report);
+// Pretty-printed (2-space indent), ending with a newline.
+std::string RenderDiagnosisJson(const DiagnosticReport& report);
+std::string RenderDiagnosisMarkdown(const DiagnosticReport& report);
+
+// Escapes text from a profile for a Markdown table cell / paragraph: | * _ ` [ ] < > # \ and newlines.
+std::string EscapeMarkdown(std::string_view text);
+
+}  // namespace pypto::report
