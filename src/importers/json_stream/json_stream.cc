@@ -405,7 +405,7 @@ Status Reader::HandleTopLevelValue(const char* p, const char* stop) {
     status = CorruptError("x");
   } else {
     auto it = array.begin();
-    if (it.error() || (*it).get(value)) status = CorruptError("x");
+    if (it.error() || it == array.end() || (*it).get(value)) status = CorruptError("x");
     else status = on_key_(key_, value);
   }
   if (status.code() == StatusCode::kCorrupt) {
@@ -491,6 +491,8 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
           ++p;
           break;
         }
+        if (c == '}' || c == ']' || c == ',' || c == ':')
+          return CorruptError(At(options_.display_name, Off(p)) + ": expected a value for key \"" + key_ + "\"");
         const char* stop = nullptr;
         if (c == '{' || c == '[') {
           ScanResult r = ScanContainer(p, end, options_.max_depth, &stop);
