@@ -67,6 +67,9 @@ struct CostInput {
   std::string_view name;        // for notes and name-based hints (transpose flags, "decode")
   OpShapes shapes;              // inputs
   bool has_shapes = false;
+  OpShapes outputs;             // output shapes when the profile gives them (Ascend); resolve transposes/layouts
+  bool has_outputs = false;
+  std::string shape_source;     // "task Input Shapes", "operator aten::mm Input Dims", or why none
   TimeNs measured_ns = -1;      // device (or host for CPU) duration, -1 unknown
   ComputeUnit unit = ComputeUnit::kMatrix;  // matmul/attention: kMatrix; others kVector (set by the helpers)
 };
@@ -115,7 +118,9 @@ struct GemmDims {
   bool ok = false;
   std::string note;
 };
-GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes);
+// `outputs` (may be null) gives M and N directly when present ([..., M, N]).
+GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes,
+                       const OpShapes* outputs = nullptr);
 
 // Pure cost model on the given inputs.
 OpCost EstimateCost(const CostInput& input, const HardwareSpec& hw);

@@ -1,0 +1,569 @@
+#include "analysis/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace pypto {
+
+const char* CostStatusName(CostStatus status) {
+  switch (status) {
+    case CostStatus::kOk: return "ok";
+    case CostStatus::kNoShapes: return "no_shapes";
+    case CostStatus::kBadShapes: return "bad_shapes";
+    case CostStatus::kUnsupported: return "unsupported";
+    case CostStatus::kNoDuration: return "no_duration";
+  }
+  return "unsupported";
+}
+
+const char* BoundName(Bound bound) {
+  switch (bound) {
+    case Bound::kUnknown: return "unknown";
+    case Bound::kCompute: return "compute";
+    case Bound::kMemory: return "memory";
+  }
+  return "unknown";
+}
+
+const char* AttentionPhaseName(AttentionPhase phase) {
+  switch (phase) {
+    case AttentionPhase::kUnknown: return "unknown";
+    case AttentionPhase::kPrefill: return "prefill";
+    case AttentionPhase::kDecode: return "decode";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool Contains(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k]) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+std::string Dims(const TensorShape& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank; ++i) s += (i ? "," : "") + std::to_string(t.dims[i]);
+  return s + "]";
+}
+
+int64_t Prod(const TensorShape& t, int from, int to) {  // dims [from, to)
+  int64_t p = 1;
+  for (int i = from; i < to; ++i) p *= std::max<int64_t>(t.dims[i], 0);
+  return p;
+}
+
+double SumBytes(const OpShapes& s) {
+  double b = 0;
+  for (int i = 0; i < s.count; ++i)
+    if (s.inputs[i].present) b += s.inputs[i].bytes();
+  return b;
+}
+
+bool AllDtypesKnown(const OpShapes& s) {
+  for (int i = 0; i < s.count; ++i)
+    if (s.inputs[i].present && s.inputs[i].dtype == DType::kUnknown) return false;
+  return true;
+}
+
+// Which present tensors are the GEMM operands: aten::addmm/baddbmm/addbmm carry
+// the bias first; everything else has A, B first.
+void GemmOperands(std::string_view name, const OpShapes& shapes, const TensorShape** a, const TensorShape** b) {
+  bool bias_first = Contains(name, "addmm") || Contains(name, "baddbmm") || Contains(name, "addbmm");
+  if (bias_first && Contains(name, "aten::") && shapes.tensor_count() >= 3) {
+    *a = shapes.tensor(1);
+    *b = shapes.tensor(2);
+  } else {
+    *a = shapes.tensor(0);
+    *b = shapes.tensor(1);
+  }
+}
+
+}  // namespace
+
+GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes, const OpShapes* outputs) {
+  GemmDims g;
+  const TensorShape* a = nullptr;
+  const TensorShape* b = nullptr;
+  GemmOperands(name, shapes, &a, &b);
+  if (a == nullptr || b == nullptr || a->rank < 1 || b->rank < 1) {
+    g.note = "fewer than two tensor inputs";
+    return g;
+  }
+  const bool aten = Contains(name, "aten::") || Contains(name, "::");
+  const bool linear = Contains(name, "linear");
+  if (aten) {
+    // PyTorch semantics are exact: no transpose ambiguity.
+    if (linear) {  // input [..., K], weight [N, K]
+      if (b->rank != 2 || a->dim(-1) != b->dim(1)) {
+        g.note = fmt::format("linear: input {} and weight {} do not share K", Dims(*a), Dims(*b));
+        return g;
+      }
+      g.m = Prod(*a, 0, a->rank - 1);
+      g.k = a->dim(-1);
+      g.n = b->dim(0);
+      g.note = fmt::format("linear: M = rows of input {}, K = its last dim, N = weight {} rows", Dims(*a), Dims(*b));
+    } else {
+      if (a->rank == 1 && b->rank == 1) {  // dot
+        g.m = 1; g.n = 1; g.k = a->dim(0);
+      } else if (b->rank == 1) {  // mv
+        g.m = Prod(*a, 0, a->rank - 1); g.k = a->dim(-1); g.n = 1;
+      } else {
+        int64_t ka = a->dim(-1), kb = b->dim(-2);
+        if (ka != kb) {
+          g.note = fmt::format("A {} and B {}: A's last dim != B's second-to-last", Dims(*a), Dims(*b));
+          return g;
+        }
+        g.k = ka;
+        g.n = b->dim(-1);
+        if (b->rank == 2) {  // [..., M, K] x [K, N]: batch folds into M
+          g.m = Prod(*a, 0, a->rank - 1);
+        } else {
+          g.m = a->rank >= 2 ? a->dim(-2) : 1;
+          int64_t ba = a->rank > 2 ? Prod(*a, 0, a->rank - 2) : 1;
+          int64_t bb = Prod(*b, 0, b->rank - 2);
+          g.batch = std::max(ba, bb);  // broadcast
+        }
+      }
+      g.note = fmt::format("A {} x B {}", Dims(*a), Dims(*b));
+    }
+    g.ok = g.m > 0 && g.n > 0 && g.k > 0;
+    return g;
+  }
+
+  // CANN MatMul*/BatchMatMul*/GroupedMatmul: transpose flags are not in the
+  // profile. Outputs (when given) fix M and N; else K is the dim A and B share.
+  if (sub_kind == "grouped") {
+    g.note = "grouped GEMM: group sizes are a tensor, not in the shapes";
+    return g;
+  }
+  int ra = a->rank, rb = b->rank;
+  int64_t a0 = a->dim(-2), a1 = a->dim(-1), b0 = b->dim(-2), b1 = b->dim(-1);
+  if (ra < 2 || rb < 2) {
+    g.note = fmt::format("A {} / B {}: rank < 2", Dims(*a), Dims(*b));
+    return g;
+  }
+  int64_t batch = std::max(ra > 2 ? Prod(*a, 0, ra - 2) : 1, rb > 2 ? Prod(*b, 0, rb - 2) : 1);
+  const TensorShape* out = (outputs != nullptr) ? outputs->tensor(0) : nullptr;
+  struct Cand { int64_t m, k, n; const char* how; };
+  Cand cands[4] = {{a0, a1, b1, "A x B"}, {a0, a1, b0, "A x B^T"}, {a1, a0, b1, "A^T x B"}, {a1, a0, b0, "A^T x B^T"}};
+  bool k_ok[4] = {a1 == b0, a1 == b1, a0 == b0, a0 == b1};
+  if (out != nullptr && out->rank >= 2) {
+    int64_t om = out->dim(-2), on = out->dim(-1);
+    for (int i = 0; i < 4; ++i)
+      if (k_ok[i] && cands[i].m == om && cands[i].n == on) {
+        g.m = om; g.n = on; g.k = cands[i].k; g.batch = batch;
+        g.ok = true;
+        g.note = fmt::format("A {}, B {}, output {}: {} (M, N from the output, K shared by A and B)", Dims(*a), Dims(*b),
+                             Dims(*out), cands[i].how);
+        return g;
+      }
+    g.note = fmt::format("A {}, B {}, output {}: no transpose combination gives the output with a shared K",
+                         Dims(*a), Dims(*b), Dims(*out));
+    return g;
+  }
+  int first = -1, n_ok = 0;
+  for (int i = 0; i < 4; ++i)
+    if (k_ok[i]) { if (first < 0) first = i; ++n_ok; }
+  if (first < 0) {
+    g.note = fmt::format("A {} and B {} share no dimension: K cannot be inferred", Dims(*a), Dims(*b));
+    return g;
+  }
+  g.m = cands[first].m; g.k = cands[first].k; g.n = cands[first].n; g.batch = batch;
+  g.ok = true;
+  g.note = fmt::format("A {}, B {}: {}{}", Dims(*a), Dims(*b), cands[first].how,
+                       n_ok > 1 ? " (transpose flags unknown; several orientations fit, FLOPs may differ)" : "");
+  // FLOPs depend on the orientation only through M·N·K when candidates differ.
+  if (n_ok > 1) {
+    for (int i = 0; i < 4; ++i)
+      if (k_ok[i] && cands[i].m * cands[i].n * cands[i].k != g.m * g.n * g.k) {
+        g.note += "; alternatives differ in M·N·K";
+        break;
+      }
+  }
+  return g;
+}
+
+namespace {
+
+struct AttnDims {
+  int64_t b = 0, h = 0, sq = 0, skv = 0, d = 0, hkv = 0;
+  bool ok = false;
+  std::string note;
+};
+
+AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const CostInput& in) {
+  AttnDims r;
+  const OpShapes& s = in.shapes;
+  const TensorShape* q = s.tensor(0);
+  const TensorShape* k = s.tensor(1);
+  if (q == nullptr || k == nullptr) {
+    r.note = "attention: query/key shapes missing";
+    return r;
+  }
+  if (sub_kind == "paged" || Contains(name, "paged")) {
+    r.note = "paged attention: KV lengths are in a tensor (seq_lens / block_table), not in the shapes";
+    return r;
+  }
+  const bool aten = Contains(name, "aten::");
+  if (aten) {
+    if (q->rank != 4 || k->rank != 4) {
+      r.note = fmt::format("attention: query {} / key {} are not 4-D", Dims(*q), Dims(*k));
+      return r;
+    }
+    // _flash_attention_forward / _efficient_attention_forward take [B, S, H, D];
+    // SDPA ops take [B, H, S, D].
+    bool bshd = Contains(name, "_flash_attention_forward") || Contains(name, "_efficient_attention_forward");
+    r.b = q->dim(0);
+    r.d = q->dim(3);
+    r.sq = bshd ? q->dim(1) : q->dim(2);
+    r.h = bshd ? q->dim(2) : q->dim(1);
+    r.skv = bshd ? k->dim(1) : k->dim(2);
+    r.hkv = bshd ? k->dim(2) : k->dim(1);
+    r.note = fmt::format("query {} key {} ({} layout)", Dims(*q), Dims(*k), bshd ? "BSND" : "BNSD");
+    r.ok = r.b > 0 && r.h > 0 && r.sq > 0 && r.skv > 0 && r.d > 0;
+    return r;
+  }
+  // CANN FlashAttentionScore / PromptFlashAttention / IncreFlashAttention / FIA.
+  // Output 0 of FlashAttentionScore is softmax_max [B, N, S_q, 8]: it fixes B, N, S_q.
+  const TensorShape* smax = (in.has_outputs && in.outputs.tensor(0) && in.outputs.tensor(0)->rank == 4 &&
+                             in.outputs.tensor(0)->dim(3) == 8)
+                                ? in.outputs.tensor(0)
+                                : nullptr;
+  if (q->rank == 3) {
+    // BSH or SBH (H = N·D).
+    int64_t hq = q->dim(2), hk = k->dim(2);
+    if (smax != nullptr) {
+      int64_t B = smax->dim(0), N = smax->dim(1), S = smax->dim(2);
+      if (q->dim(0) == B && q->dim(1) == S) { r.sq = S; r.b = B; r.skv = k->dim(1); r.note = "BSH"; }
+      else if (q->dim(1) == B && q->dim(0) == S) { r.sq = S; r.b = B; r.skv = k->dim(0); r.note = "SBH"; }
+      else {
+        r.note = fmt::format("query {} does not fit softmax_max {}", Dims(*q), Dims(*smax));
+        return r;
+      }
+      r.h = N;
+      r.d = N > 0 ? hq / N : 0;
+      r.hkv = r.d > 0 ? hk / r.d : 0;
+      r.note = fmt::format("query {} key {} layout {} (B, N, S_q from softmax_max {})", Dims(*q), Dims(*k), r.note,
+                           Dims(*smax));
+    } else {
+      // Without the output the layout is the torch_npu default BSH (input_layout="BSH"); heads unknown
+      // but FLOPs need only N·D = H.
+      bool decode = sub_kind == "decode";
+      r.b = q->dim(0); r.sq = decode ? 1 : q->dim(1); r.skv = k->dim(1);
+      r.h = 1; r.d = hq; r.hkv = 1;
+      r.note = fmt::format("query {} key {} read as BSH (torch_npu default layout; no softmax_max output to check)",
+                           Dims(*q), Dims(*k));
+    }
+  } else if (q->rank == 4) {
+    // BNSD (default for 4-D) or BSND when the output says N is dim 2.
+    bool bsnd = smax != nullptr && q->dim(2) == smax->dim(1) && q->dim(1) == smax->dim(2);
+    r.b = q->dim(0);
+    r.h = bsnd ? q->dim(2) : q->dim(1);
+    r.sq = bsnd ? q->dim(1) : q->dim(2);
+    r.d = q->dim(3);
+    r.hkv = bsnd ? k->dim(2) : k->dim(1);
+    r.skv = bsnd ? k->dim(1) : k->dim(2);
+    r.note = fmt::format("query {} key {} read as {}", Dims(*q), Dims(*k), bsnd ? "BSND" : "BNSD");
+  } else {
+    r.note = fmt::format("attention: query {} has rank {}", Dims(*q), q->rank);
+    return r;
+  }
+  r.ok = r.b > 0 && r.h > 0 && r.sq > 0 && r.skv > 0 && r.d > 0;
+  return r;
+}
+
+}  // namespace
+
+OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
+  OpCost c;
+  c.cls = in.cls;
+  c.sub_kind = in.sub_kind;
+  c.unit = (in.cls == OpClass::kMatmul || in.cls == OpClass::kAttention) ? ComputeUnit::kMatrix : ComputeUnit::kVector;
+  c.measured_ns = in.measured_ns;
+  c.dtype = in.shapes.first_dtype();
+  auto fail = [&](CostStatus st, std::string note) {
+    c.status = st;
+    c.note = std::move(note);
+    return c;
+  };
+  switch (in.cls) {
+    case OpClass::kOther: case OpClass::kCommunication: case OpClass::kSampling:
+      return fail(CostStatus::kUnsupported, fmt::format("no cost model for class {}", OpClassName(in.cls)));
+    default: break;
+  }
+  if (in.cls == OpClass::kMatmul && in.sub_kind == "conv")
+    return fail(CostStatus::kUnsupported, "no cost model for convolutions");
+  if (in.cls == OpClass::kCopy && (in.sub_kind == "view" || in.sub_kind == "alloc"))
+    return fail(CostStatus::kUnsupported, "view/allocation op: no data moved by itself");
+  if (!in.has_shapes || in.shapes.tensor_count() == 0)
+    return fail(CostStatus::kNoShapes, in.shape_source.empty() ? "no input shapes" : in.shape_source);
+  const bool know_dtypes = AllDtypesKnown(in.shapes);
+  const double s = DTypeBytes(c.dtype);
+
+  const TensorShape* x = in.shapes.tensor(0);
+  const TensorShape* out0 = in.has_outputs ? in.outputs.tensor(0) : nullptr;
+  double out_bytes = in.has_outputs ? SumBytes(in.outputs) : kNaN;
+  std::string how;
+  switch (in.cls) {
+    case OpClass::kMatmul: {
+      if (in.sub_kind == "splitk_reduce") return fail(CostStatus::kUnsupported, "split-K reduction: part of a GEMM");
+      GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+      if (!g.ok) return fail(CostStatus::kBadShapes, "GEMM: " + g.note);
+      c.batch = g.batch; c.m = g.m; c.n = g.n; c.k = g.k;
+      c.flops = 2.0 * g.batch * g.m * g.n * g.k;
+      c.bytes = s * g.batch * (static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n + static_cast<double>(g.m) * g.n);
+      how = fmt::format("GEMM 2·B·M·N·K with B={} M={} N={} K={} ({}); bytes s·B·(MK+KN+MN) lower bound", g.batch, g.m,
+                        g.n, g.k, g.note);
+      break;
+    }
+    case OpClass::kAttention: {
+      if (in.sub_kind == "qk_bmm" || in.sub_kind == "pv_bmm") {
+        GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+        if (!g.ok) return fail(CostStatus::kBadShapes, "unfused attention bmm: " + g.note);
+        c.batch = g.batch; c.m = g.m; c.n = g.n; c.k = g.k;
+        c.flops = 2.0 * g.batch * g.m * g.n * g.k;
+        c.bytes = s * g.batch * (static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n + static_cast<double>(g.m) * g.n);
+        how = fmt::format("unfused attention {}: GEMM B={} M={} N={} K={}", in.sub_kind, g.batch, g.m, g.n, g.k);
+        break;
+      }
+      if (in.sub_kind == "scores_softmax") {
+        double n = static_cast<double>(x->elements());
+        c.m = x->elements();
+        c.flops = kSoftmaxFlopsPerElement * n;
+        c.bytes = 2.0 * x->bytes();
+        how = fmt::format("scores softmax {} elements x {} FLOP", c.m, kSoftmaxFlopsPerElement);
+        break;
+      }
+      if (in.sub_kind == "flash_grad")
+        return fail(CostStatus::kUnsupported, "attention backward: no cost model (inference tool)");
+      AttnDims a = InferAttention(in.name, in.sub_kind, in);
+      if (!a.ok) return fail(CostStatus::kBadShapes, a.note);
+      c.batch = a.b; c.heads = a.h; c.s_q = a.sq; c.s_kv = a.skv; c.head_dim = a.d;
+      c.phase = a.sq == 1 ? AttentionPhase::kDecode : AttentionPhase::kPrefill;
+      c.flops = 4.0 * a.b * a.h * static_cast<double>(a.sq) * a.skv * a.d;
+      double hkv = a.hkv > 0 ? a.hkv : a.h;
+      double q_bytes = s * a.b * a.h * static_cast<double>(a.sq) * a.d;
+      double kv_bytes = 2.0 * s * a.b * hkv * static_cast<double>(a.skv) * a.d;
+      c.bytes = 2.0 * q_bytes + kv_bytes;  // Q read + O written + K, V read
+      how = fmt::format("attention 4·B·H·S_q·S_kv·D with B={} H={} S_q={} S_kv={} D={} ({}; causal masking not "
+                        "subtracted); bytes Q+O+K+V{}",
+                        a.b, a.h, a.sq, a.skv, a.d, a.note, c.phase == AttentionPhase::kDecode ? " (KV cache read)" : "");
+      break;
+    }
+    case OpClass::kNorm: case OpClass::kRope: case OpClass::kActivation: case OpClass::kElementwise:
+    case OpClass::kSoftmax: case OpClass::kReduction: {
+      double per = in.cls == OpClass::kNorm        ? kNormFlopsPerElement
+                   : in.cls == OpClass::kRope      ? kRopeFlopsPerElement
+                   : in.cls == OpClass::kSoftmax   ? kSoftmaxFlopsPerElement
+                   : in.cls == OpClass::kReduction ? kReductionFlopsPerElement
+                   : in.sub_kind == "swiglu"       ? kSwigluFlopsPerElement
+                                                   : kElementwiseFlopsPerElement;
+      // Elements: the largest input (broadcast operands are smaller); SwiGLU counts output elements.
+      int64_t n = 0;
+      for (int i = 0; i < in.shapes.count; ++i)
+        if (in.shapes.inputs[i].present) n = std::max(n, in.shapes.inputs[i].elements());
+      if (in.sub_kind == "swiglu") n = out0 != nullptr ? out0->elements() : n / 2;
+      c.m = n;
+      c.flops = per * static_cast<double>(n);
+      double inputs = SumBytes(in.shapes);
+      double written = !std::isnan(out_bytes) ? out_bytes
+                       : in.cls == OpClass::kReduction ? 0.0
+                       : in.sub_kind == "swiglu"        ? x->bytes() / 2
+                                                        : x->bytes();
+      c.bytes = inputs + written;
+      how = fmt::format("{} elements x {} FLOP/element; bytes = inputs {:.0f} + outputs {:.0f}{}", n, per, inputs, written,
+                        std::isnan(out_bytes) ? " (output assumed like input 0)" : "");
+      break;
+    }
+    case OpClass::kCopy: case OpClass::kEmbedding: {
+      c.flops = 0;
+      if (in.cls == OpClass::kEmbedding) {
+        const TensorShape* w = in.shapes.tensor(0);
+        const TensorShape* idx = in.shapes.tensor(1);
+        if (w == nullptr || idx == nullptr || w->rank != 2) return fail(CostStatus::kBadShapes, "embedding: weight/indices shapes");
+        double row = static_cast<double>(w->dim(1)) * DTypeBytes(w->dtype);
+        c.m = idx->elements();
+        c.bytes = 2.0 * row * static_cast<double>(idx->elements()) + idx->bytes();
+        how = fmt::format("embedding: {} rows of {:.0f} B read and written", c.m, row);
+      } else {
+        double inputs = (in.sub_kind == "cat" || in.shapes.tensor_count() == 1) ? SumBytes(in.shapes) : x->bytes();
+        double written = !std::isnan(out_bytes) ? out_bytes : inputs;
+        c.m = x->elements();
+        c.bytes = inputs + written;
+        how = fmt::format("copy/layout: read {:.0f} B + write {:.0f} B{}", inputs, written,
+                          std::isnan(out_bytes) ? " (write assumed = read)" : "");
+      }
+      break;
+    }
+    default:
+      return fail(CostStatus::kUnsupported, "no cost model");
+  }
+  if (!know_dtypes || s <= 0) return fail(CostStatus::kBadShapes, "input dtypes unknown: bytes not computable (" + how + ")");
+  c.intensity = c.bytes > 0 ? c.flops / c.bytes : kNaN;
+
+  // Roofline.
+  const PeakFlops* used = nullptr;
+  double peak = c.flops > 0 ? hw.PeakForOp(c.unit, c.dtype, &used) : 0;
+  double bw = hw.memory_bandwidth.value;
+  if (used != nullptr) {
+    c.peak_flops = peak;
+    c.peak_note = fmt::format("{} {} {} {:.4g} TFLOP/s{} ({})", hw.id, ComputeUnitName(used->unit), DTypeName(used->dtype),
+                              peak / 1e12, used->marks.empty() ? "" : " [" + used->marks + "]", used->source);
+    if (used->unit != c.unit || used->dtype != c.dtype)
+      c.peak_note += fmt::format("; fallback for {} {}", ComputeUnitName(c.unit), DTypeName(c.dtype));
+  }
+  if (bw > 0) c.bandwidth = bw;
+  double t_c = (c.flops > 0 && peak > 0) ? c.flops / peak : (c.flops == 0 ? 0.0 : kNaN);
+  double t_m = bw > 0 ? c.bytes / bw : kNaN;
+  if (!std::isnan(t_c) && !std::isnan(t_m)) {
+    c.roofline_ns = std::max(t_c, t_m) * 1e9;
+    c.bound = t_c >= t_m ? Bound::kCompute : Bound::kMemory;
+  } else {
+    how += "; roofline not computed: " + std::string(std::isnan(t_m) ? "bandwidth unknown" : "peak unknown") + " for " + hw.id;
+  }
+  c.note = how;
+  if (in.measured_ns <= 0) {
+    c.status = CostStatus::kNoDuration;
+    return c;
+  }
+  c.status = CostStatus::kOk;
+  double sec = static_cast<double>(in.measured_ns) * 1e-9;
+  c.achieved_flops = c.flops / sec;
+  c.achieved_bandwidth = c.bytes / sec;
+  if (!std::isnan(c.peak_flops) && c.peak_flops > 0) c.compute_efficiency = c.achieved_flops / c.peak_flops;
+  if (!std::isnan(c.bandwidth) && c.bandwidth > 0) c.bandwidth_efficiency = c.achieved_bandwidth / c.bandwidth;
+  if (!std::isnan(c.roofline_ns)) c.efficiency = c.roofline_ns / static_cast<double>(in.measured_ns);
+  return c;
+}
+
+// ------------------------------------------------------------------ profile helpers
+
+namespace {
+
+bool IsBusyTask(DeviceTaskKind k) { return k != DeviceTaskKind::kAnnotation && k != DeviceTaskKind::kSync; }
+
+void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in) {
+  StrId dims = p.host_ops.input_dims[op];
+  if (dims == kEmptyStr) {
+    in->shape_source = fmt::format("operator {} has no Input Dims (record_shapes off?)", p.Str(p.host_ops.name[op]));
+    return;
+  }
+  Status st = ParseKinetoShapes(p.Str(dims), p.Str(p.host_ops.input_types[op]), &in->shapes);
+  if (!st.ok()) {
+    in->shape_source = st.message();
+    return;
+  }
+  in->has_shapes = true;
+  in->shape_source = fmt::format("operator {} Input Dims", p.Str(p.host_ops.name[op]));
+}
+
+}  // namespace
+
+CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                           uint32_t task) {
+  CostInput in;
+  const DeviceTaskTable& t = profile.device_tasks;
+  in.cls = task < classes.task_class.size() ? classes.task_class[task] : OpClass::kOther;
+  in.sub_kind = task < classes.task_sub_kind.size() ? classes.task_sub_kind[task] : std::string_view();
+  in.measured_ns = t.dur[task];
+  StrId op_type = t.op_type(task);
+  in.name = profile.Str(op_type != kEmptyStr ? op_type : t.name[task]);
+  StrId shapes = t.input_shapes(task);
+  if (shapes != kEmptyStr) {
+    Status st = ParseAscendShapes(profile.Str(shapes), profile.Str(t.input_types(task)), &in.shapes);
+    if (st.ok()) {
+      in.has_shapes = in.shapes.tensor_count() > 0;
+      in.shape_source = "task Input Shapes";
+      StrId outs = t.output_shapes(task);
+      if (outs != kEmptyStr && ParseAscendShapes(profile.Str(outs), profile.Str(t.output_types(task)), &in.outputs).ok())
+        in.has_outputs = in.outputs.tensor_count() > 0;
+    } else {
+      in.shape_source = st.message();
+    }
+    if (in.has_shapes) return in;
+  }
+  int32_t op = graph.OperatorOf(task);
+  if (op < 0 || profile.host_ops.kind[op] != HostOpKind::kOperator) {
+    if (in.shape_source.empty())
+      in.shape_source = graph.IsGraphLaunched(task) ? "graph-replayed kernel: no operator, no shapes"
+                                                    : "task has no shapes and no operator";
+    return in;
+  }
+  // Operator shapes describe the operator's work: they are the task's only when
+  // the task does that work (same class), or is the operator's only kernel.
+  auto tasks = graph.TasksOfOp(static_cast<uint32_t>(op));
+  size_t busy = 0;
+  for (uint32_t k : tasks)
+    if (IsBusyTask(t.kind[k])) ++busy;
+  OpClass op_cls = static_cast<size_t>(op) < classes.host_class.size() ? classes.host_class[op] : OpClass::kOther;
+  bool same = op_cls == in.cls || busy <= 1;
+  if (!same) {
+    in.shape_source = fmt::format("operator {} has {} kernels and this one ({}) does not do its {} work: its shapes "
+                                  "are not this kernel's",
+                                  profile.Str(profile.host_ops.name[op]), busy, OpClassName(in.cls), OpClassName(op_cls));
+    return in;
+  }
+  // The operator's name decides the GEMM operand order (aten::addmm) and attention layout.
+  in.name = profile.Str(profile.host_ops.name[op]);
+  if (op_cls == in.cls && static_cast<size_t>(op) < classes.host_sub_kind.size() && !classes.host_sub_kind[op].empty())
+    in.sub_kind = classes.host_sub_kind[op];
+  FillFromHostOp(profile, static_cast<uint32_t>(op), &in);
+  return in;
+}
+
+CostInput CostInputForHostOp(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                             uint32_t host_op, const HardwareSpec& hw) {
+  CostInput in;
+  in.cls = host_op < classes.host_class.size() ? classes.host_class[host_op] : OpClass::kOther;
+  in.sub_kind = host_op < classes.host_sub_kind.size() ? classes.host_sub_kind[host_op] : std::string_view();
+  in.name = profile.Str(profile.host_ops.name[host_op]);
+  TimeNs dev = graph.DeviceTotalTime(host_op);
+  if (dev > 0) in.measured_ns = dev;
+  else if (hw.family == HardwareFamily::kCpu) in.measured_ns = profile.host_ops.dur[host_op];
+  FillFromHostOp(profile, host_op, &in);
+  return in;
+}
+
+OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                        const HardwareSpec& hw, uint32_t task) {
+  return EstimateCost(CostInputForTask(profile, graph, classes, task), hw);
+}
+
+OpCost EstimateHostOpCost(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                          const HardwareSpec& hw, uint32_t host_op) {
+  return EstimateCost(CostInputForHostOp(profile, graph, classes, host_op, hw), hw);
+}
+
+std::vector<ClassCostSummary> SummarizeCosts(const Profile& profile, const OperatorCallGraph& graph,
+                                             const OpClassification& classes, const HardwareSpec& hw) {
+  std::vector<ClassCostSummary> out(kOpClassCount);
+  for (size_t i = 0; i < kOpClassCount; ++i) out[i].cls = static_cast<OpClass>(i);
+  const DeviceTaskTable& t = profile.device_tasks;
+  for (uint32_t k = 0; k < t.size(); ++k) {
+    if (!IsBusyTask(t.kind[k])) continue;
+    ClassCostSummary& s = out[static_cast<size_t>(classes.task_class[k])];
+    ++s.tasks;
+    s.measured_ns += t.dur[k];
+    OpCost c = EstimateTaskCost(profile, graph, classes, hw, k);
+    if (c.status != CostStatus::kOk || std::isnan(c.roofline_ns)) continue;
+    ++s.tasks_with_costs;
+    s.measured_with_costs_ns += t.dur[k];
+    s.flops += c.flops;
+    s.bytes += c.bytes;
+    s.roofline_ns += c.roofline_ns;
+  }
+  for (ClassCostSummary& s : out)
+    if (s.measured_with_costs_ns > 0) s.efficiency = s.roofline_ns / static_cast<double>(s.measured_with_costs_ns);
+  out.erase(std::remove_if(out.begin(), out.end(), [](const ClassCostSummary& s) { return s.tasks == 0; }), out.end());
+  return out;
+}
+
+}  // namespace pypto

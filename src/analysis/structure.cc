@@ -1,0 +1,355 @@
+#include "analysis/structure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/cost_model.h"
+#include "analysis/shapes.h"
+
+namespace pypto {
+
+const char* StepPhaseName(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kUnknown: return "unknown";
+    case StepPhase::kPrefill: return "prefill";
+    case StepPhase::kDecode: return "decode";
+  }
+  return "unknown";
+}
+
+const char* BlockKindName(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::kNone: return "none";
+    case BlockKind::kNorm: return "norm";
+    case BlockKind::kAttention: return "attention";
+    case BlockKind::kFfn: return "ffn";
+    case BlockKind::kRope: return "rope";
+    case BlockKind::kKvCacheUpdate: return "kv_cache_update";
+    case BlockKind::kOther: return "other";
+  }
+  return "none";
+}
+
+LatencyStats ComputeLatencyStats(std::vector<TimeNs> d) {
+  LatencyStats s;
+  if (d.empty()) return s;
+  std::sort(d.begin(), d.end());
+  s.count = d.size();
+  double sum = 0;
+  for (TimeNs v : d) sum += static_cast<double>(v);
+  auto rank = [&](double p) {  // nearest-rank percentile
+    size_t r = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(d.size())));
+    r = std::clamp<size_t>(r, 1, d.size());
+    return static_cast<double>(d[r - 1]) / 1e6;
+  };
+  s.mean_ms = sum / static_cast<double>(d.size()) / 1e6;
+  s.p50_ms = rank(50);
+  s.p90_ms = rank(90);
+  s.p99_ms = rank(99);
+  s.min_ms = static_cast<double>(d.front()) / 1e6;
+  s.max_ms = static_cast<double>(d.back()) / 1e6;
+  return s;
+}
+
+namespace {
+
+struct SeqItem {
+  bool task = true;
+  uint32_t row = 0;
+  StrId symbol = kEmptyStr;
+  OpClass cls = OpClass::kOther;
+  std::string_view sub;
+};
+
+bool IsComputeKernel(const Profile& p, const OpClassification& c, uint32_t t) {
+  DeviceTaskKind k = p.device_tasks.kind[t];
+  if (k != DeviceTaskKind::kKernel) return false;
+  return c.task_class[t] != OpClass::kCommunication;
+}
+
+// Longest stretch of the sequence that repeats with period p; returns the best p.
+struct PeriodResult {
+  int32_t period = 0;
+  int64_t start = 0;      // first index of the periodic region
+  int64_t coverage = 0;   // length of the periodic region
+};
+
+PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
+  PeriodResult best;
+  const int64_t n = static_cast<int64_t>(seq.size());
+  int64_t pmax = std::min<int64_t>(max_period, n / kMinLayerRepeats);
+  for (int64_t p = 2; p <= pmax; ++p) {
+    int64_t run = 0, best_run = 0, best_end = 0;
+    for (int64_t i = 0; i + p < n; ++i) {
+      if (seq[i].symbol == seq[i + p].symbol) {
+        if (++run > best_run) { best_run = run; best_end = i; }
+      } else {
+        run = 0;
+      }
+    }
+    int64_t coverage = best_run + p;
+    if (best_run < p) continue;  // fewer than 2 full repeats
+    if (coverage > best.coverage) {
+      best.period = static_cast<int32_t>(p);
+      best.coverage = coverage;
+      best.start = best_end - best_run + 1;
+    }
+  }
+  return best;
+}
+
+void AssignRoles(LayerPattern* lp) {
+  const size_t p = lp->classes.size();
+  lp->roles.assign(p, BlockKind::kOther);
+  int64_t last_attn = -1;
+  for (size_t i = 0; i < p; ++i)
+    if (lp->classes[i] == OpClass::kAttention) last_attn = static_cast<int64_t>(i);
+  // The output projection: the first GEMM after the last attention op closes the attention block.
+  int64_t o_proj = -1;
+  for (size_t i = static_cast<size_t>(last_attn + 1); last_attn >= 0 && i < p; ++i)
+    if (lp->classes[i] == OpClass::kMatmul) { o_proj = static_cast<int64_t>(i); break; }
+  for (size_t i = 0; i < p; ++i) {
+    OpClass c = lp->classes[i];
+    BlockKind& r = lp->roles[i];
+    if (c == OpClass::kNorm) r = BlockKind::kNorm;
+    else if (c == OpClass::kRope) r = BlockKind::kRope;
+    else if (lp->names[i].find("cache") != std::string::npos || lp->names[i].find("Cache") != std::string::npos ||
+             lp->names[i].find("ScatterUpdate") != std::string::npos)
+      r = BlockKind::kKvCacheUpdate;
+    else if (last_attn < 0) r = c == OpClass::kMatmul || c == OpClass::kActivation ? BlockKind::kFfn : BlockKind::kOther;
+    else if (static_cast<int64_t>(i) <= (o_proj >= 0 ? o_proj : last_attn)) r = BlockKind::kAttention;
+    else r = BlockKind::kFfn;
+  }
+  for (size_t i = 0; i < p; ++i) {
+    lp->has_attention |= lp->classes[i] == OpClass::kAttention;
+    lp->has_matmul |= lp->classes[i] == OpClass::kMatmul;
+    lp->has_norm |= lp->classes[i] == OpClass::kNorm;
+    lp->has_rope |= lp->classes[i] == OpClass::kRope;
+    lp->has_kv_cache_update |= lp->roles[i] == BlockKind::kKvCacheUpdate;
+  }
+}
+
+}  // namespace
+
+StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const OperatorCallGraph& graph,
+                                          const OpClassification& classes, const StructureOptions& options) {
+  ModelStructure ms;
+  ms.model_arch = options.model_arch;
+  const DeviceTaskTable& tasks = profile.device_tasks;
+  const HostOpTable& ops = profile.host_ops;
+  if (classes.task_class.size() != tasks.size() || classes.host_class.size() != ops.size())
+    return InvalidArgumentError("structure: classification does not match the profile");
+
+  // The device with most compute kernels carries the model (one rank's view).
+  std::map<int32_t, uint64_t> per_device;
+  for (uint32_t t = 0; t < tasks.size(); ++t)
+    if (IsComputeKernel(profile, classes, t)) ++per_device[profile.tracks.device[tasks.track[t]]];
+  int32_t device = -1;
+  uint64_t most = 0;
+  for (auto [d, n] : per_device)
+    if (n > most) { most = n; device = d; }
+
+  // Task anchors (as the graph uses them): launcher start, else operator start, else own start.
+  auto anchor = [&](uint32_t t) -> TimeNs {
+    int32_t l = t < tasks.launcher.size() ? tasks.launcher[t] : kNoIndex;
+    if (l >= 0) return ops.ts[l];
+    int32_t o = graph.OperatorOf(t);
+    if (o >= 0) return ops.ts[o];
+    return tasks.ts[t];
+  };
+  std::vector<uint32_t> kernels;
+  for (uint32_t t = 0; t < tasks.size(); ++t)
+    if (IsComputeKernel(profile, classes, t) && profile.tracks.device[tasks.track[t]] == device) kernels.push_back(t);
+  std::sort(kernels.begin(), kernels.end(), [&](uint32_t a, uint32_t b) {
+    return tasks.ts[a] != tasks.ts[b] ? tasks.ts[a] < tasks.ts[b] : a < b;
+  });
+
+  const auto& steps = graph.Steps();
+  std::vector<int64_t> step_tokens(steps.size(), -1);
+  for (size_t si = 0; si < steps.size(); ++si) {
+    const StepInfo& step = steps[si];
+    StepStructure ss;
+    ss.step = si;
+    ss.latency_ns = step.latency_ns();
+    std::vector<SeqItem> seq;
+    for (uint32_t t : kernels) {
+      TimeNs a = anchor(t);
+      if (steps.size() > 1 && (a < step.cpu.start || a >= step.cpu.end)) continue;
+      StrId op_type = tasks.op_type(t);
+      seq.push_back(SeqItem{true, t, op_type != kEmptyStr ? op_type : tasks.name[t], classes.task_class[t],
+                            classes.task_sub_kind[t]});
+    }
+    if (seq.empty()) {
+      // CPU-only: top-level operators of the step, views and allocations left out.
+      ss.from_device_tasks = false;
+      std::vector<uint32_t> rows;
+      for (uint32_t i = 0; i < ops.size(); ++i) {
+        if (ops.kind[i] != HostOpKind::kOperator) continue;
+        if (steps.size() > 1 && (ops.ts[i] < step.cpu.start || ops.ts[i] >= step.cpu.end)) continue;
+        int32_t parent = i < ops.parent.size() ? ops.parent[i] : kNoIndex;
+        int32_t enc = parent >= 0 ? graph.EnclosingOperator(static_cast<uint32_t>(parent)) : kNoIndex;
+        if (enc >= 0 && ops.kind[enc] == HostOpKind::kOperator) continue;
+        std::string_view sub = classes.host_sub_kind[i];
+        if (sub == "view" || sub == "alloc" || sub == "sync") continue;
+        rows.push_back(i);
+      }
+      std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return ops.ts[a] < ops.ts[b]; });
+      for (uint32_t i : rows) seq.push_back(SeqItem{false, i, ops.name[i], classes.host_class[i], classes.host_sub_kind[i]});
+    }
+    ss.ops = seq.size();
+
+    PeriodResult pr = FindPeriod(seq, options.max_period);
+    if (pr.period > 0) {
+      LayerPattern& lp = ss.pattern;
+      // Rotate the unit so that it starts at its first norm (pre-norm transformer layer start).
+      int64_t rot = 0;
+      for (int64_t k = 0; k < pr.period; ++k)
+        if (seq[pr.start + k].cls == OpClass::kNorm) { rot = k; break; }
+      int64_t first = pr.start + rot;
+      int64_t layers = (pr.coverage - rot) / pr.period;
+      bool useful = false;
+      for (int64_t k = 0; k < pr.period; ++k) {
+        OpClass c = seq[first + k].cls;
+        useful |= c == OpClass::kMatmul || c == OpClass::kAttention;
+      }
+      if (useful && layers >= kMinLayerRepeats) {
+        lp.period = pr.period;
+        lp.layers = static_cast<int32_t>(layers);
+        lp.first_op = static_cast<int32_t>(first);
+        lp.prologue_ops = static_cast<int32_t>(first);
+        lp.epilogue_ops = static_cast<int32_t>(static_cast<int64_t>(seq.size()) - first - layers * pr.period);
+        for (int64_t k = 0; k < pr.period; ++k) {
+          const SeqItem& it = seq[first + k];
+          lp.classes.push_back(it.cls);
+          lp.names.emplace_back(profile.Str(it.symbol));
+        }
+        AssignRoles(&lp);
+      }
+    }
+
+    // Tokens and query length from the first GEMM / attention of layer 0 (else of the step).
+    int64_t from = ss.pattern.period > 0 ? ss.pattern.first_op : 0;
+    int64_t to = ss.pattern.period > 0 ? from + ss.pattern.period : static_cast<int64_t>(seq.size());
+    HardwareSpec none;
+    bool attn_done = false, gemm_done = false;
+    for (int64_t k = from; k < to && !(attn_done && gemm_done); ++k) {
+      const SeqItem& it = seq[k];
+      CostInput in = it.task ? CostInputForTask(profile, graph, classes, it.row)
+                             : CostInputForHostOp(profile, graph, classes, it.row, none);
+      if (!attn_done && it.cls == OpClass::kAttention) {
+        if (it.sub == "decode") {
+          ss.phase = StepPhase::kDecode;
+          ss.phase_reason = fmt::format("decode attention kernel {}", profile.Str(it.symbol));
+          attn_done = true;
+        } else {
+          OpCost c = EstimateCost(in, none);
+          if (c.s_q > 0) {
+            ss.query_len = c.s_q;
+            ss.kv_len = c.s_kv;
+            attn_done = true;
+          } else if (it.sub == "paged") {
+            ss.phase = StepPhase::kDecode;
+            ss.phase_reason = fmt::format("paged attention kernel {} (decode path)", profile.Str(it.symbol));
+            attn_done = true;
+          }
+        }
+      }
+      if (!gemm_done && it.cls == OpClass::kMatmul && in.has_shapes) {
+        GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+        if (g.ok) {
+          ss.tokens = g.m * g.batch;
+          gemm_done = true;
+        }
+      }
+    }
+    if (ss.query_len > 0) {
+      ss.phase = ss.query_len == 1 ? StepPhase::kDecode : StepPhase::kPrefill;
+      ss.phase_reason = fmt::format("attention S_q = {} (S_kv = {})", ss.query_len, ss.kv_len);
+    }
+    step_tokens[si] = ss.tokens;
+    ms.steps.push_back(std::move(ss));
+  }
+
+  // Steps still unknown: relative token counts across steps.
+  int64_t min_tokens = -1, max_tokens = -1;
+  for (int64_t t : step_tokens)
+    if (t > 0) {
+      min_tokens = min_tokens < 0 ? t : std::min(min_tokens, t);
+      max_tokens = std::max(max_tokens, t);
+    }
+  if (min_tokens > 0 && static_cast<double>(max_tokens) >= options.prefill_token_ratio * static_cast<double>(min_tokens)) {
+    for (StepStructure& ss : ms.steps) {
+      if (ss.phase != StepPhase::kUnknown || ss.tokens <= 0) continue;
+      double ratio = static_cast<double>(ss.tokens) / static_cast<double>(min_tokens);
+      if (ratio >= options.prefill_token_ratio) {
+        ss.phase = StepPhase::kPrefill;
+        ss.phase_reason = fmt::format("GEMM rows {} = {:.1f} x the smallest step's {}", ss.tokens, ratio, min_tokens);
+      } else if (ss.tokens == min_tokens) {
+        ss.phase = StepPhase::kDecode;
+        ss.phase_reason = fmt::format("GEMM rows {} = the smallest step's (a longer step has {})", ss.tokens, max_tokens);
+      }
+    }
+  }
+
+  // Layers: the most common count over steps.
+  std::map<int32_t, int> counts;
+  for (const StepStructure& ss : ms.steps)
+    if (ss.pattern.layers > 0) ++counts[ss.pattern.layers];
+  int best = 0;
+  for (auto [l, n] : counts)
+    if (n > best) { best = n; ms.layers = l; }
+  for (const StepStructure& ss : ms.steps)
+    if (ss.pattern.layers == ms.layers && ms.layers > 0) { ms.layer = ss.pattern; break; }
+  if (ms.layers == 0) ms.notes.push_back("no repeating layer found (fewer than 2 repeats of a unit with a GEMM or attention)");
+
+  std::vector<TimeNs> decode, prefill;
+  for (const StepStructure& ss : ms.steps) {
+    if (ss.phase == StepPhase::kDecode) { ++ms.decode_steps; decode.push_back(ss.latency_ns); }
+    if (ss.phase == StepPhase::kPrefill) { ++ms.prefill_steps; prefill.push_back(ss.latency_ns); }
+  }
+  ms.decode_latency = ComputeLatencyStats(decode);
+  ms.prefill_latency = ComputeLatencyStats(prefill);
+  if (steps.size() == 1 && steps[0].number < 0)
+    ms.notes.push_back("the profile has no step marks: one window analysed; per-token latency needs one step per "
+                       "generated token (ProfilerStep / step annotations)");
+
+  // KV-cache writes: named cache ops, and cat / index_copy onto a growing tensor.
+  auto add_kv = [&](bool is_task, uint32_t row, std::string how) {
+    ++ms.kv_cache_update_count;
+    if (ms.kv_cache_updates.size() < kMaxListedKvUpdates) ms.kv_cache_updates.push_back(KvCacheUpdate{is_task, row, std::move(how)});
+  };
+  for (uint32_t t = 0; t < tasks.size(); ++t)
+    if (classes.task_sub_kind[t] == "kv_cache_update" && classes.task_source[t] != ClassSource::kOperator)
+      add_kv(true, t, fmt::format("kv cache op ({})", profile.Str(tasks.op_type(t) != kEmptyStr ? tasks.op_type(t) : tasks.name[t])));
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    if (ops.kind[i] != HostOpKind::kOperator) continue;
+    std::string_view sub = classes.host_sub_kind[i];
+    if (sub == "kv_cache_update") { add_kv(false, i, fmt::format("kv cache op ({})", profile.Str(ops.name[i]))); continue; }
+    if (sub != "cat" && sub != "index_copy") continue;
+    if (ops.input_dims[i] == kEmptyStr) continue;
+    OpShapes s;
+    if (!ParseKinetoShapes(profile.Str(ops.input_dims[i]), profile.Str(ops.input_types[i]), &s).ok()) continue;
+    if (sub == "index_copy") {
+      const TensorShape* target = s.tensor(0);
+      if (target != nullptr && target->rank >= 3)
+        add_kv(false, i, fmt::format("index_copy into a {}-D cache tensor", target->rank));
+      continue;
+    }
+    // cat(past, new) on one dim that is not the last (the rotary cat joins halves on dim -1).
+    const TensorShape* a = s.tensor(0);
+    const TensorShape* b = s.tensor(1);
+    if (a == nullptr || b == nullptr || s.tensor_count() != 2 || a->rank != b->rank || a->rank < 3) continue;
+    int diff = -1, ndiff = 0;
+    for (int d = 0; d < a->rank; ++d)
+      if (a->dims[d] != b->dims[d]) { diff = d; ++ndiff; }
+    if (ndiff == 1 && diff != a->rank - 1 && b->dims[diff] < a->dims[diff])
+      add_kv(false, i, fmt::format("cat on dim {}: past {} + new {}", diff - a->rank, a->dims[diff], b->dims[diff]));
+  }
+  return ms;
+}
+
+}  // namespace pypto
