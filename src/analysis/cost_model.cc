@@ -481,7 +481,7 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
     Status st = ParseAscendShapes(profile.Str(shapes), profile.Str(t.input_types(task)), &in.shapes);
     if (st.ok()) {
       in.has_shapes = in.shapes.tensor_count() > 0;
-      in.shape_source = "task Input Shapes";
+      in.shape_source = in.has_shapes ? "task Input Shapes" : "task Input Shapes list no tensor (scalars / empty)";
       StrId outs = t.output_shapes(task);
       if (outs != kEmptyStr && ParseAscendShapes(profile.Str(outs), profile.Str(t.output_types(task)), &in.outputs).ok())
         in.has_outputs = in.outputs.tensor_count() > 0;

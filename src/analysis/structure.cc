@@ -78,9 +78,19 @@ struct PeriodResult {
   int64_t coverage = 0;   // length of the periodic region
 };
 
+// A transformer layer holds exactly one attention op (fused kernel, or the
+// q·k bmm of an unfused one): when the sequence has attention, only units with
+// one attention op qualify; among those the longest periodic stretch wins,
+// ties going to the shorter period. Without attention, the longest stretch of
+// a unit that has a GEMM wins.
 PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
   PeriodResult best;
   const int64_t n = static_cast<int64_t>(seq.size());
+  auto is_attn_head = [&](int64_t i) {
+    return seq[i].cls == OpClass::kAttention && seq[i].sub != "scores_softmax" && seq[i].sub != "pv_bmm";
+  };
+  bool any_attention = false;
+  for (int64_t i = 0; i < n; ++i) any_attention |= is_attn_head(i);
   int64_t pmax = std::min<int64_t>(max_period, n / kMinLayerRepeats);
   for (int64_t p = 2; p <= pmax; ++p) {
     int64_t run = 0, best_run = 0, best_end = 0;
@@ -91,12 +101,19 @@ PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
         run = 0;
       }
     }
-    int64_t coverage = best_run + p;
     if (best_run < p) continue;  // fewer than 2 full repeats
+    int64_t start = best_end - best_run + 1;
+    int attention = 0, gemm = 0;
+    for (int64_t k = start; k < start + p; ++k) {
+      attention += is_attn_head(k) ? 1 : 0;
+      gemm += seq[k].cls == OpClass::kMatmul ? 1 : 0;
+    }
+    if (any_attention ? attention != 1 : gemm == 0) continue;
+    int64_t coverage = best_run + p;
     if (coverage > best.coverage) {
       best.period = static_cast<int32_t>(p);
       best.coverage = coverage;
-      best.start = best_end - best_run + 1;
+      best.start = start;
     }
   }
   return best;
