@@ -9,7 +9,12 @@
   X(AttentionMemoryBound)  \
   X(KvCacheLayout)         \
   X(NormLaunchOverhead)    \
-  X(HostBound)
+  X(HostBound)             \
+  X(AicpuFallback)         \
+  X(DynamicShapeCompile)   \
+  X(StreamSync)            \
+  X(NoPipeBound)           \
+  X(FusibleSequence)
 
 namespace pypto {
 

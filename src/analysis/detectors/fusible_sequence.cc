@@ -1,0 +1,241 @@
+// (10) fusible_sequence: repeated sequences of short ops that one fused
+// kernel replaces (the affinity APIs of msprof-analyze: rms_norm, rotary_mul,
+// swiglu, fusion_attention, …).
+//
+// Rule (msprof-analyze schedule/fusion_ops/fusion_ops_analyzer.py,
+// rules/timeline_fusion_ops.yaml; diagnosis-rules §1.3): the aten op names of
+// the trace, `aten::` removed, are joined in time order as `-name-` tokens and
+// each pattern is searched with a regex. Here the tokens are the top-level
+// aten operators of each host thread in the analysed steps (children such as
+// aten::bmm under aten::matmul are not tokens, so a pattern sees the calls the
+// model code makes), and a pattern must match whole tokens. Optimizer rules
+// (training) are left out; single-op patterns (gelu) are not sequences.
+// An issue per fused API whose sequences repeat more than 5 times (the
+// repetition rule of the fusible-operator checker, fusible_operator.yaml, §1.1).
+// Figures per occurrence: kernels, kernel time, device span and the idle time
+// inside it, host launch time (the launch calls of all kernels but one).
+// Saving (measured): the device idle between the kernels of each occurrence,
+// which one kernel does not have; the launch time saved is a metric.
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/detector.h"
+#include "analysis/detectors/detector_util.h"
+
+namespace pypto {
+namespace {
+
+// Occurrences needed: more than this many. Source: msprof-analyze
+// fusible_operator.yaml, sequences repeated > 5 times (§1.1).
+inline constexpr double kDefaultMinRepeatsExclusive = 5;
+
+struct FusionPattern {
+  const char* key;        // issue op_type
+  const char* fused_api;  // issue op_name
+  const char* since_cann;
+  const char* regex;      // over "-name-" tokens (aten:: removed)
+};
+
+// diagnosis-rules §1.3 (timeline_fusion_ops.yaml), patterns as written there.
+const FusionPattern kPatterns[] = {
+    {"rms_norm", "torch_npu.npu_rms_norm", "7.0.0", "(pow-){0,1}(mean-){0,1}(add-){0,1}rsqrt-mul(-type_as){0,1}"},
+    {"rotary_mul", "torch_npu.npu_rotary_mul", "7.0.RC1", "(chunk-)neg-cat(-mul){0,2}-add"},
+    {"rotary_mul", "torch_npu.npu_rotary_mul", "7.0.RC1", "(slice-)neg-cat(-mul){0,2}-add"},
+    {"swiglu", "torch_npu.npu_swiglu", "7.0.0", "(slice|chunk)-silu-mul"},
+    {"swiglu", "torch_npu.npu_swiglu", "7.0.0", "(slice|chunk)-mul-silu"},
+    {"swiglu", "torch_npu.npu_swiglu", "7.0.0", "(slice|chunk)-sigmoid-mul-mul"},
+    {"swiglu", "torch_npu.npu_swiglu", "7.0.0", "(slice|chunk)-mul-sigmoid-mul"},
+    {"swiglu", "torch_npu.npu_swiglu", "7.0.0", "(slice|chunk)-mul-mul-sigmoid"},
+    {"fusion_attention", "torch_npu.npu_fusion_attention", "7.0.RC1",
+     "matmul(-add){0,1}(-mul){0,1}(-masked_fill_){0,1}-softmax(-dropout){0,1}-matmul"},
+    {"fusion_attention", "torch_npu.npu_fusion_attention", "7.0.RC1",
+     "matmul(-add){0,1}(-mul){0,1}(-add){0,1}-softmax(-dropout){0,1}-matmul"},
+    {"geglu", "torch_npu.npu_geglu", "8.0.RC1", "(slice|chunk)-gelu-mul"},
+    {"geglu", "torch_npu.npu_geglu", "8.0.RC1", "(slice|chunk)-mul-gelu"},
+    {"group_norm_silu", "torch_npu.npu_group_norm_silu", "8.0.RC1", "group_norm-silu"},
+    {"addmm", "torch.addmm", "8.0.RC1", "mul-mul-add"},
+    {"add_layer_norm", "torch_npu.npu_add_layer_norm", "8.0.RC1", "add-layer_norm"},
+    {"scaled_masked_softmax", "torch_npu.npu_scaled_masked_softmax", "6.3.RC2", "softmax(-mul){0,1}-(masked_fill_)"},
+    {"scaled_masked_softmax", "torch_npu.npu_scaled_masked_softmax", "6.3.RC2", "softmax(-mul){0,1}-(add)"},
+    {"confusion_transpose", "torch_npu.npu_confusion_transpose", "6.3.RC2",
+     "(permute|transpose)(-contiguous){0,1}-(reshape|view)"},
+    {"confusion_transpose", "torch_npu.npu_confusion_transpose", "6.3.RC2",
+     "(reshape|view)(-contiguous){0,1}-(permute|transpose)"},
+    {"moe_token_permute", "mindspeed.ops.npu_moe_token_permute", "8.0.RC3", "argsort-argsort-index_select"},
+    {"moe_token_unpermute", "mindspeed.ops.npu_moe_token_unpermute", "8.0.RC3", "index_select-mul-reduce_sum"},
+};
+
+class FusibleSequence final : public Detector {
+ public:
+  std::string_view name() const override { return "fusible_sequence"; }
+  IssueType type() const override { return IssueType::kFusibleSequence; }
+
+  void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
+    const Profile& p = *ctx.profile;
+    const HostOpTable& h = p.host_ops;
+    const DeviceTaskTable& d = p.device_tasks;
+    const OperatorCallGraph& g = *ctx.graph;
+    const double min_repeats = ctx.options->Param("fusible_sequence.min_repeats_exclusive", kDefaultMinRepeatsExclusive);
+
+    // Token strings per thread: "-name-name-…-", with the op of each token.
+    struct Stream {
+      std::string text;
+      std::vector<size_t> token_start;  // offset of each token's first char
+      std::vector<uint32_t> ops;
+    };
+    std::map<uint32_t, Stream> streams;
+    uint64_t tokens = 0;
+    for (uint32_t op : ctx.host_ops) {  // sorted by (track, ts)
+      if (h.kind[op] != HostOpKind::kOperator) continue;
+      std::string_view name = p.Str(h.name[op]);
+      if (!name.starts_with("aten::")) continue;
+      int32_t parent = h.parent.empty() ? kNoIndex : h.parent[op];
+      bool top = true;
+      for (int32_t a = parent; a >= 0; a = h.parent[a])
+        if (h.kind[a] == HostOpKind::kOperator && p.Str(h.name[a]).starts_with("aten::")) { top = false; break; }
+      if (!top) continue;
+      Stream& s = streams[h.track[op]];
+      if (s.text.empty()) s.text = "-";
+      s.token_start.push_back(s.text.size());
+      s.ops.push_back(op);
+      s.text.append(name.substr(6));
+      s.text.push_back('-');
+      ++tokens;
+    }
+    if (tokens == 0) {
+      out->notes.push_back("no aten operators on the host in the analysed steps: affinity-API patterns not checked");
+      return;
+    }
+
+    struct Occurrence {
+      uint32_t first_op, last_op;
+      std::vector<uint32_t> ops;
+    };
+    struct Group {
+      const FusionPattern* pattern = nullptr;
+      std::vector<Occurrence> occ;
+      std::map<std::string, uint64_t> sequences;  // matched text -> count
+    };
+    std::map<std::string, Group> groups;
+    std::vector<uint8_t> used;  // per (stream, token): a token belongs to one occurrence per key
+    for (auto& [track, s] : streams) {
+      std::map<std::string, std::vector<uint8_t>> taken;
+      for (const FusionPattern& pat : kPatterns) {
+        std::regex re(std::string("-(") + pat.regex + ")(?=-)");
+        std::vector<uint8_t>& tk = taken[pat.key];
+        if (tk.empty()) tk.assign(s.ops.size(), 0);
+        for (auto it = std::sregex_iterator(s.text.begin(), s.text.end(), re); it != std::sregex_iterator(); ++it) {
+          const size_t begin = static_cast<size_t>(it->position(0)) + 1;
+          const size_t end = begin + static_cast<size_t>(it->length(0)) - 1;
+          auto lo = std::lower_bound(s.token_start.begin(), s.token_start.end(), begin) - s.token_start.begin();
+          auto hi = std::lower_bound(s.token_start.begin(), s.token_start.end(), end) - s.token_start.begin();
+          if (lo >= static_cast<long>(s.ops.size()) || hi <= lo) continue;
+          bool clash = false;
+          for (long i = lo; i < hi; ++i) clash |= tk[i] != 0;
+          if (clash) continue;
+          Occurrence o;
+          for (long i = lo; i < hi; ++i) {
+            tk[i] = 1;
+            o.ops.push_back(s.ops[i]);
+          }
+          o.first_op = o.ops.front();
+          o.last_op = o.ops.back();
+          Group& grp = groups[pat.key];
+          grp.pattern = &pat;
+          grp.occ.push_back(std::move(o));
+          ++grp.sequences[s.text.substr(begin, end - begin)];
+        }
+      }
+    }
+    (void)used;
+
+    // Device tasks of an op and its descendants.
+    auto tasks_of = [&](uint32_t op, std::vector<uint32_t>* outv) {
+      std::vector<uint32_t> stack = {op};
+      while (!stack.empty()) {
+        uint32_t o = stack.back();
+        stack.pop_back();
+        for (uint32_t t : g.TasksOfOp(o))
+          if (d.kind[t] != DeviceTaskKind::kAnnotation && d.kind[t] != DeviceTaskKind::kSync) outv->push_back(t);
+        for (uint32_t c : g.Children(o)) stack.push_back(c);
+      }
+    };
+
+    for (auto& [key, grp] : groups) {
+      if (double(grp.occ.size()) <= min_repeats) {
+        out->notes.push_back(fmt::format("{} sequence(s) for {} (not more than {}: not reported)", grp.occ.size(),
+                                         grp.pattern->fused_api, min_repeats));
+        continue;
+      }
+      Issue issue;
+      issue.type = IssueType::kFusibleSequence;
+      issue.op_name = grp.pattern->fused_api;
+      issue.op_type = key;
+      TimeNs exec = 0, wall = 0, idle = 0, launch = 0;
+      uint64_t kernels = 0;
+      std::map<int, TimeNs> idle_by_step;
+      for (const Occurrence& o : grp.occ) {
+        std::vector<uint32_t> ts;
+        for (uint32_t op : o.ops) tasks_of(op, &ts);
+        std::sort(ts.begin(), ts.end(), [&](uint32_t a, uint32_t b) { return d.ts[a] < d.ts[b]; });
+        kernels += ts.size();
+        if (issue.evidence.host_ops.size() < kMaxEvidenceRows) issue.evidence.host_ops.push_back(o.first_op);
+        wall += h.ts[o.last_op] + h.dur[o.last_op] - h.ts[o.first_op];
+        TimeNs occ_idle = 0, cursor = kUnknownNs;
+        for (size_t i = 0; i < ts.size(); ++i) {
+          const uint32_t t = ts[i];
+          exec += d.dur[t];
+          if (issue.evidence.tasks.size() < kMaxEvidenceRows) issue.evidence.tasks.push_back(t);
+          if (cursor != kUnknownNs && d.ts[t] > cursor) occ_idle += d.ts[t] - cursor;
+          cursor = cursor == kUnknownNs ? d.ts[t] + d.dur[t] : std::max(cursor, d.ts[t] + d.dur[t]);
+          if (i > 0) {
+            int32_t l = g.LauncherOf(t);
+            if (l >= 0) launch += h.dur[l];
+          }
+        }
+        idle += occ_idle;
+        if (!ts.empty() && occ_idle > 0) {
+          int step = ctx.StepOf(d.ts[ts.front()]);
+          if (step >= 0) idle_by_step[step] += occ_idle;
+        }
+      }
+      issue.affected_ns = exec + idle;
+      issue.evidence.count = grp.occ.size();
+      issue.evidence.total_ns = exec;
+      for (const auto& [step, ns] : idle_by_step)
+        issue.savings.push_back({SavingTargetKind::kStepIdle, static_cast<uint32_t>(ctx.steps[step]), ns});
+      issue.method = SavingMethod::kMeasuredGap;
+      issue.saving_formula = fmt::format("device idle between the kernels of {} sequence(s)", grp.occ.size());
+      std::string seqs;
+      size_t listed = 0;
+      for (const auto& [seq, n] : grp.sequences) {
+        if (listed++ == 3) break;
+        seqs += (seqs.empty() ? "" : ", ") + fmt::format("{} x{}", seq, n);
+      }
+      issue.detail = fmt::format("{} sequence(s) {} ({} kernels, {} kernel time, {} idle inside); fused API {} "
+                                 "(CANN >= {})", grp.occ.size(), seqs, kernels, detectors::FormatUs(exec),
+                                 detectors::FormatUs(idle), grp.pattern->fused_api, grp.pattern->since_cann);
+      detectors::AddMetric(&issue, "occurrences", double(grp.occ.size()), "count");
+      detectors::AddMetric(&issue, "kernels", double(kernels), "count");
+      detectors::AddMetric(&issue, "kernel_time_us", double(exec) / 1000.0, "us");
+      detectors::AddMetric(&issue, "idle_inside_us", double(idle) / 1000.0, "us");
+      detectors::AddMetric(&issue, "host_wall_us", double(wall) / 1000.0, "us");
+      detectors::AddMetric(&issue, "launch_time_saved_us", double(launch) / 1000.0, "us");
+      out->issues.push_back(std::move(issue));
+    }
+  }
+};
+
+}  // namespace
+
+const Detector& FusibleSequenceDetector() {
+  static const FusibleSequence detector;
+  return detector;
+}
+
+}  // namespace pypto
