@@ -250,8 +250,8 @@ Status ParseAscendShapes(std::string_view shapes, std::string_view types, OpShap
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  // A trailing ';' leaves an empty last entry: drop it (it is not an input).
-  if (out->count > 0 && !out->inputs[out->count - 1].present && !shapes.empty() && shapes.back() == ';') --out->count;
+  // A trailing ';' is one more (empty) input: the type lists count it too
+  // (FlashAttentionScoreGrad in pta_advisor_ut_llm_matmul_fa: 10 entries, 10 types).
   if (!types.empty()) {
     size_t s = 0;
     for (int k = 0; k < out->count; ++k) {
