@@ -78,6 +78,7 @@ struct JsonStreamStats {
   uint64_t bytes = 0;               // decompressed bytes read
   uint64_t events = 0;              // events handed to on_event
   uint64_t skipped_events = 0;      // malformed events skipped (counted in data loss too)
+  uint64_t non_object_elements = 0; // array elements that were not objects (skipped, counted)
 };
 
 // Called for each top-level key other than the events key (root objects only),
