@@ -6,7 +6,7 @@
 //   * host runtime calls named in GraphOptions::sync_runtime_names
 //     (cudaStreamSynchronize, cudaDeviceSynchronize, aclrtSynchronizeStream …;
 //     an "AscendCL@" style prefix is ignored);
-//   * cuda_sync device rows (Kineto) whose launcher is not already counted;
+//   (device-side waits such as cudaStreamWaitEvent excluded: they do not block the host);
 //   * aten::_local_scalar_dense (the body of `.item()`) without a sync call
 //     inside it: its device-to-host copy blocks the same way.
 // Device idle caused: the idle gap of the device's busy timeline (union of its
@@ -33,6 +33,11 @@ namespace {
 // by a sync (ASCEND_LAUNCH_BLOCKING=1). Source: msprof-analyze
 // synchronize_stream (synchronize.yaml) co-occurrence ratio > 0.5 (§1.1).
 inline constexpr double kDefaultSyncLaunchRatio = 0.5;
+
+// Waits that order streams on the device without blocking the host (HTA
+// critical path: cudaStreamWaitEvent is a GPU->GPU SYNC_DEPENDENCY, §4.4):
+// not sync points here even though the graph lists them.
+constexpr std::string_view kDeviceSideWaits[] = {"cudaStreamWaitEvent", "hipStreamWaitEvent", "aclrtStreamWaitEvent"};
 
 std::string_view ApiName(std::string_view name) {
   size_t at = name.rfind('@');
@@ -85,6 +90,8 @@ class StreamSync final : public Detector {
       for (uint32_t op : ctx.host_ops) {
         if (h.kind[op] != HostOpKind::kRuntime && h.kind[op] != HostOpKind::kDriver) continue;
         std::string_view api = ApiName(p.Str(h.name[op]));
+        if (std::find(std::begin(kDeviceSideWaits), std::end(kDeviceSideWaits), api) != std::end(kDeviceSideWaits))
+          continue;
         if (std::find(names.begin(), names.end(), api) != names.end()) is_sync[op] = 1;
       }
     }
@@ -101,18 +108,18 @@ class StreamSync final : public Detector {
         ++launches;
       if (is_sync[op]) points.push_back({std::string(ApiName(p.Str(h.name[op]))), op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
     }
-    // cuda_sync rows not tied to a counted call.
+    // cuda_sync rows: kept as evidence of the blocking call that made them;
+    // rows of device-side waits (wait_on_stream, cudaStreamWaitEvent) or
+    // without a launcher do not block the host and are not sync points.
+    std::map<uint32_t, uint32_t> sync_row_of;  // host op -> cuda_sync row
     for (uint32_t t = 0; t < d.size(); ++t) {
       if (d.kind[t] != DeviceTaskKind::kSync || !ctx.InWindow(d.ts[t])) continue;
       int32_t launcher = g.LauncherOf(t);
-      if (launcher >= 0 && is_sync[launcher]) continue;
-      if (launcher >= 0 && (h.kind[launcher] == HostOpKind::kRuntime || h.kind[launcher] == HostOpKind::kDriver)) {
-        is_sync[launcher] = 1;
-        points.push_back({std::string(ApiName(p.Str(h.name[launcher]))), static_cast<uint32_t>(launcher), t,
-                          h.ts[launcher], h.ts[launcher] + h.dur[launcher]});
-      } else {
-        points.push_back({std::string(p.Str(d.name[t])), UINT32_MAX, t, d.ts[t], d.ts[t] + d.dur[t]});
-      }
+      if (launcher >= 0 && is_sync[launcher]) sync_row_of.emplace(static_cast<uint32_t>(launcher), t);
+    }
+    for (Point& pt : points) {
+      auto it = sync_row_of.find(pt.host_op);
+      if (it != sync_row_of.end()) pt.task = it->second;
     }
     // .item() without a recognised sync call inside.
     for (uint32_t op : ctx.host_ops) {
