@@ -242,8 +242,11 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
     int64_t hq = q->dim(2), hk = k->dim(2);
     if (smax != nullptr) {
       int64_t B = smax->dim(0), N = smax->dim(1), S = smax->dim(2);
-      if (q->dim(0) == B && q->dim(1) == S) { r.sq = S; r.b = B; r.skv = k->dim(1); r.note = "BSH"; }
-      else if (q->dim(1) == B && q->dim(0) == S) { r.sq = S; r.b = B; r.skv = k->dim(0); r.note = "SBH"; }
+      // B == S (decode with batch 1) fits both layouts for the query: the key decides.
+      bool bsh = q->dim(0) == B && q->dim(1) == S && k->dim(0) == B;
+      bool sbh = q->dim(1) == B && q->dim(0) == S && k->dim(1) == B;
+      if (bsh && (!sbh || k->dim(1) != B)) { r.sq = S; r.b = B; r.skv = k->dim(1); r.note = "BSH"; }
+      else if (sbh) { r.sq = S; r.b = B; r.skv = k->dim(0); r.note = "SBH"; }
       else {
         r.note = fmt::format("query {} does not fit softmax_max {}", Dims(*q), Dims(*smax));
         return r;

@@ -1,0 +1,223 @@
+// LLM structure on a synthetic decoder profile built here: N layers x M steps
+// (one prefill step, then decode steps), Ascend-style tasks with shapes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/structure.h"
+
+namespace pypto {
+namespace {
+
+constexpr int kLayers = 6;
+constexpr int kDecodeSteps = 5;
+constexpr int kPrompt = 64;
+constexpr TimeNs kUs = 1000;
+
+struct Builder {
+  Profile p;
+  uint32_t stream = 0;
+  TimeNs now = 1'000'000;
+
+  Builder() { stream = p.DeviceTrack("npu0", "stream 2", 0, 2); }
+
+  void Task(const char* type, const std::string& shapes, const std::string& types, const std::string& outputs,
+            TimeNs dur_us) {
+    DeviceTaskRow r;
+    r.name = p.Intern(std::string("aclnnX_") + type + "_" + type);
+    r.op_type = p.Intern(type);
+    r.kind = DeviceTaskKind::kKernel;
+    r.core_type = p.Intern("AI_CORE");
+    r.track = stream;
+    r.ts = now;
+    r.dur = dur_us * kUs;
+    r.input_shapes = p.Intern(shapes);
+    r.input_types = p.Intern(types);
+    r.output_shapes = p.Intern(outputs);
+    r.output_types = p.Intern("DT_BF16");
+    p.device_tasks.Add(r);
+    now += (dur_us + 2) * kUs;
+  }
+
+  // One forward pass over T tokens with query length S (prefill S = T, decode S = 1) and KV length L.
+  void Forward(int64_t tokens, int64_t s_q, int64_t kv_len, TimeNs gemm_us) {
+    const std::string t = std::to_string(tokens), sq = std::to_string(s_q), kv = std::to_string(kv_len);
+    Task("GatherV2", "151936,1024;" + t, "DT_BF16;INT64", t + ",1024", 5);
+    for (int l = 0; l < kLayers; ++l) {
+      Task("RmsNorm", t + ",1024;1024", "DT_BF16;DT_BF16", t + ",1024", 3);
+      Task("MatMulV2", t + ",1024;1024,2048", "DT_BF16;DT_BF16", t + ",2048", gemm_us);
+      Task("RotaryPositionEmbedding", t + ",1,8,128;" + t + ",1,1,128", "DT_BF16;DT_BF16", t + ",1,8,128", 3);
+      Task("ScatterUpdate", "1,8," + kv + ",128;" + t + ";" + t + ",8,128", "DT_BF16;INT64;DT_BF16", "1,8," + kv + ",128", 2);
+      // query [S, B, H] (SBH), softmax_max [B, N, S, 8] tells B = 1, N = 8, S = s_q.
+      Task("FlashAttentionScore", sq + ",1,1024;" + kv + ",1,1024;" + kv + ",1,1024", "DT_BF16;DT_BF16;DT_BF16",
+           "1,8," + sq + ",8;1,8," + sq + ",8;;" + sq + ",1,1024", 6);
+      Task("MatMulV2", t + ",1024;1024,1024", "DT_BF16;DT_BF16", t + ",1024", gemm_us);
+      Task("Add", t + ",1024;" + t + ",1024", "DT_BF16;DT_BF16", t + ",1024", 2);
+      Task("RmsNorm", t + ",1024;1024", "DT_BF16;DT_BF16", t + ",1024", 3);
+      Task("MatMulV2", t + ",1024;1024,6144", "DT_BF16;DT_BF16", t + ",6144", gemm_us);
+      Task("SwiGlu", t + ",6144", "DT_BF16", t + ",3072", 3);
+      Task("MatMulV2", t + ",3072;3072,1024", "DT_BF16;DT_BF16", t + ",1024", gemm_us);
+      Task("Add", t + ",1024;" + t + ",1024", "DT_BF16;DT_BF16", t + ",1024", 2);
+    }
+    Task("RmsNorm", t + ",1024;1024", "DT_BF16;DT_BF16", t + ",1024", 3);
+    Task("MatMulV2", t + ",1024;1024,151936", "DT_BF16;DT_BF16", t + ",151936", gemm_us * 4);
+    Task("ArgMaxV2", t + ",151936", "DT_BF16", t, 4);
+  }
+
+  void Step(int64_t number, TimeNs start) {
+    StepRow row;
+    row.number = number;
+    row.name = p.Intern("step " + std::to_string(number));
+    row.ts = start;
+    row.dur = now - start;
+    p.steps.rows.push_back(row);
+    now += 500 * kUs;  // host gap between steps
+  }
+};
+
+TEST(Structure, SyntheticDecoderLayersAndPhases) {
+  Builder b;
+  TimeNs start = b.now;
+  b.Forward(kPrompt, kPrompt, kPrompt, 40);
+  b.Step(0, start);
+  for (int i = 0; i < kDecodeSteps; ++i) {
+    start = b.now;
+    // The third decode step is slower (a straggler): p99 picks it, p50 does not.
+    b.Forward(1, 1, kPrompt + 1 + i, i == 2 ? 30 : 8);
+    b.Step(i + 1, start);
+  }
+  auto g = OperatorCallGraph::Build(b.p);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_EQ(g->Steps().size(), static_cast<size_t>(1 + kDecodeSteps));
+  OpClassification classes = ClassifyProfile(b.p, *g);
+  auto s = AnalyzeStructure(b.p, *g, classes);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+
+  EXPECT_EQ(s->layers, kLayers);
+  EXPECT_EQ(s->layer.period, 12);  // ops per layer above
+  EXPECT_TRUE(s->layer.has_attention);
+  EXPECT_TRUE(s->layer.has_norm);
+  EXPECT_TRUE(s->layer.has_rope);
+  EXPECT_TRUE(s->layer.has_kv_cache_update);
+  ASSERT_EQ(s->layer.roles.size(), 12u);
+  EXPECT_EQ(s->layer.roles[0], BlockKind::kNorm);        // rotated to start at the input norm
+  EXPECT_EQ(s->layer.roles[1], BlockKind::kAttention);   // QKV projection
+  EXPECT_EQ(s->layer.roles[2], BlockKind::kRope);
+  EXPECT_EQ(s->layer.roles[3], BlockKind::kKvCacheUpdate);
+  EXPECT_EQ(s->layer.roles[4], BlockKind::kAttention);
+  EXPECT_EQ(s->layer.roles[5], BlockKind::kAttention);   // output projection closes the attention block
+  EXPECT_EQ(s->layer.roles[8], BlockKind::kFfn);         // gate/up GEMM
+  EXPECT_EQ(s->layer.roles[9], BlockKind::kFfn);         // SwiGlu
+  for (const StepStructure& st : s->steps) {
+    EXPECT_EQ(st.pattern.layers, kLayers) << "step " << st.step;
+    EXPECT_EQ(st.pattern.prologue_ops, 1);  // embedding gather
+    EXPECT_EQ(st.pattern.epilogue_ops, 3);  // final norm, lm_head, argmax
+  }
+
+  ASSERT_EQ(s->steps.size(), static_cast<size_t>(1 + kDecodeSteps));
+  EXPECT_EQ(s->steps[0].phase, StepPhase::kPrefill);
+  EXPECT_EQ(s->steps[0].query_len, kPrompt);
+  EXPECT_EQ(s->steps[0].tokens, kPrompt);
+  for (int i = 1; i <= kDecodeSteps; ++i) {
+    EXPECT_EQ(s->steps[i].phase, StepPhase::kDecode) << s->steps[i].phase_reason;
+    EXPECT_EQ(s->steps[i].query_len, 1);
+    EXPECT_EQ(s->steps[i].kv_len, kPrompt + i);  // the KV length grows by one token per step
+  }
+  EXPECT_EQ(s->prefill_steps, 1u);
+  EXPECT_EQ(s->decode_steps, static_cast<uint64_t>(kDecodeSteps));
+
+  // Per-token latency = decode step latency (nearest-rank percentiles).
+  std::vector<TimeNs> lat;
+  for (int i = 1; i <= kDecodeSteps; ++i) lat.push_back(g->Steps()[i].latency_ns());
+  std::sort(lat.begin(), lat.end());
+  EXPECT_EQ(s->decode_latency.count, static_cast<uint64_t>(kDecodeSteps));
+  EXPECT_DOUBLE_EQ(s->decode_latency.p50_ms, lat[2] / 1e6);  // ceil(0.5·5) = 3rd
+  EXPECT_DOUBLE_EQ(s->decode_latency.p90_ms, lat[4] / 1e6);  // ceil(0.9·5) = 5th: the straggler
+  EXPECT_DOUBLE_EQ(s->decode_latency.p99_ms, lat[4] / 1e6);
+  EXPECT_GT(s->decode_latency.p99_ms, s->decode_latency.p50_ms * 1.5);
+
+  // KV-cache writes: one ScatterUpdate per layer per step.
+  EXPECT_EQ(s->kv_cache_update_count, static_cast<uint64_t>(kLayers * (1 + kDecodeSteps)));
+}
+
+TEST(Structure, PagedKernelWinsOverTokenRatio) {
+  Builder b;
+  auto forward = [&](int64_t tokens) {
+    const std::string t = std::to_string(tokens);
+    for (int l = 0; l < 3; ++l) {
+      b.Task("RmsNorm", t + ",512;512", "DT_BF16;DT_BF16", t + ",512", 3);
+      b.Task("MatMulV2", t + ",512;512,512", "DT_BF16;DT_BF16", t + ",512", 5);
+      b.Task("PagedAttention", "", "", "", 5);  // no shapes
+      b.Task("MatMulV2", t + ",512;512,512", "DT_BF16;DT_BF16", t + ",512", 5);
+    }
+  };
+  TimeNs start = b.now;
+  forward(128);
+  b.Step(0, start);
+  for (int i = 0; i < 3; ++i) {
+    start = b.now;
+    forward(4);
+    b.Step(i + 1, start);
+  }
+  auto g = OperatorCallGraph::Build(b.p);
+  ASSERT_TRUE(g.ok());
+  OpClassification classes = ClassifyProfile(b.p, *g);
+  auto s = AnalyzeStructure(b.p, *g, classes);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->layers, 3);
+  // A named paged-attention kernel marks its step decode (the kernel is the decode path); the token ratio
+  // (128 / 4 = 32 >= 4) is used only for steps still unknown, so every step here is decode.
+  for (const StepStructure& st : s->steps) EXPECT_EQ(st.phase, StepPhase::kDecode) << st.phase_reason;
+  EXPECT_EQ(s->steps[0].tokens, 128);
+  EXPECT_EQ(s->steps[1].tokens, 4);
+}
+
+TEST(Structure, LatencyStats) {
+  LatencyStats s = ComputeLatencyStats({5'000'000, 1'000'000, 3'000'000, 2'000'000, 4'000'000});
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_DOUBLE_EQ(s.p50_ms, 3.0);
+  EXPECT_DOUBLE_EQ(s.p90_ms, 5.0);
+  EXPECT_DOUBLE_EQ(s.mean_ms, 3.0);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1.0);
+  EXPECT_EQ(ComputeLatencyStats({}).count, 0u);
+}
+
+}  // namespace
+}  // namespace pypto
+
+namespace pypto {
+namespace {
+
+TEST(Structure, PhasesFromTokenCountsWithoutAttention) {
+  // No attention kernel shapes: the GEMM rows decide (>= 4x the smallest step's rows = prefill).
+  Builder b;
+  auto forward = [&](int64_t tokens) {
+    const std::string t = std::to_string(tokens);
+    for (int l = 0; l < 3; ++l) {
+      b.Task("RmsNorm", t + ",512;512", "DT_BF16;DT_BF16", t + ",512", 3);
+      b.Task("MatMulV2", t + ",512;512,512", "DT_BF16;DT_BF16", t + ",512", 5);
+      b.Task("FlashAttentionScore", "", "", "", 5);  // no shapes recorded
+      b.Task("MatMulV2", t + ",512;512,512", "DT_BF16;DT_BF16", t + ",512", 5);
+    }
+  };
+  TimeNs start = b.now;
+  forward(128);
+  b.Step(0, start);
+  for (int i = 0; i < 2; ++i) {
+    start = b.now;
+    forward(4);
+    b.Step(i + 1, start);
+  }
+  auto g = OperatorCallGraph::Build(b.p);
+  ASSERT_TRUE(g.ok());
+  OpClassification classes = ClassifyProfile(b.p, *g);
+  auto s = AnalyzeStructure(b.p, *g, classes);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->layers, 3);
+  EXPECT_EQ(s->steps[0].phase, StepPhase::kPrefill) << s->steps[0].phase_reason;
+  EXPECT_EQ(s->steps[1].phase, StepPhase::kDecode) << s->steps[1].phase_reason;
+  EXPECT_EQ(s->steps[2].phase, StepPhase::kDecode);
+}
+
+}  // namespace
+}  // namespace pypto
