@@ -11,6 +11,12 @@
 #include "analysis/detector.h"
 #include "importers/detect.h"
 
+// The model structure (analysis/structure.h) is not read by detectors 1-5;
+// it is wired in once its implementation is in the tree.
+#ifndef PYPTO_DIAGNOSE_WITH_STRUCTURE
+#define PYPTO_DIAGNOSE_WITH_STRUCTURE 0
+#endif
+
 namespace pypto {
 
 double DiagnoseOptions::Param(std::string_view key, double default_value) const {
@@ -207,6 +213,15 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   for (const TimeWindow& w : ctx.step_windows) {
     for (const BusyTime& b : graph.DeviceBusyTimes(w)) report.device_busy_ns += b.busy_ns;
   }
+  const bool whole_window = ctx.steps.empty() || (ctx.steps.size() == 1 && steps[ctx.steps[0]].number < 0);
+  if (whole_window && ctx.host_ops.empty() && report.device_busy_ns > 0) {
+    // A device-only kernel table without steps (an excerpt of rows): the wall
+    // time between its rows says nothing; shares are taken of the device busy time.
+    ctx.step_time_ns = report.device_busy_ns;
+    report.step_time_ns = report.device_busy_ns;
+    report.step_basis = "device busy time (no steps, no host data)";
+    report.notes.push_back("no steps and no host events: shares are of the device busy time, host-bound checks skipped");
+  }
 
   // ---- attributes (PMU) index
   const AttributeTable& attrs = profile.attributes;
@@ -275,6 +290,7 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   if (!ctx.has_pmu && hw.family == HardwareFamily::kAscend) {
     report.notes.push_back("no PMU ratios (aic_*/aiv_* columns): Ascend pipe checks use the roofline model only");
   }
+#if PYPTO_DIAGNOSE_WITH_STRUCTURE
   StructureOptions sopts;
   sopts.model_arch = options.model_arch;
   StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, sopts);
@@ -283,6 +299,7 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   } else {
     report.notes.push_back("model structure unavailable: " + structure.status().message());
   }
+#endif
 
   // ---- detectors
   std::vector<Issue> issues;

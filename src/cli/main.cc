@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/diagnose_command.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "cli/terminal_progress.h"
@@ -171,6 +172,11 @@ int Main(int argc, char** argv) {
   export_trace->add_flag("--force", export_args.force, "Overwrite OUT if it exists (default: refuse)");
   export_trace->footer(ExitCodeHelp());
 
+  DiagnoseArgs diagnose_args;
+  InputOptions diagnose_input;
+  CLI::App* diagnose = AddDiagnoseCommand(&app, &diagnose_args);
+  AddInputOptions(diagnose, &diagnose_input);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsage;
@@ -191,6 +197,11 @@ int Main(int argc, char** argv) {
   InstallInterruptHandler();
   if (analyze->parsed()) return RunAnalyze(analyze_args);
   if (export_trace->parsed()) return RunExportTrace(export_args);
+  if (diagnose->parsed()) {
+    TerminalProgress progress(ProgressLabel(diagnose_input.path));
+    return RunDiagnose(diagnose_args, diagnose_input.path, MakeImportOptions(diagnose_input, &progress),
+                       [&progress] { progress.Finish(); });
+  }
   return kExitUsage;
 }
 

@@ -8,7 +8,7 @@
 //     is the larger ratio;
 //   * else the roofline model: (modeled bytes / bandwidth) / measured, bound at
 //     >= mem_bottleneck_ratio_threshold (0.7, the brief's HotspotDetector).
-// Grouped by (kernel / op type, shapes); a group is flagged when its
+// Grouped by kernel / op type (decode shapes grow every step); a group is flagged when its
 // time-weighted share reaches the threshold.
 // Saving per task: roofline (model) measured − max(FLOPs/peak, bytes/bandwidth)
 // (the gap to the bandwidth roofline; 0 when the kernel already streams at
@@ -16,6 +16,7 @@
 // fused kernels); Amdahl (PMU) measured × (share − threshold), the memory
 // share brought down to the threshold.
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ using detectors::MeanAcc;
 
 struct Group {
   std::string label, shape;
+  std::set<std::string> shapes;
   std::vector<uint32_t> tasks;
   TimeNs total_ns = 0;
   MeanAcc aic, aiv, modeled;
@@ -52,8 +54,11 @@ class AttentionMemoryBound final : public Detector {
       if (detectors::TaskClass(ctx, task) != OpClass::kAttention || t.kind[task] != DeviceTaskKind::kKernel) continue;
       std::string label(ctx.TaskLabel(task));
       std::string shape = detectors::TaskShapeText(ctx, task);
-      Group& g = groups[label + "\x1f" + shape];
+      // Ascend kernel rows: one group per shape (PMU ratios differ by shape);
+      // Kineto decode shapes grow every step: one group per kernel name.
+      Group& g = groups[t.op_type(task) != kEmptyStr ? label + "\x1f" + shape : label];
       if (g.tasks.empty()) { g.label = label; g.shape = shape; }
+      g.shapes.insert(shape);
       g.tasks.push_back(task);
       g.total_ns += t.dur[task];
       const double w = double(t.dur[task]);
@@ -104,7 +109,7 @@ class AttentionMemoryBound final : public Detector {
       issue.detail = g.pmu ? fmt::format("mte2 ratio {:.2f} >= {:.2f} (PMU)", share, threshold)
                            : fmt::format("modeled memory time {:.0f}% of measured >= {:.0f}%", share * 100,
                                          threshold * 100);
-      detectors::AddShape(&issue, g.shape);
+      for (const std::string& sh : g.shapes) detectors::AddShape(&issue, sh);
       for (uint32_t task : g.tasks) detectors::AddTaskEvidence(&issue, task, t.dur[task]);
       issue.affected_ns = g.total_ns;
       if (!std::isnan(aic)) detectors::AddMetric(&issue, "aic_mte2_ratio", aic, "ratio");

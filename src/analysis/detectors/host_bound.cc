@@ -36,6 +36,12 @@ class HostBound final : public Detector {
       out->notes.push_back("no device tasks in the analysed steps: device idle time not measurable");
       return;
     }
+    bool has_free = false;
+    for (const StepRow& row : p.steps.rows) has_free = has_free || row.free != kUnknownNs;
+    if (ctx.host_ops.empty() && !has_free) {
+      out->notes.push_back("no host events and no step_trace Free: device idle time not attributable to the host");
+      return;
+    }
     const TimeNs max_gap = static_cast<TimeNs>(opt.max_launch_gap_us * 1000);
     TimeNs window_ns = 0, idle_ns = 0, host_wait_ns = 0, other_gap_ns = 0;
     uint64_t host_wait_gaps = 0;

@@ -30,6 +30,12 @@ bool IsPrefixSym(const std::string& s) {
   return Contains(s, "pow") || Contains(s, "square") || Contains(s, "mean") || Contains(s, "reduce") ||
          Contains(s, "add") || Contains(s, "cast") || Contains(s, "to_copy");
 }
+bool IsLayerOrRmsNorm(const DiagnosisContext& ctx, uint32_t task) {
+  std::string sub(detectors::TaskSubKind(ctx, task));
+  std::string n = detectors::LowerAscii(ctx.TaskLabel(task));
+  return Contains(sub, "rms") || Contains(sub, "layer") || Contains(n, "rms") || Contains(n, "layer_norm") ||
+         Contains(n, "layernorm");
+}
 bool IsStatSym(const std::string& s) {
   return Contains(s, "pow") || Contains(s, "square") || Contains(s, "mean") || Contains(s, "reduce");
 }
@@ -52,6 +58,7 @@ class NormLaunchOverhead final : public Detector {
     for (size_t i = 0; i < ctx.tasks.size(); ++i) {
       uint32_t task = ctx.tasks[i];
       if (detectors::TaskClass(ctx, task) != OpClass::kNorm || t.kind[task] != DeviceTaskKind::kKernel) continue;
+      if (!IsLayerOrRmsNorm(ctx, task)) continue;  // batch/group norm are not this pattern
       Group& g = groups[std::string(ctx.TaskLabel(task))];
       g.idx.push_back(i);
       g.exec += t.dur[task];

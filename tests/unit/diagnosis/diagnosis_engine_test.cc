@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "analysis/detector.h"
+#include "unit/diagnosis/diagnosis_test_helpers.h"
+#include "report/diagnosis_report.h"
+
+namespace pypto {
+namespace {
+
+using testing::BuildDecodeProfile;
+using testing::DecodeSpec;
+using testing::TestOptions;
+
+TEST(DiagnosisEngine, HealthyDecodeProfileHasNoIssue) {
+  Profile p = BuildDecodeProfile(DecodeSpec{});
+  StatusOr<DiagnosticReport> r = Diagnose(p, TestOptions());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const Issue& i : r->issues) ADD_FAILURE() << IssueTypeName(i.type) << " " << i.op_name << ": " << i.detail;
+  EXPECT_EQ(r->hardware_id, "H100-SXM");
+  EXPECT_EQ(r->step_numbers.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->estimated_combined_speedup, 1.0);
+  EXPECT_EQ(r->detectors_run.size(), AllDetectors().size());
+}
+
+TEST(DiagnosisEngine, RegistryNamesMatchIssueTypes) {
+  for (const Detector* d : AllDetectors()) {
+    EXPECT_EQ(d->name(), IssueTypeName(d->type()));
+    EXPECT_EQ(FindDetector(d->name()), d);
+  }
+  IssueType t;
+  EXPECT_TRUE(IssueTypeFromName("fusible_sequence", &t));
+  EXPECT_EQ(t, IssueType::kFusibleSequence);
+  EXPECT_FALSE(IssueTypeFromName("nope", &t));
+}
+
+TEST(DiagnosisEngine, CombinedSavingTakesTheLargestClaimPerRow) {
+  Issue a, b;
+  a.savings = {{SavingTargetKind::kDeviceTask, 1, 300}, {SavingTargetKind::kDeviceTask, 2, 100}};
+  b.savings = {{SavingTargetKind::kDeviceTask, 1, 200}, {SavingTargetKind::kTaskGap, 1, 50}};
+  CombinedSaving c = CombineSavings({a, b}, 1000);
+  EXPECT_EQ(c.claimed_ns, 650);
+  EXPECT_EQ(c.saved_ns, 300 + 100 + 50);  // task 1 counted once (max), its gap is another target
+  EXPECT_DOUBLE_EQ(c.speedup, 1000.0 / 550.0);
+  // Never the whole step.
+  Issue big;
+  big.savings = {{SavingTargetKind::kStepIdle, 0, 5000}};
+  EXPECT_EQ(CombineSavings({big}, 1000).saved_ns, 990);
+  EXPECT_DOUBLE_EQ(CombineSavings({}, 0).speedup, 1.0);
+}
+
+TEST(DiagnosisEngine, SeverityFollowsMsprofAdvisorPriority) {
+  EXPECT_EQ(SeverityForShare(0.05), Severity::kHigh);
+  EXPECT_EQ(SeverityForShare(0.049), Severity::kMedium);
+  EXPECT_EQ(SeverityForShare(0.03), Severity::kMedium);
+  EXPECT_EQ(SeverityForShare(0.029), Severity::kLow);
+}
+
+TEST(DiagnosisEngine, BadOptionsAndStepsAreErrors) {
+  Profile p = BuildDecodeProfile(DecodeSpec{});
+  DiagnoseOptions o = TestOptions();
+  o.tiling_utilization_threshold = 1.5;
+  EXPECT_EQ(Diagnose(p, o).status().code(), StatusCode::kInvalidArgument);
+  o = TestOptions();
+  o.step = 42;
+  EXPECT_EQ(Diagnose(p, o).status().code(), StatusCode::kInvalidArgument);
+  o = TestOptions();
+  o.hardware_name = "NoSuchChip9000";
+  EXPECT_EQ(Diagnose(p, o).status().code(), StatusCode::kInvalidArgument);
+  o = TestOptions();
+  o.step = 1;
+  StatusOr<DiagnosticReport> r = Diagnose(p, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->step_numbers.size(), 1u);
+  EXPECT_EQ(r->step_numbers[0], 1);
+}
+
+TEST(DiagnosisEngine, TwoIssuesOnTheSameKernelsAreNotCountedTwice) {
+  // Slow GEMM with odd N (matmul_tiling) and host-bound launches: both claim
+  // time, on different targets; the claimed sum may exceed the combination.
+  DecodeSpec s;
+  s.odd_n = 1001;
+  s.odd_efficiency = 0.2;
+  s.launch_cost_ns = 40'000;
+  Profile p = BuildDecodeProfile(s);
+  StatusOr<DiagnosticReport> r = Diagnose(p, TestOptions());
+  ASSERT_TRUE(r.ok());
+  ASSERT_GE(r->issues.size(), 2u);
+  EXPECT_LE(r->estimated_saved_ns, r->claimed_saved_ns);
+  EXPECT_LT(r->estimated_saved_ns, r->step_time_ns);
+  EXPECT_GT(r->estimated_combined_speedup, 1.0);
+  // Sorted: severity first, then saving.
+  for (size_t i = 1; i < r->issues.size(); ++i) EXPECT_FALSE(IssueBefore(r->issues[i], r->issues[i - 1]));
+  // Renderers carry the figures.
+  std::string json = report::RenderDiagnosisJson(*r);
+  EXPECT_NE(json.find("\"schema\": \"pypto.diagnose/1\""), std::string::npos);
+  EXPECT_NE(json.find("matmul_tiling"), std::string::npos);
+  std::string md = report::RenderDiagnosisMarkdown(*r);
+  EXPECT_NE(md.find("| matmul_tiling |"), std::string::npos);
+  EXPECT_EQ(report::EscapeMarkdown("a|b_c\n"), "a\\|b\\_c ");
+}
+
+}  // namespace
+}  // namespace pypto

@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include "analysis/detector.h"
+#include "unit/diagnosis/diagnosis_test_helpers.h"
+
+namespace pypto {
+namespace {
+
+const Issue* Find(const DiagnosticReport& r, IssueType t) {
+  for (const Issue& i : r.issues)
+    if (i.type == t) return &i;
+  return nullptr;
+}
+
+DiagnosticReport RunCase(double eff, int64_t n) {
+  testing::DecodeSpec s;
+  s.odd_n = n;
+  s.odd_efficiency = eff;
+  Profile p = testing::BuildDecodeProfile(s);
+  DiagnoseOptions o = testing::TestOptions();
+  o.only = {"matmul_tiling"};
+  o.min_issue_share = 0;
+  return *Diagnose(p, o);
+}
+
+TEST(MatmulTiling, OddNBelowThresholdIsFoundWithItsShape) {
+  DiagnosticReport r = RunCase(0.25, 1001);
+  const Issue* i = Find(r, IssueType::kMatmulTiling);
+  ASSERT_NE(i, nullptr);
+  EXPECT_NE(i->detail.find("N=1001 not a multiple of the 8-element MMA granule"), std::string::npos) << i->detail;
+  ASSERT_EQ(i->evidence.shapes.size(), 1u);
+  EXPECT_EQ(i->evidence.shapes[0], "[[1, 4096], [4096, 1001]]");
+  EXPECT_EQ(i->evidence.count, 3u);  // one per step
+  EXPECT_NEAR(i->compute_ratio, 0.25, 0.02);
+  EXPECT_EQ(i->method, SavingMethod::kRoofline);
+  // measured = roof / 0.25, target = roof / 0.6: saving = measured x (1 - 0.25/0.6).
+  EXPECT_NEAR(double(i->saved_ns) / double(i->affected_ns), 1 - 0.25 / 0.6, 0.02);
+  EXPECT_EQ(r.issues.size(), 1u);  // the aligned GEMMs at 0.8 are fine
+}
+
+TEST(MatmulTiling, SeverityAndSavingTrackStrength) {
+  DiagnosticReport weak = RunCase(0.5, 1001), strong = RunCase(0.1, 1001);
+  const Issue* w = Find(weak, IssueType::kMatmulTiling);
+  const Issue* s = Find(strong, IssueType::kMatmulTiling);
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(s->saved_ns, w->saved_ns);
+  EXPECT_GT(s->affected_share, w->affected_share);
+  EXPECT_GE(s->severity, w->severity);
+}
+
+TEST(MatmulTiling, AlignedOrFastGemmIsNotAnIssue) {
+  EXPECT_EQ(Find(RunCase(0.25, 1024), IssueType::kMatmulTiling), nullptr);  // slow but no shape cause: a note
+  EXPECT_EQ(Find(RunCase(0.9, 1001), IssueType::kMatmulTiling), nullptr);   // odd but efficient
+}
+
+}  // namespace
+}  // namespace pypto
