@@ -9,6 +9,9 @@
 namespace pypto::testing {
 namespace {
 
+// Host time between two operators (more than the graph's 1 us nesting tolerance).
+constexpr TimeNs kOpSpacingNs = 1500;
+
 struct Builder {
   Profile p;
   uint32_t thread = 0, stream = 0;
@@ -74,7 +77,7 @@ struct Builder {
     k.external_id = corr;
     p.device_tasks.Add(k);
     dev = k.ts + k.dur;
-    host += launch_cost;
+    host += launch_cost + kOpSpacingNs;  // ops side by side, not nested
     ++corr;
   }
 };
