@@ -1,0 +1,762 @@
+#include "compare/compare.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+#include <utility>
+
+#include "analysis/op_class.h"
+#include "importers/detect.h"
+
+namespace pypto {
+
+// ------------------------------------------------------------------ names
+
+const char* MatchLevelName(MatchLevel level) {
+  switch (level) {
+    case MatchLevel::kExact: return "exact";
+    case MatchLevel::kNormalizedName: return "normalized_name";
+    case MatchLevel::kClassShape: return "class_shape";
+    case MatchLevel::kClassName: return "class_name";
+    case MatchLevel::kClass: return "class";
+    case MatchLevel::kBaselineOnly: return "baseline_only";
+    case MatchLevel::kCandidateOnly: return "candidate_only";
+  }
+  return "unknown";
+}
+
+const char* IssueChangeName(IssueChange change) {
+  switch (change) {
+    case IssueChange::kResolved: return "resolved";
+    case IssueChange::kRemaining: return "remaining";
+    case IssueChange::kNew: return "new";
+  }
+  return "unknown";
+}
+
+std::string NormalizeKernelName(std::string_view name) {
+  // 1. lower case, drop bracketed parts (template args, parameter lists).
+  std::string s;
+  s.reserve(name.size());
+  int angle = 0, paren = 0;
+  for (char c : name) {
+    if (c == '<') { ++angle; continue; }
+    if (c == '>' && angle > 0) { --angle; continue; }
+    if (c == '(') { ++paren; continue; }
+    if (c == ')' && paren > 0) { --paren; continue; }
+    if (angle > 0 || paren > 0) continue;
+    s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  // 2. hex ids, tile sizes and digit runs -> '#'; separators collapsed.
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (c == '0' && i + 1 < s.size() && s[i + 1] == 'x' && i + 2 < s.size() &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      i += 2;
+      while (i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i]))) ++i;
+      if (out.empty() || out.back() != '#') out.push_back('#');
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      // A digit run, possibly a tile size "128x256x64": one '#'.
+      while (i < s.size()) {
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        if (i + 1 < s.size() && s[i] == 'x' && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+          ++i;
+          continue;
+        }
+        break;
+      }
+      if (out.empty() || out.back() != '#') out.push_back('#');
+      continue;
+    }
+    if (c == ' ' || c == '_' || c == '-' || c == '.' || c == ',') {
+      if (!out.empty() && out.back() != '_') out.push_back('_');
+      ++i;
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+// ------------------------------------------------------------------ statistics
+
+namespace {
+
+// Continued fraction of the regularized incomplete beta (Numerical Recipes §6.4).
+double BetaContinuedFraction(double a, double b, double x) {
+  constexpr int kMaxIterations = 300;
+  constexpr double kEpsilon = 1e-14;
+  constexpr double kTiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  double c = 1, d = 1 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= kMaxIterations; ++m) {
+    const int m2 = 2 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < kEpsilon) break;
+  }
+  return h;
+}
+
+double RegularizedIncompleteBeta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double ln_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log(1 - x);
+  const double front = std::exp(ln_front);
+  if (x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, x) / a;
+  return 1 - front * BetaContinuedFraction(b, a, 1 - x) / b;
+}
+
+// t such that StudentTTwoSidedP(t, df) = p (bisection; p in (0, 1)).
+double StudentTQuantileTwoSided(double p, double df) {
+  double lo = 0, hi = 1;
+  while (StudentTTwoSidedP(hi, df) > p && hi < 1e6) hi *= 2;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (StudentTTwoSidedP(mid, df) > p) lo = mid; else hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+void MeanStd(const std::vector<double>& v, double* mean, double* stddev) {
+  const double n = static_cast<double>(v.size());
+  double m = 0;
+  for (double x : v) m += x;
+  m /= n;
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  *mean = m;
+  *stddev = v.size() > 1 ? std::sqrt(ss / (n - 1)) : kNaN;
+}
+
+}  // namespace
+
+double StudentTTwoSidedP(double t, double df) {
+  if (!std::isfinite(t)) return std::isnan(t) ? kNaN : 0.0;
+  if (!(df > 0)) return kNaN;
+  return RegularizedIncompleteBeta(df / 2, 0.5, df / (df + t * t));
+}
+
+SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
+  SignificanceTest r;
+  r.alpha = alpha;
+  r.n_baseline = baseline.size();
+  r.n_candidate = candidate.size();
+  if (!baseline.empty()) MeanStd(baseline, &r.mean_baseline, &r.stddev_baseline);
+  if (!candidate.empty()) MeanStd(candidate, &r.mean_candidate, &r.stddev_candidate);
+  if (!baseline.empty() && !candidate.empty()) {
+    r.delta = r.mean_candidate - r.mean_baseline;
+    r.relative_delta = r.mean_baseline != 0 ? r.delta / r.mean_baseline : kNaN;
+  }
+  if (baseline.size() < kMinSamplesForTest || candidate.size() < kMinSamplesForTest) {
+    r.verdict = "not testable (fewer than 2 steps in a run)";
+    return r;
+  }
+  r.testable = true;
+  const double vb = r.stddev_baseline * r.stddev_baseline / double(baseline.size());
+  const double vc = r.stddev_candidate * r.stddev_candidate / double(candidate.size());
+  const double se2 = vb + vc;
+  if (se2 <= 0) {
+    // No spread in either run: the difference is exact.
+    r.df = double(baseline.size() + candidate.size() - 2);
+    r.ci_low = r.ci_high = r.delta;
+    if (r.delta == 0) {
+      r.t = 0;
+      r.p_value = 1;
+    } else {
+      r.t = r.delta > 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+      r.p_value = 0;
+    }
+  } else {
+    const double se = std::sqrt(se2);
+    r.t = r.delta / se;
+    const double denom = (vb * vb) / double(baseline.size() - 1) + (vc * vc) / double(candidate.size() - 1);
+    r.df = denom > 0 ? se2 * se2 / denom : double(baseline.size() + candidate.size() - 2);
+    r.p_value = StudentTTwoSidedP(r.t, r.df);
+    const double tq = StudentTQuantileTwoSided(alpha, r.df);
+    r.ci_low = r.delta - tq * se;
+    r.ci_high = r.delta + tq * se;
+  }
+  r.significant = r.p_value < alpha;
+  r.verdict = !r.significant ? "not significant" : (r.delta < 0 ? "faster" : "slower");
+  return r;
+}
+
+// ------------------------------------------------------------------ actions file
+
+StatusOr<std::vector<AppliedAction>> ParseAppliedActions(std::string_view json, std::string_view origin) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json);
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(padded).get(doc); err)
+    return InvalidArgumentError(std::string(origin) + ": not JSON: " + simdjson::error_message(err));
+  simdjson::dom::array list;
+  if (doc.is_array()) {
+    list = doc.get_array().value_unsafe();
+  } else if (doc.is_object()) {
+    simdjson::dom::element a;
+    if (doc["actions"].get(a) || !a.is_array())
+      return InvalidArgumentError(std::string(origin) + ": expected an \"actions\" array");
+    list = a.get_array().value_unsafe();
+  } else {
+    return InvalidArgumentError(std::string(origin) + ": expected an object or an array");
+  }
+  std::vector<AppliedAction> out;
+  size_t index = 0;
+  for (simdjson::dom::element e : list) {
+    const std::string where = std::string(origin) + ": actions[" + std::to_string(index++) + "]";
+    if (!e.is_object()) return InvalidArgumentError(where + ": not an object");
+    AppliedAction a;
+    auto text = [&](const char* key, std::string* dst) -> Status {
+      simdjson::dom::element v;
+      if (e[key].get(v)) return Status::Ok();
+      if (!v.is_string()) return InvalidArgumentError(where + "." + key + ": expected a string");
+      *dst = std::string(v.get_string().value_unsafe());
+      return Status::Ok();
+    };
+    PYPTO_RETURN_IF_ERROR(text("id", &a.id));
+    PYPTO_RETURN_IF_ERROR(text("description", &a.description));
+    PYPTO_RETURN_IF_ERROR(text("issue_type", &a.issue_type));
+    PYPTO_RETURN_IF_ERROR(text("target_op", &a.target_op));
+    PYPTO_RETURN_IF_ERROR(text("target_class", &a.target_class));
+    PYPTO_RETURN_IF_ERROR(text("source", &a.source));
+    simdjson::dom::element v;
+    if (!e["estimated_saved_ns"].get(v)) {
+      if (!v.is_number()) return InvalidArgumentError(where + ".estimated_saved_ns: expected a number");
+      const double d = v.get_double().value_unsafe();
+      if (!(d >= 0) || d > 9e18) return InvalidArgumentError(where + ".estimated_saved_ns: out of range");
+      a.estimated_saved_ns = static_cast<TimeNs>(d);
+    }
+    if (!e["estimate_steps"].get(v)) {
+      if (!v.is_number()) return InvalidArgumentError(where + ".estimate_steps: expected a number");
+      const double d = v.get_double().value_unsafe();
+      if (!(d >= 0) || d > 1e12) return InvalidArgumentError(where + ".estimate_steps: out of range");
+      a.estimate_steps = static_cast<uint64_t>(d);
+    }
+    if (!a.target_class.empty()) {
+      bool ok = false;
+      OpClassFromName(a.target_class, &ok);
+      if (!ok) return InvalidArgumentError(where + ".target_class: unknown op class '" + a.target_class + "'");
+    }
+    if (a.source.empty()) a.source = "actions file";
+    if (a.id.empty()) a.id = "action-" + std::to_string(index);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ loading
+
+StatusOr<LoadedRun> PrepareRunForCompare(Profile profile, const DiagnoseOptions& diagnose) {
+  LoadedRun run;
+  run.profile = std::make_unique<Profile>(std::move(profile));
+  StatusOr<DiagnosticReport> report = Diagnose(*run.profile, diagnose);
+  if (!report.ok()) return report.status();
+  run.diagnosis = std::move(*report);
+  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*run.profile);
+  if (!graph.ok()) return graph.status();
+  run.graph = std::make_unique<OperatorCallGraph>(std::move(*graph));
+  return run;
+}
+
+StatusOr<LoadedRun> LoadRunForCompare(const std::string& path, const ImportOptions& import,
+                                      const DiagnoseOptions& diagnose) {
+  StatusOr<Profile> profile = LoadProfile(path, import);
+  if (!profile.ok()) return profile.status();
+  if (profile->metadata.find("source_path") == profile->metadata.end()) profile->metadata["source_path"] = path;
+  StatusOr<LoadedRun> run = PrepareRunForCompare(std::move(*profile), diagnose);
+  if (run.ok() && run->diagnosis.source_path.empty()) run->diagnosis.source_path = path;
+  return run;
+}
+
+// ------------------------------------------------------------------ comparison
+
+namespace {
+
+// One op group of one run: (class, name, shape) with per-step times.
+struct OpGroup {
+  OpClass cls = OpClass::kOther;
+  StrId name = kEmptyStr;
+  StrId shape = kEmptyStr;
+  std::string norm;                 // NormalizeKernelName(name)
+  uint64_t count = 0;
+  TimeNs total_ns = 0;
+  std::vector<double> per_step;     // time per compared step
+  bool matched = false;
+};
+
+struct GroupKey {
+  uint8_t cls;
+  StrId name;
+  StrId shape;
+  bool operator==(const GroupKey& o) const { return cls == o.cls && name == o.name && shape == o.shape; }
+};
+struct GroupKeyHash {
+  size_t operator()(const GroupKey& k) const {
+    uint64_t h = (uint64_t(k.name) * 0x9E3779B97F4A7C15ull) ^ (uint64_t(k.shape) * 0xC2B2AE3D27D4EB4Full) ^ k.cls;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+struct RunOps {
+  std::vector<OpGroup> groups;
+  std::array<std::vector<double>, kOpClassCount> class_per_step;
+  std::array<uint64_t, kOpClassCount> class_count{};
+  std::array<TimeNs, kOpClassCount> class_ns{};
+  std::vector<double> total_per_step;  // op time per step (all classes)
+};
+
+// Step windows [start, end) of the graph steps.
+TimeWindow StepWindow(const StepInfo& s) {
+  TimeWindow w = s.cpu;
+  if (s.device_start != kNoTime) w.start = std::min(w.start, s.device_start);
+  if (s.device_end != kNoTime) w.end = std::max(w.end, s.device_end);
+  return w;
+}
+
+bool HasComputeTasks(const Profile& p) {
+  for (DeviceTaskKind k : p.device_tasks.kind)
+    if (k != DeviceTaskKind::kAnnotation && k != DeviceTaskKind::kSync) return true;
+  return false;
+}
+
+// Collects op groups over the compared steps (indices into graph.Steps()).
+RunOps CollectOps(const OperatorCallGraph& graph, const OpClassification& classes, const std::vector<size_t>& steps,
+                  RunSide* side) {
+  const Profile& p = graph.profile();
+  RunOps r;
+  const size_t n = steps.size();
+  for (auto& v : r.class_per_step) v.assign(n, 0.0);
+  r.total_per_step.assign(n, 0.0);
+  // Windows sorted by start, each with its position in `steps`.
+  std::vector<std::pair<TimeWindow, size_t>> windows;
+  for (size_t i = 0; i < n; ++i) windows.push_back({StepWindow(graph.Steps()[steps[i]]), i});
+  std::sort(windows.begin(), windows.end(),
+            [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
+  auto step_of = [&](TimeNs t) -> int {
+    auto it = std::upper_bound(windows.begin(), windows.end(), t,
+                               [](TimeNs v, const auto& w) { return v < w.first.start; });
+    // The latest window starting at or before t, if it still contains t.
+    if (it == windows.begin()) return -1;
+    --it;
+    if (t < it->first.end) return static_cast<int>(it->second);
+    return -1;
+  };
+  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> index;
+  auto add = [&](OpClass cls, StrId name, StrId shape, TimeNs dur, int step) {
+    GroupKey key{static_cast<uint8_t>(cls), name, shape};
+    auto [it, inserted] = index.try_emplace(key, static_cast<uint32_t>(r.groups.size()));
+    if (inserted) {
+      OpGroup g;
+      g.cls = cls;
+      g.name = name;
+      g.shape = shape;
+      g.per_step.assign(n, 0.0);
+      r.groups.push_back(std::move(g));
+    }
+    OpGroup& g = r.groups[it->second];
+    ++g.count;
+    g.total_ns += dur;
+    g.per_step[step] += double(dur);
+    const size_t c = static_cast<size_t>(cls);
+    r.class_per_step[c][step] += double(dur);
+    ++r.class_count[c];
+    r.class_ns[c] += dur;
+    r.total_per_step[step] += double(dur);
+    ++side->ops_counted;
+    side->op_time_ns += dur;
+  };
+  side->device_ops = HasComputeTasks(p);
+  if (side->device_ops) {
+    const DeviceTaskTable& t = p.device_tasks;
+    for (uint32_t row = 0; row < t.size(); ++row) {
+      if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
+      const int32_t launcher = graph.LauncherOf(row);
+      const TimeNs anchor = launcher >= 0 ? p.host_ops.ts[launcher] : t.ts[row];
+      int step = step_of(anchor);
+      if (step < 0 && launcher >= 0) step = step_of(t.ts[row]);
+      if (step < 0) { ++side->ops_outside_steps; continue; }
+      StrId name = t.op_type(row);
+      if (name == kEmptyStr) name = t.name[row];
+      StrId shape = t.input_shapes(row);
+      if (shape == kEmptyStr) {
+        const int32_t op = graph.OperatorOf(row);
+        if (op >= 0) shape = p.host_ops.input_dims[op];
+      }
+      add(classes.task_class[row], name, shape, t.dur[row], step);
+    }
+  } else {
+    const HostOpTable& h = p.host_ops;
+    for (uint32_t row = 0; row < h.size(); ++row) {
+      if (h.kind[row] != HostOpKind::kOperator) continue;
+      const int step = step_of(h.ts[row]);
+      if (step < 0) { ++side->ops_outside_steps; continue; }
+      add(classes.host_class[row], h.name[row], h.input_dims[row], graph.SelfTime(row), step);
+    }
+  }
+  for (OpGroup& g : r.groups) g.norm = NormalizeKernelName(p.Str(g.name));
+  return r;
+}
+
+// Compared steps: decode steps when both runs have at least two, else all steps.
+std::vector<size_t> PickSteps(const OperatorCallGraph& graph, const ModelStructure* s, bool decode) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < graph.Steps().size(); ++i) {
+    if (decode) {
+      if (s && i < s->steps.size() && s->steps[i].phase == StepPhase::kDecode) out.push_back(i);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+size_t DecodeStepCount(const ModelStructure* s) {
+  if (!s) return 0;
+  size_t n = 0;
+  for (const StepStructure& st : s->steps) n += st.phase == StepPhase::kDecode;
+  return n;
+}
+
+// Matching: successive levels over the groups not matched yet; within a key,
+// groups are paired by total time rank.
+struct Pair {
+  int32_t a = -1, b = -1;
+  MatchLevel level = MatchLevel::kExact;
+};
+
+template <typename KeyFn>
+void MatchLevelPass(std::vector<OpGroup>& A, std::vector<OpGroup>& B, MatchLevel level, KeyFn key,
+                    std::vector<Pair>* pairs) {
+  std::map<std::string, std::vector<int32_t>> ka, kb;
+  for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i)
+    if (!A[i].matched) { std::string k; if (key(A[i], 0, &k)) ka[k].push_back(i); }
+  for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i)
+    if (!B[i].matched) { std::string k; if (key(B[i], 1, &k)) kb[k].push_back(i); }
+  for (auto& [k, la] : ka) {
+    auto it = kb.find(k);
+    if (it == kb.end()) continue;
+    auto& lb = it->second;
+    auto by_time = [](std::vector<OpGroup>& g) {
+      return [&g](int32_t x, int32_t y) {
+        if (g[x].total_ns != g[y].total_ns) return g[x].total_ns > g[y].total_ns;
+        return x < y;
+      };
+    };
+    std::sort(la.begin(), la.end(), by_time(A));
+    std::sort(lb.begin(), lb.end(), by_time(B));
+    for (size_t i = 0; i < std::min(la.size(), lb.size()); ++i) {
+      A[la[i]].matched = B[lb[i]].matched = true;
+      pairs->push_back(Pair{la[i], lb[i], level});
+    }
+  }
+}
+
+double SumVec(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+
+std::vector<double> AddVec(std::vector<double> a, const std::vector<double>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) a[i] += b[i];
+  return a;
+}
+
+// Issues keyed by type + normalised op name.
+std::string IssueKey(const Issue& i) { return std::string(IssueTypeName(i.type)) + "|" + NormalizeKernelName(i.op_name); }
+
+}  // namespace
+
+StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const CompareRun& candidate,
+                                           const CompareOptions& options) {
+  if (!baseline.graph || !candidate.graph || !baseline.diagnosis || !candidate.diagnosis)
+    return InvalidArgumentError("compare: a run lacks its graph or diagnosis");
+  if (!(options.alpha > 0 && options.alpha < 1)) return InvalidArgumentError("compare: alpha must lie in (0, 1)");
+  ComparisonReport rep;
+  rep.alpha = options.alpha;
+  const CompareRun* runs[2] = {&baseline, &candidate};
+  RunSide* sides[2] = {&rep.baseline, &rep.candidate};
+
+  // Classes and structure of each run.
+  OpClassification classes[2];
+  std::unique_ptr<ModelStructure> structure[2];
+  for (int r = 0; r < 2; ++r) {
+    const OperatorCallGraph& g = *runs[r]->graph;
+    classes[r] = ClassifyProfile(g.profile(), g, OpClassifier::Builtin());
+    StatusOr<ModelStructure> s = AnalyzeStructure(g.profile(), g, classes[r]);
+    if (s.ok()) structure[r] = std::make_unique<ModelStructure>(std::move(*s));
+    else rep.notes.push_back(std::string(r ? "candidate" : "baseline") + ": no structure (" + s.status().ToString() + ")");
+  }
+  const bool decode = DecodeStepCount(structure[0].get()) >= kMinSamplesForTest &&
+                      DecodeStepCount(structure[1].get()) >= kMinSamplesForTest;
+  rep.step_basis = decode ? "decode steps" : "all steps";
+  std::vector<size_t> steps[2];
+  RunOps ops[2];
+  for (int r = 0; r < 2; ++r) {
+    const OperatorCallGraph& g = *runs[r]->graph;
+    const DiagnosticReport& d = *runs[r]->diagnosis;
+    RunSide& side = *sides[r];
+    side.source_path = d.source_path;
+    if (side.source_path.empty()) {
+      auto it = g.profile().metadata.find("source_path");
+      if (it != g.profile().metadata.end()) side.source_path = it->second;
+    }
+    side.format = d.format;
+    side.hardware = d.hardware_name.empty() ? d.hardware_id : d.hardware_name;
+    side.steps_total = g.Steps().size();
+    side.issues = d.issues.size();
+    side.estimated_combined_speedup = d.estimated_combined_speedup;
+    steps[r] = PickSteps(g, structure[r].get(), decode);
+    std::vector<TimeNs> lat;
+    for (size_t i : steps[r]) {
+      side.compared_steps.push_back(g.Steps()[i].number);
+      lat.push_back(g.Steps()[i].latency_ns());
+      side.step_latency_ns.push_back(double(g.Steps()[i].latency_ns()));
+    }
+    side.latency = ComputeLatencyStats(lat);
+    ops[r] = CollectOps(g, classes[r], steps[r], &side);
+  }
+  if (rep.baseline.device_ops != rep.candidate.device_ops)
+    rep.notes.push_back("one run has device tasks and the other only host operators: op deltas compare unlike times");
+  const double nb = double(std::max<size_t>(steps[0].size(), 1));
+  const double nc = double(std::max<size_t>(steps[1].size(), 1));
+
+  // Step latency.
+  rep.step_latency = WelchTest(rep.baseline.step_latency_ns, rep.candidate.step_latency_ns, options.alpha);
+  if (rep.step_latency.mean_candidate > 0) rep.measured_speedup = rep.step_latency.mean_baseline / rep.step_latency.mean_candidate;
+
+  // Per class.
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    if (ops[0].class_count[c] == 0 && ops[1].class_count[c] == 0) continue;
+    ClassDelta d;
+    d.op_class = OpClassName(static_cast<OpClass>(c));
+    d.baseline_count = ops[0].class_count[c];
+    d.candidate_count = ops[1].class_count[c];
+    d.baseline_ns = ops[0].class_ns[c];
+    d.candidate_ns = ops[1].class_ns[c];
+    d.baseline_per_step_ns = double(d.baseline_ns) / nb;
+    d.candidate_per_step_ns = double(d.candidate_ns) / nc;
+    d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
+    d.test = WelchTest(ops[0].class_per_step[c], ops[1].class_per_step[c], options.alpha);
+    rep.classes.push_back(std::move(d));
+  }
+  std::sort(rep.classes.begin(), rep.classes.end(), [](const ClassDelta& a, const ClassDelta& b) {
+    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
+      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
+    return a.op_class < b.op_class;
+  });
+
+  // Op matching.
+  std::vector<OpGroup>& A = ops[0].groups;
+  std::vector<OpGroup>& B = ops[1].groups;
+  const Profile& pa = baseline.graph->profile();
+  const Profile& pb = candidate.graph->profile();
+  const Profile* prof[2] = {&pa, &pb};
+  auto cls_prefix = [](const OpGroup& g) { return std::to_string(int(g.cls)) + "\x1f"; };
+  std::vector<Pair> pairs;
+  MatchLevelPass(A, B, MatchLevel::kExact, [&](const OpGroup& g, int side, std::string* k) {
+    *k = cls_prefix(g) + std::string(prof[side]->Str(g.name)) + "\x1f" + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, &pairs);
+  MatchLevelPass(A, B, MatchLevel::kNormalizedName, [&](const OpGroup& g, int side, std::string* k) {
+    *k = cls_prefix(g) + g.norm + "\x1f" + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, &pairs);
+  MatchLevelPass(A, B, MatchLevel::kClassShape, [&](const OpGroup& g, int side, std::string* k) {
+    if (g.shape == kEmptyStr) return false;
+    *k = cls_prefix(g) + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, &pairs);
+  MatchLevelPass(A, B, MatchLevel::kClassName, [&](const OpGroup& g, int, std::string* k) {
+    *k = cls_prefix(g) + g.norm;
+    return true;
+  }, &pairs);
+  MatchLevelPass(A, B, MatchLevel::kClass, [&](const OpGroup& g, int, std::string* k) {
+    *k = cls_prefix(g);
+    return true;
+  }, &pairs);
+  for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i)
+    if (!A[i].matched) pairs.push_back(Pair{i, -1, MatchLevel::kBaselineOnly});
+  for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i)
+    if (!B[i].matched) pairs.push_back(Pair{-1, i, MatchLevel::kCandidateOnly});
+
+  const std::vector<double> zeros_b(steps[0].size(), 0.0), zeros_c(steps[1].size(), 0.0);
+  for (const Pair& pr : pairs) {
+    OpDelta d;
+    d.match = pr.level;
+    ++rep.match_counts[static_cast<size_t>(pr.level)];
+    const OpGroup* ga = pr.a >= 0 ? &A[pr.a] : nullptr;
+    const OpGroup* gb = pr.b >= 0 ? &B[pr.b] : nullptr;
+    d.op_class = OpClassName(ga ? ga->cls : gb->cls);
+    if (ga) {
+      d.baseline_name = std::string(pa.Str(ga->name));
+      d.baseline_shape = std::string(pa.Str(ga->shape));
+      d.baseline_count = ga->count;
+      d.baseline_ns = ga->total_ns;
+    }
+    if (gb) {
+      d.candidate_name = std::string(pb.Str(gb->name));
+      d.candidate_shape = std::string(pb.Str(gb->shape));
+      d.candidate_count = gb->count;
+      d.candidate_ns = gb->total_ns;
+    }
+    d.baseline_per_step_ns = double(d.baseline_ns) / nb;
+    d.candidate_per_step_ns = double(d.candidate_ns) / nc;
+    d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
+    d.test = WelchTest(ga ? ga->per_step : zeros_b, gb ? gb->per_step : zeros_c, options.alpha);
+    rep.ops.push_back(std::move(d));
+  }
+  std::sort(rep.ops.begin(), rep.ops.end(), [](const OpDelta& a, const OpDelta& b) {
+    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
+      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
+    if (a.baseline_ns + a.candidate_ns != b.baseline_ns + b.candidate_ns)
+      return a.baseline_ns + a.candidate_ns > b.baseline_ns + b.candidate_ns;
+    return std::tie(a.baseline_name, a.candidate_name, a.baseline_shape) <
+           std::tie(b.baseline_name, b.candidate_name, b.baseline_shape);
+  });
+
+  // Issues.
+  const DiagnosticReport& da = *baseline.diagnosis;
+  const DiagnosticReport& dc = *candidate.diagnosis;
+  std::map<std::string, const Issue*> ia, ic;
+  for (const Issue& i : da.issues) ia.emplace(IssueKey(i), &i);  // first (most severe) wins
+  for (const Issue& i : dc.issues) ic.emplace(IssueKey(i), &i);
+  std::vector<IssueDelta> resolved, remaining, added;
+  for (const Issue& i : da.issues) {
+    if (ia[IssueKey(i)] != &i) continue;
+    IssueDelta d;
+    d.type = IssueTypeName(i.type);
+    d.op_name = i.op_name;
+    d.baseline_severity = SeverityName(i.severity);
+    d.baseline_affected_ns = i.affected_ns;
+    d.baseline_saved_ns = i.saved_ns;
+    auto it = ic.find(IssueKey(i));
+    if (it == ic.end()) {
+      d.change = IssueChange::kResolved;
+      resolved.push_back(std::move(d));
+    } else {
+      d.change = IssueChange::kRemaining;
+      d.candidate_severity = SeverityName(it->second->severity);
+      d.candidate_affected_ns = it->second->affected_ns;
+      d.candidate_saved_ns = it->second->saved_ns;
+      remaining.push_back(std::move(d));
+    }
+  }
+  for (const Issue& i : dc.issues) {
+    if (ic[IssueKey(i)] != &i || ia.count(IssueKey(i))) continue;
+    IssueDelta d;
+    d.change = IssueChange::kNew;
+    d.type = IssueTypeName(i.type);
+    d.op_name = i.op_name;
+    d.candidate_severity = SeverityName(i.severity);
+    d.candidate_affected_ns = i.affected_ns;
+    d.candidate_saved_ns = i.saved_ns;
+    added.push_back(std::move(d));
+  }
+  for (auto* v : {&resolved, &remaining, &added}) rep.issues.insert(rep.issues.end(), v->begin(), v->end());
+
+  // Applied actions.
+  std::vector<AppliedAction> actions = options.actions;
+  if (actions.empty() && options.actions_from_resolved_issues) {
+    for (const Issue& i : da.issues) {
+      if (ia[IssueKey(i)] != &i || ic.count(IssueKey(i))) continue;
+      AppliedAction a;
+      a.id = std::string(IssueTypeName(i.type)) + (i.op_name.empty() ? "" : ":" + i.op_name);
+      a.description = i.detail;
+      a.issue_type = IssueTypeName(i.type);
+      a.target_op = i.op_name;
+      a.estimated_saved_ns = i.saved_ns;
+      a.estimate_steps = da.steps.size();
+      a.source = "baseline issue resolved in candidate";
+      actions.push_back(std::move(a));
+    }
+    if (!actions.empty())
+      rep.notes.push_back("no applied actions given: the baseline issues absent from the candidate are taken as applied");
+  }
+  for (const AppliedAction& a : actions) {
+    ActionOutcome o;
+    o.action = a;
+    const double est_steps = double(a.estimate_steps ? a.estimate_steps : std::max<size_t>(da.steps.size(), 1));
+    o.estimated_per_step_ns = double(a.estimated_saved_ns) / est_steps;
+    const std::string target = NormalizeKernelName(a.target_op);
+    bool cls_ok = false;
+    const OpClass target_cls = a.target_class.empty() ? OpClass::kOther : OpClassFromName(a.target_class, &cls_ok);
+    std::vector<double> vb = zeros_b, vc = zeros_c;
+    for (const Pair& pr : pairs) {
+      const OpGroup* ga = pr.a >= 0 ? &A[pr.a] : nullptr;
+      const OpGroup* gb = pr.b >= 0 ? &B[pr.b] : nullptr;
+      bool hit = false;
+      if (!target.empty()) hit = (ga && ga->norm == target) || (gb && gb->norm == target);
+      else if (cls_ok) hit = (ga ? ga->cls : gb->cls) == target_cls;
+      if (!hit) continue;
+      ++o.matched_ops;
+      if (ga) vb = AddVec(std::move(vb), ga->per_step);
+      if (gb) vc = AddVec(std::move(vc), gb->per_step);
+    }
+    if (o.matched_ops > 0) {
+      o.measured_on = !target.empty() ? "ops named " + a.target_op + " (" + std::to_string(o.matched_ops) + " matched)"
+                                      : "class " + a.target_class + " (" + std::to_string(o.matched_ops) + " ops)";
+    } else {
+      o.measured_on = "step latency";
+      vb = rep.baseline.step_latency_ns;
+      vc = rep.candidate.step_latency_ns;
+    }
+    o.measured_per_step_ns = SumVec(vb) / nb - SumVec(vc) / nc;
+    if (o.estimated_per_step_ns > 0) o.measured_over_estimated = o.measured_per_step_ns / o.estimated_per_step_ns;
+    o.test = WelchTest(vb, vc, options.alpha);
+    if (!o.test.testable) {
+      o.verdict = "not testable";
+    } else if (!o.test.significant) {
+      o.verdict = "no measurable change";
+    } else if (std::isnan(o.measured_over_estimated)) {
+      o.verdict = o.measured_per_step_ns > 0 ? "saved (no estimate)" : "slower";
+    } else if (std::fabs(o.measured_over_estimated - 1) <= options.estimate_tolerance) {
+      o.verdict = "as estimated";
+    } else {
+      o.verdict = o.measured_over_estimated < 1 ? "below estimate" : "above estimate";
+    }
+    rep.actions.push_back(std::move(o));
+  }
+  if (!decode)
+    rep.notes.push_back("fewer than 2 decode steps in a run: per-step figures use all steps (prefill included)");
+  return rep;
+}
+
+StatusOr<ComparisonReport> ProfileComparer::generate_comparison_report(const ImportOptions& import,
+                                                                       const DiagnoseOptions& diagnose) const {
+  StatusOr<LoadedRun> a = LoadRunForCompare(baseline_path_, import, diagnose);
+  if (!a.ok()) return a.status();
+  StatusOr<LoadedRun> b = LoadRunForCompare(optimized_path_, import, diagnose);
+  if (!b.ok()) return b.status();
+  return CompareProfiles(a->view(), b->view(), options_);
+}
+
+}  // namespace pypto

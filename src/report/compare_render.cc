@@ -1,0 +1,360 @@
+// Renderers of compare/compare.h's ComparisonReport: Markdown, JSON (schema
+// "pypto.compare/1", docs/json-schema.md) and single-file HTML. Profile
+// strings are escaped for each target; numbers are only formatted.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "compare/compare.h"
+#include "report/diagnosis_report.h"
+#include "report/html_charts.h"
+#include "report/json_writer.h"
+
+namespace pypto {
+
+namespace {
+
+inline constexpr char kCompareJsonSchema[] = "pypto.compare/1";
+
+std::string OpLabel(const OpDelta& d) {
+  if (d.baseline_name.empty()) return d.candidate_name;
+  if (d.candidate_name.empty() || d.candidate_name == d.baseline_name) return d.baseline_name;
+  return d.baseline_name + " → " + d.candidate_name;
+}
+
+std::string TestText(const SignificanceTest& t) {
+  if (!t.testable) return t.verdict;
+  if (!t.significant) return fmt::format("not significant (p={:.3g})", t.p_value);
+  return fmt::format("{} (p={:.3g})", t.verdict, t.p_value);
+}
+
+std::string Delta(double ns) { return (ns > 0 ? "+" : "") + report::FormatTime(ns); }
+
+std::string Rel(double r) {
+  if (std::isnan(r)) return "–";
+  return fmt::format("{:+.1f}%", r * 100);
+}
+
+void WriteTest(report::JsonWriter& w, const SignificanceTest& t) {
+  w.BeginObject();
+  w.KeyString("method", t.method);
+  w.KeyUint("n_baseline", t.n_baseline);
+  w.KeyUint("n_candidate", t.n_candidate);
+  w.KeyDouble("mean_baseline", t.mean_baseline);
+  w.KeyDouble("mean_candidate", t.mean_candidate);
+  w.KeyDouble("stddev_baseline", t.stddev_baseline);
+  w.KeyDouble("stddev_candidate", t.stddev_candidate);
+  w.KeyDouble("delta", t.delta);
+  w.KeyDouble("relative_delta", t.relative_delta);
+  w.KeyDouble("t", t.t);
+  w.KeyDouble("df", t.df);
+  w.KeyDouble("p_value", t.p_value);
+  w.KeyDouble("ci_low", t.ci_low);
+  w.KeyDouble("ci_high", t.ci_high);
+  w.KeyDouble("alpha", t.alpha);
+  w.KeyBool("testable", t.testable);
+  w.KeyBool("significant", t.significant);
+  w.KeyString("verdict", t.verdict);
+  w.EndObject();
+}
+
+void WriteLatency(report::JsonWriter& w, const LatencyStats& s) {
+  w.BeginObject();
+  w.KeyUint("count", s.count);
+  w.KeyDouble("mean", s.mean_ms);
+  w.KeyDouble("p50", s.p50_ms);
+  w.KeyDouble("p90", s.p90_ms);
+  w.KeyDouble("p99", s.p99_ms);
+  w.KeyDouble("min", s.min_ms);
+  w.KeyDouble("max", s.max_ms);
+  w.EndObject();
+}
+
+void WriteSide(report::JsonWriter& w, const RunSide& s) {
+  w.BeginObject();
+  w.KeyString("source_path", s.source_path);
+  w.KeyString("format", s.format);
+  w.KeyString("hardware", s.hardware);
+  w.KeyUint("steps_total", s.steps_total);
+  w.Key("compared_steps");
+  w.BeginArray();
+  for (int64_t n : s.compared_steps) w.Int(n);
+  w.EndArray();
+  w.Key("step_latency_ns");
+  w.BeginArray();
+  for (double v : s.step_latency_ns) w.Double(v);
+  w.EndArray();
+  w.Key("latency_ms");
+  WriteLatency(w, s.latency);
+  w.KeyString("ops_source", s.device_ops ? "device_tasks" : "host_operators");
+  w.KeyUint("ops_counted", s.ops_counted);
+  w.KeyUint("ops_outside_steps", s.ops_outside_steps);
+  w.KeyInt("op_time_ns", s.op_time_ns);
+  w.KeyUint("issues", s.issues);
+  w.KeyDouble("estimated_combined_speedup", s.estimated_combined_speedup);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string ComparisonReport::to_json() const {
+  std::string out;
+  report::JsonWriter w(&out);
+  w.set_indent(2);
+  w.BeginObject();
+  w.KeyString("schema", kCompareJsonSchema);
+  w.Key("baseline");
+  WriteSide(w, baseline);
+  w.Key("candidate");
+  WriteSide(w, candidate);
+  w.KeyString("step_basis", step_basis);
+  w.KeyDouble("alpha", alpha);
+  w.Key("step_latency");
+  WriteTest(w, step_latency);
+  w.KeyDouble("measured_speedup", measured_speedup);
+  w.Key("match_counts");
+  w.BeginObject();
+  for (size_t i = 0; i < kMatchLevelCount; ++i) w.KeyUint(MatchLevelName(static_cast<MatchLevel>(i)), match_counts[i]);
+  w.EndObject();
+  w.Key("classes");
+  w.BeginArray();
+  for (const ClassDelta& c : classes) {
+    w.BeginObject();
+    w.KeyString("op_class", c.op_class);
+    w.KeyUint("baseline_count", c.baseline_count);
+    w.KeyUint("candidate_count", c.candidate_count);
+    w.KeyInt("baseline_ns", c.baseline_ns);
+    w.KeyInt("candidate_ns", c.candidate_ns);
+    w.KeyDouble("baseline_per_step_ns", c.baseline_per_step_ns);
+    w.KeyDouble("candidate_per_step_ns", c.candidate_per_step_ns);
+    w.KeyDouble("delta_per_step_ns", c.delta_per_step_ns);
+    w.Key("test");
+    WriteTest(w, c.test);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("ops");
+  w.BeginArray();
+  for (const OpDelta& o : ops) {
+    w.BeginObject();
+    w.KeyString("match", MatchLevelName(o.match));
+    w.KeyString("op_class", o.op_class);
+    w.KeyString("baseline_name", o.baseline_name);
+    w.KeyString("candidate_name", o.candidate_name);
+    w.KeyString("baseline_shape", o.baseline_shape);
+    w.KeyString("candidate_shape", o.candidate_shape);
+    w.KeyUint("baseline_count", o.baseline_count);
+    w.KeyUint("candidate_count", o.candidate_count);
+    w.KeyInt("baseline_ns", o.baseline_ns);
+    w.KeyInt("candidate_ns", o.candidate_ns);
+    w.KeyDouble("baseline_per_step_ns", o.baseline_per_step_ns);
+    w.KeyDouble("candidate_per_step_ns", o.candidate_per_step_ns);
+    w.KeyDouble("delta_per_step_ns", o.delta_per_step_ns);
+    w.Key("test");
+    WriteTest(w, o.test);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("issues");
+  w.BeginArray();
+  for (const IssueDelta& i : issues) {
+    w.BeginObject();
+    w.KeyString("change", IssueChangeName(i.change));
+    w.KeyString("type", i.type);
+    w.KeyString("op_name", i.op_name);
+    w.KeyString("baseline_severity", i.baseline_severity);
+    w.KeyString("candidate_severity", i.candidate_severity);
+    w.KeyInt("baseline_affected_ns", i.baseline_affected_ns);
+    w.KeyInt("candidate_affected_ns", i.candidate_affected_ns);
+    w.KeyInt("baseline_saved_ns", i.baseline_saved_ns);
+    w.KeyInt("candidate_saved_ns", i.candidate_saved_ns);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("actions");
+  w.BeginArray();
+  for (const ActionOutcome& a : actions) {
+    w.BeginObject();
+    w.KeyString("id", a.action.id);
+    w.KeyString("description", a.action.description);
+    w.KeyString("issue_type", a.action.issue_type);
+    w.KeyString("target_op", a.action.target_op);
+    w.KeyString("target_class", a.action.target_class);
+    w.KeyString("source", a.action.source);
+    w.KeyInt("estimated_saved_ns", a.action.estimated_saved_ns);
+    w.KeyUint("estimate_steps", a.action.estimate_steps);
+    w.KeyString("measured_on", a.measured_on);
+    w.KeyUint("matched_ops", a.matched_ops);
+    w.KeyDouble("estimated_per_step_ns", a.estimated_per_step_ns);
+    w.KeyDouble("measured_per_step_ns", a.measured_per_step_ns);
+    w.KeyDouble("measured_over_estimated", a.measured_over_estimated);
+    w.Key("test");
+    WriteTest(w, a.test);
+    w.KeyString("verdict", a.verdict);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("notes");
+  w.BeginArray();
+  for (const std::string& n : notes) w.String(n);
+  w.EndArray();
+  w.EndObject();
+  out += "\n";
+  return out;
+}
+
+std::string ComparisonReport::to_markdown() const {
+  using report::EscapeMarkdown;
+  using report::FormatTime;
+  std::string out = "# pypto comparison\n\n";
+  out += "Baseline: `" + EscapeMarkdown(baseline.source_path) + "`  \nCandidate: `" + EscapeMarkdown(candidate.source_path) + "`\n\n";
+  out += fmt::format("## Per-step latency ({}, Welch t-test, alpha {})\n\n", step_basis, alpha);
+  out += "| | steps | mean | p50 | p90 | p99 |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const RunSide* s : {&baseline, &candidate})
+    out += fmt::format("| {} | {} | {:.3f} ms | {:.3f} ms | {:.3f} ms | {:.3f} ms |\n", s == &baseline ? "baseline" : "candidate",
+                       s->latency.count, s->latency.mean_ms, s->latency.p50_ms, s->latency.p90_ms, s->latency.p99_ms);
+  out += fmt::format("\nDelta {} ({}), {:.0f}% CI [{}, {}]: **{}**. Measured speedup ×{:.3f}.\n\n", Delta(step_latency.delta),
+                     Rel(step_latency.relative_delta), (1 - alpha) * 100, FormatTime(step_latency.ci_low), FormatTime(step_latency.ci_high),
+                     TestText(step_latency), measured_speedup);
+  out += "## Time per step by op class\n\n| class | baseline | candidate | delta | count b/c | significance |\n|---|---:|---:|---:|---:|---|\n";
+  for (const ClassDelta& c : classes)
+    out += fmt::format("| {} | {} | {} | {} | {}/{} | {} |\n", c.op_class, FormatTime(c.baseline_per_step_ns), FormatTime(c.candidate_per_step_ns),
+                       Delta(c.delta_per_step_ns), c.baseline_count, c.candidate_count, TestText(c.test));
+  out += "\n## Ops (largest changes per step)\n\n| op | class | match | baseline | candidate | delta | calls b/c | significance |\n|---|---|---|---:|---:|---:|---:|---|\n";
+  for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
+    const OpDelta& o = ops[i];
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{} | {} |\n", EscapeMarkdown(OpLabel(o)), o.op_class, MatchLevelName(o.match),
+                       FormatTime(o.baseline_per_step_ns), FormatTime(o.candidate_per_step_ns), Delta(o.delta_per_step_ns), o.baseline_count,
+                       o.candidate_count, TestText(o.test));
+  }
+  if (ops.size() > kDefaultCompareTopOps) out += fmt::format("\n{} more ops in the JSON output.\n", ops.size() - kDefaultCompareTopOps);
+  out += "\nMatches:";
+  for (size_t i = 0; i < kMatchLevelCount; ++i) out += fmt::format(" {} {}{}", MatchLevelName(static_cast<MatchLevel>(i)), match_counts[i], i + 1 < kMatchLevelCount ? "," : ".\n");
+  out += "\n## Issues\n\n";
+  if (issues.empty()) out += "No issue in either run.\n";
+  else out += "| change | type | op | severity b → c | affected b → c |\n|---|---|---|---|---|\n";
+  for (const IssueDelta& i : issues)
+    out += fmt::format("| {} | {} | {} | {} → {} | {} → {} |\n", IssueChangeName(i.change), i.type, EscapeMarkdown(i.op_name),
+                       i.baseline_severity.empty() ? "–" : i.baseline_severity, i.candidate_severity.empty() ? "–" : i.candidate_severity,
+                       FormatTime(double(i.baseline_affected_ns)), FormatTime(double(i.candidate_affected_ns)));
+  out += "\n## Estimated vs measured gain per applied action\n\n";
+  if (actions.empty()) out += "No applied action given and no baseline issue was resolved.\n";
+  else out += "| action | measured on | estimated / step | measured / step | measured ÷ estimated | verdict |\n|---|---|---:|---:|---:|---|\n";
+  for (const ActionOutcome& a : actions)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} ({}) |\n", EscapeMarkdown(a.action.id), EscapeMarkdown(a.measured_on),
+                       FormatTime(a.estimated_per_step_ns), FormatTime(a.measured_per_step_ns),
+                       std::isnan(a.measured_over_estimated) ? "–" : fmt::format("{:.2f}", a.measured_over_estimated), a.verdict,
+                       TestText(a.test));
+  if (!notes.empty()) {
+    out += "\n## Notes\n\n";
+    for (const std::string& n : notes) out += "- " + EscapeMarkdown(n) + "\n";
+  }
+  return out;
+}
+
+std::string ComparisonReport::to_html() const {
+  using namespace report;
+  std::string out = HtmlPageStart("pypto comparison: " + baseline.source_path + " vs " + candidate.source_path);
+  out += "<h1>pypto comparison</h1>\n<div class=\"kv\"><div>baseline</div><div>";
+  AppendEscapedHtml(&out, baseline.source_path);
+  out += "</div><div>candidate</div><div>";
+  AppendEscapedHtml(&out, candidate.source_path);
+  out += "</div><div>hardware</div><div>";
+  AppendEscapedHtml(&out, baseline.hardware + (candidate.hardware != baseline.hardware ? " / " + candidate.hardware : ""));
+  out += "</div></div>\n<div class=\"cards\">";
+  auto card = [&](std::string_view t, std::string_view v, std::string_view cls = "") {
+    out += "<div class=\"card\"><span class=\"muted small\">" + EscapeHtml(t) + "</span><b class=\"" + std::string(cls) + "\">" + EscapeHtml(v) + "</b></div>";
+  };
+  const std::string verdict_cls = step_latency.significant ? (step_latency.delta < 0 ? "good" : "bad") : "";
+  card("per-step latency (" + step_basis + ")", TestText(step_latency), verdict_cls);
+  card("measured speedup", std::isnan(measured_speedup) ? "–" : fmt::format("×{:.3f}", measured_speedup), verdict_cls);
+  card("p50 before → after", fmt::format("{:.3f} → {:.3f} ms", baseline.latency.p50_ms, candidate.latency.p50_ms));
+  card("p90 before → after", fmt::format("{:.3f} → {:.3f} ms", baseline.latency.p90_ms, candidate.latency.p90_ms));
+  card("p99 before → after", fmt::format("{:.3f} → {:.3f} ms", baseline.latency.p99_ms, candidate.latency.p99_ms));
+  out += "</div>\n";
+  out += fmt::format("<p>Welch t-test on {} per-step latencies (n = {} / {}), alpha {}: delta {} ({}), {:.0f}% CI [{}, {}].</p>\n",
+                     EscapeHtml(step_basis), step_latency.n_baseline, step_latency.n_candidate, alpha, EscapeHtml(Delta(step_latency.delta)),
+                     EscapeHtml(Rel(step_latency.relative_delta)), (1 - alpha) * 100, EscapeHtml(FormatTime(step_latency.ci_low)),
+                     EscapeHtml(FormatTime(step_latency.ci_high)));
+  // Before/after charts.
+  out += "<h2 id=\"latency\">Per-token latency before / after</h2>\n";
+  out += SvgGroupedBars({"mean", "p50", "p90", "p99"},
+                        {ChartSeries{"baseline", "s5", {baseline.latency.mean_ms * 1e6, baseline.latency.p50_ms * 1e6, baseline.latency.p90_ms * 1e6, baseline.latency.p99_ms * 1e6}},
+                         ChartSeries{"candidate", "s0", {candidate.latency.mean_ms * 1e6, candidate.latency.p50_ms * 1e6, candidate.latency.p90_ms * 1e6, candidate.latency.p99_ms * 1e6}}},
+                        true, "per-step latency percentiles before and after");
+  out += "<h2 id=\"classes\">Time per step by op class, before / after</h2>\n";
+  {
+    std::vector<std::string> labels;
+    ChartSeries b{"baseline", "s5", {}}, c{"candidate", "s0", {}};
+    for (const ClassDelta& d : classes) {
+      labels.push_back(d.op_class);
+      b.values.push_back(d.baseline_per_step_ns);
+      c.values.push_back(d.candidate_per_step_ns);
+    }
+    out += SvgGroupedBars(labels, {b, c}, true, "time per step by op class before and after");
+  }
+  out += "<table><tr><th>class</th><th class=\"num\">baseline</th><th class=\"num\">candidate</th><th class=\"num\">delta</th>"
+         "<th class=\"num\">calls b/c</th><th>significance</th></tr>\n";
+  for (const ClassDelta& d : classes)
+    out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td><td>{}</td></tr>\n",
+                       EscapeHtml(d.op_class), EscapeHtml(FormatTime(d.baseline_per_step_ns)), EscapeHtml(FormatTime(d.candidate_per_step_ns)),
+                       EscapeHtml(Delta(d.delta_per_step_ns)), d.baseline_count, d.candidate_count, EscapeHtml(TestText(d.test)));
+  out += "</table>\n<h2 id=\"ops\">Ops with the largest change per step</h2>\n";
+  out += "<table><tr><th>op</th><th>class</th><th>match</th><th class=\"num\">baseline</th><th class=\"num\">candidate</th>"
+         "<th class=\"num\">delta</th><th class=\"num\">calls b/c</th><th>significance</th></tr>\n";
+  for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
+    const OpDelta& o = ops[i];
+    out += "<tr><td class=\"name\">";
+    AppendEscapedHtml(&out, OpLabel(o));
+    const std::string& shape = o.baseline_shape.empty() ? o.candidate_shape : o.baseline_shape;
+    if (!shape.empty()) { out += "<br><span class=\"muted small\">"; AppendEscapedHtml(&out, shape); out += "</span>"; }
+    out += fmt::format("</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td><td>{}</td></tr>\n",
+                       EscapeHtml(o.op_class), MatchLevelName(o.match), EscapeHtml(FormatTime(o.baseline_per_step_ns)),
+                       EscapeHtml(FormatTime(o.candidate_per_step_ns)), EscapeHtml(Delta(o.delta_per_step_ns)), o.baseline_count, o.candidate_count,
+                       EscapeHtml(TestText(o.test)));
+  }
+  out += "</table>\n<p class=\"small muted\">Matches:";
+  for (size_t i = 0; i < kMatchLevelCount; ++i) out += fmt::format(" {} {}", MatchLevelName(static_cast<MatchLevel>(i)), match_counts[i]);
+  out += "</p>\n<h2 id=\"issues\">Issues resolved / remaining / new</h2>\n";
+  if (issues.empty()) out += "<p>No issue in either run.</p>\n";
+  else out += "<table><tr><th>change</th><th>type</th><th>op</th><th>severity</th><th class=\"num\">affected before → after</th></tr>\n";
+  for (const IssueDelta& i : issues) {
+    const char* cls = i.change == IssueChange::kResolved ? "good" : i.change == IssueChange::kNew ? "bad" : "";
+    out += fmt::format("<tr><td class=\"{}\">{}</td><td>{}</td><td class=\"name\">{}</td><td>{} → {}</td><td class=\"num\">{} → {}</td></tr>\n", cls,
+                       IssueChangeName(i.change), EscapeHtml(i.type), EscapeHtml(i.op_name), EscapeHtml(i.baseline_severity.empty() ? "–" : i.baseline_severity),
+                       EscapeHtml(i.candidate_severity.empty() ? "–" : i.candidate_severity), EscapeHtml(FormatTime(double(i.baseline_affected_ns))),
+                       EscapeHtml(FormatTime(double(i.candidate_affected_ns))));
+  }
+  if (!issues.empty()) out += "</table>\n";
+  out += "<h2 id=\"actions\">Estimated vs measured gain per applied action</h2>\n";
+  if (actions.empty()) {
+    out += "<p class=\"muted\">No applied action given and no baseline issue was resolved.</p>\n";
+  } else {
+    std::vector<std::string> labels;
+    ChartSeries est{"estimated saving / step", "s1", {}}, meas{"measured saving / step", "s2", {}};
+    for (const ActionOutcome& a : actions) {
+      labels.push_back(a.action.id);
+      est.values.push_back(a.estimated_per_step_ns);
+      meas.values.push_back(std::max(0.0, a.measured_per_step_ns));
+    }
+    out += SvgGroupedBars(labels, {est, meas}, true, "estimated vs measured saving per action");
+    out += "<table><tr><th>action</th><th>measured on</th><th class=\"num\">estimated / step</th><th class=\"num\">measured / step</th>"
+           "<th class=\"num\">ratio</th><th>verdict</th><th>source</th></tr>\n";
+    for (const ActionOutcome& a : actions)
+      out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{} ({})</td><td>{}</td></tr>\n",
+                         EscapeHtml(a.action.id), EscapeHtml(a.measured_on), EscapeHtml(FormatTime(a.estimated_per_step_ns)),
+                         EscapeHtml(FormatTime(a.measured_per_step_ns)),
+                         std::isnan(a.measured_over_estimated) ? "–" : fmt::format("{:.2f}", a.measured_over_estimated), EscapeHtml(a.verdict),
+                         EscapeHtml(TestText(a.test)), EscapeHtml(a.action.source));
+    out += "</table>\n";
+  }
+  if (!notes.empty()) {
+    out += "<h2>Notes</h2><ul>";
+    for (const std::string& n : notes) { out += "<li>"; AppendEscapedHtml(&out, n); out += "</li>"; }
+    out += "</ul>\n";
+  }
+  out += HtmlPageEnd();
+  return out;
+}
+
+}  // namespace pypto

@@ -1,0 +1,537 @@
+#include "report/profile_report.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "analysis/cost_model.h"
+#include "analysis/op_class.h"
+#include "hw/hardware.h"
+#include "report/analysis_json.h"
+#include "report/chrome_trace_export.h"
+#include "report/diagnosis_report.h"
+#include "report/html_charts.h"
+#include "report/json_writer.h"
+
+namespace pypto::report {
+
+// ------------------------------------------------------------------ advisor hook
+
+std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available) {
+  // HOOK(advisor): the advisor (src/advisor/) has no public
+  // generate_recommendations() API in this build yet. Once it lands, map its
+  // recommendations here (hotspot_type, description, action, code snippet,
+  // estimated_speedup); the HTML/Markdown/JSON renderers already show them.
+  (void)diagnosis;
+  if (available) *available = false;
+  return {};
+}
+
+// ------------------------------------------------------------------ collection
+
+namespace {
+
+const char* kClassCss[kOpClassCount] = {"s5", "s0", "s3", "s2", "s4", "s1", "s6", "s7", "s8", "s9", "s10", "s11", "s12"};
+
+}  // namespace
+
+StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options) {
+  StatusOr<ProfileWithGraph> loaded = LoadProfileWithGraph(path, options.analyze.import, options.analyze.graph);
+  if (!loaded.ok()) return loaded.status();
+  Profile& profile = *loaded->profile;
+  const OperatorCallGraph& graph = *loaded->graph;
+  if (profile.metadata.find("source_path") == profile.metadata.end()) profile.metadata["source_path"] = path;
+  ProfileReportData d;
+  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.analyze.summary);
+  if (!summary.ok()) return summary.status();
+  d.summary = std::move(*summary);
+  if (d.summary.source_path.empty()) d.summary.source_path = path;
+  StatusOr<DiagnosticReport> diagnosis = Diagnose(profile, options.diagnose);
+  if (!diagnosis.ok()) return diagnosis.status();
+  d.diagnosis = std::move(*diagnosis);
+  if (d.diagnosis.source_path.empty()) d.diagnosis.source_path = path;
+
+  const OpClassification classes = ClassifyProfile(profile, graph, OpClassifier::Builtin());
+  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes);
+  if (structure.ok()) {
+    d.decode_latency = structure->decode_latency;
+    d.prefill_latency = structure->prefill_latency;
+  }
+
+  // Step timeline: latency and device busy time of each step.
+  d.steps_total = graph.Steps().size();
+  for (size_t i = 0; i < graph.Steps().size() && i < kMaxTimelineSteps; ++i) {
+    const StepInfo& s = graph.Steps()[i];
+    StepBar bar;
+    bar.label = s.number >= 0 ? std::to_string(s.number) : s.name;
+    if (structure.ok() && i < structure->steps.size() && structure->steps[i].phase != StepPhase::kUnknown)
+      bar.phase = StepPhaseName(structure->steps[i].phase);
+    bar.latency_ns = s.latency_ns();
+    TimeWindow w = s.cpu;
+    if (s.device_start != kNoTime) w.start = std::min(w.start, s.device_start);
+    if (s.device_end != kNoTime) w.end = std::max(w.end, s.device_end);
+    for (const BusyTime& b : graph.DeviceBusyTimes(w)) bar.busy_ns += b.busy_ns;
+    d.steps.push_back(std::move(bar));
+  }
+
+  // Time by op class: device tasks, else host operators' self time.
+  bool any_task_time = false;
+  for (TimeNs t : classes.task_time_ns) any_task_time |= t > 0;
+  d.device_time = any_task_time;
+  std::array<ClassTime, kOpClassCount> by_class{};
+  if (any_task_time) {
+    for (size_t c = 0; c < kOpClassCount; ++c) {
+      by_class[c].count = classes.task_counts[c];
+      by_class[c].time_ns = classes.task_time_ns[c];
+    }
+  } else {
+    for (uint32_t row = 0; row < profile.host_ops.size(); ++row) {
+      if (profile.host_ops.kind[row] != HostOpKind::kOperator) continue;
+      const size_t c = static_cast<size_t>(classes.host_class[row]);
+      ++by_class[c].count;
+      by_class[c].time_ns += graph.SelfTime(row);
+    }
+  }
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    if (by_class[c].count == 0) continue;
+    by_class[c].op_class = OpClassName(static_cast<OpClass>(c));
+    d.classes.push_back(by_class[c]);
+  }
+  std::sort(d.classes.begin(), d.classes.end(), [](const ClassTime& a, const ClassTime& b) {
+    return std::tie(b.time_ns, a.op_class) < std::tie(a.time_ns, b.op_class);
+  });
+
+  // Roofline: per-task costs on the hardware the diagnosis used, grouped by (name, shape).
+  HardwareOverrides overrides;
+  overrides.name = options.diagnose.hardware_name;
+  overrides.peak_flops = options.diagnose.ai_core_theoretical_peak;
+  overrides.memory_bandwidth = options.diagnose.hbm_bandwidth;
+  const HardwareSpec hw = DetectHardware(profile, overrides);
+  d.hardware = hw.display_name.empty() ? hw.id : hw.display_name;
+  if (hw.HeadlinePeak() > 0) d.peak_flops = hw.HeadlinePeak();
+  if (hw.memory_bandwidth.value > 0) d.memory_bandwidth = hw.memory_bandwidth.value;
+  std::map<std::pair<StrId, StrId>, RooflineOp> groups;
+  const DeviceTaskTable& t = profile.device_tasks;
+  for (uint32_t row = 0; row < t.size(); ++row) {
+    if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
+    const OpCost cost = EstimateTaskCost(profile, graph, classes, hw, row);
+    if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0) || t.dur[row] <= 0) {
+      ++d.roofline_tasks_without_costs;
+      continue;
+    }
+    StrId name = t.op_type(row);
+    if (name == kEmptyStr) name = t.name[row];
+    StrId shape = t.input_shapes(row);
+    if (shape == kEmptyStr && graph.OperatorOf(row) >= 0) shape = profile.host_ops.input_dims[graph.OperatorOf(row)];
+    RooflineOp& op = groups[{name, shape}];
+    if (op.count == 0) {
+      op.name = std::string(profile.Str(name));
+      op.shape = std::string(profile.Str(shape));
+      op.op_class = OpClassName(classes.task_class[row]);
+      op.bound = BoundName(cost.bound);
+    }
+    ++op.count;
+    op.time_ns += t.dur[row];
+    op.flops += cost.flops;
+    op.bytes += cost.bytes;
+  }
+  for (auto& [key, op] : groups) {
+    op.intensity = op.flops / op.bytes;
+    op.achieved_flops = op.flops / (double(op.time_ns) * 1e-9);
+    d.roofline.push_back(std::move(op));
+  }
+  std::sort(d.roofline.begin(), d.roofline.end(), [](const RooflineOp& a, const RooflineOp& b) {
+    return std::tie(b.time_ns, a.name, a.shape) < std::tie(a.time_ns, b.name, b.shape);
+  });
+  if (d.roofline.size() > kMaxRooflineOps) d.roofline.resize(kMaxRooflineOps);
+
+  d.recommendations = CollectRecommendations(d.diagnosis, &d.advisor_available);
+  return d;
+}
+
+// ------------------------------------------------------------------ HTML
+
+namespace {
+
+std::string SevClass(const std::string& sev) { return "sev-" + sev; }
+
+void AppendKv(std::string* out, std::string_view key, std::string_view value) {
+  *out += "<div>";
+  AppendEscapedHtml(out, key);
+  *out += "</div><div>";
+  AppendEscapedHtml(out, value);
+  *out += "</div>";
+}
+
+std::string Card(std::string_view title, std::string_view value) {
+  return "<div class=\"card\"><span class=\"muted small\">" + EscapeHtml(title) + "</span><b>" + EscapeHtml(value) + "</b></div>";
+}
+
+std::string ClassCss(const std::string& op_class) {
+  bool ok = false;
+  const OpClass c = OpClassFromName(op_class, &ok);
+  return kClassCss[static_cast<size_t>(ok ? c : OpClass::kOther)];
+}
+
+}  // namespace
+
+static void AppendRecommendationsHtml(std::string* out, const std::vector<ReportRecommendation>& recs, bool available) {
+  *out += "<h2 id=\"recommendations\">Recommendations</h2>\n";
+  if (recs.empty()) {
+    *out += available ? "<p class=\"muted\">The advisor has no recommendation for the issues found.</p>\n"
+                      : "<p class=\"muted\">Recommendations: the advisor is not part of this build yet; the issues above "
+                        "list each estimated saving and how it was computed.</p>\n";
+    return;
+  }
+  size_t n = 0;
+  for (const ReportRecommendation& r : recs) {
+    ++n;
+    *out += "<div class=\"rec\"><h3>";
+    AppendEscapedHtml(out, r.title.empty() ? r.hotspot_type : r.title);
+    if (!std::isnan(r.estimated_speedup)) *out += fmt::format(" <span class=\"good\">est. ×{:.3f}</span>", r.estimated_speedup);
+    *out += "</h3><p class=\"small muted\">";
+    AppendEscapedHtml(out, r.hotspot_type);
+    *out += "</p><p>";
+    AppendEscapedHtml(out, r.description);
+    *out += "</p>";
+    if (!r.action.empty()) {
+      *out += "<p><b>Action:</b> ";
+      AppendEscapedHtml(out, r.action);
+      *out += "</p>";
+    }
+    if (!r.code.empty()) {
+      *out += fmt::format("<button class=\"copy\" type=\"button\" data-target=\"code-{}\">copy</button><pre id=\"code-{}\">", n, n);
+      AppendEscapedHtml(out, r.code);
+      *out += "</pre>";
+    }
+    *out += "</div>\n";
+  }
+}
+
+static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d) {
+  *out += "<h2 id=\"issues\">Top issues</h2>\n";
+  if (d.issues.empty()) {
+    *out += "<p>No issue found by the detectors run.</p>\n";
+  }
+  *out += fmt::format("<p>Step basis: {} ({}). Estimated combined saving {} → speedup ×{:.3f} (savings per row combined without double counting).</p>\n",
+                      EscapeHtml(d.step_basis), EscapeHtml(FormatMs(double(d.step_time_ns))),
+                      EscapeHtml(FormatMs(double(d.estimated_saved_ns))), d.estimated_combined_speedup);
+  size_t shown = 0;
+  for (const Issue& i : d.issues) {
+    if (shown++ >= kMaxReportIssues) break;
+    *out += "<div class=\"issue\"><b class=\"" + SevClass(SeverityName(i.severity)) + "\">";
+    AppendEscapedHtml(out, SeverityName(i.severity));
+    *out += "</b> <b>";
+    AppendEscapedHtml(out, IssueTypeName(i.type));
+    *out += "</b> on <code>";
+    AppendEscapedHtml(out, i.op_name.empty() ? "(step-wide)" : i.op_name);
+    *out += "</code>";
+    if (!i.phase.empty()) { *out += " <span class=\"muted\">("; AppendEscapedHtml(out, i.phase); *out += ")</span>"; }
+    *out += "<p>";
+    AppendEscapedHtml(out, i.detail);
+    *out += "</p><div class=\"kv small\">";
+    AppendKv(out, "affected", FormatMs(double(i.affected_ns)) + " (" + FormatPercent(i.affected_share) + " of steps)");
+    AppendKv(out, "estimated saving", FormatMs(double(i.saved_ns)) + " (" + SavingMethodName(i.method) + ")");
+    if (!i.saving_formula.empty()) AppendKv(out, "how", i.saving_formula);
+    AppendKv(out, "occurrences", fmt::format("{} totalling {} (mean {})", i.evidence.count, FormatMs(double(i.evidence.total_ns)),
+                                             FormatUs(double(i.evidence.mean_ns))));
+    for (const Metric& m : i.evidence.metrics) AppendKv(out, m.name, fmt::format("{:.4g} {}", m.value, m.unit));
+    for (size_t s = 0; s < i.evidence.shapes.size() && s < 4; ++s) AppendKv(out, "shape", i.evidence.shapes[s]);
+    *out += "</div></div>\n";
+  }
+  if (d.issues.size() > kMaxReportIssues)
+    *out += fmt::format("<p class=\"muted\">{} more issues in the JSON / Markdown output.</p>\n", d.issues.size() - kMaxReportIssues);
+  if (!d.notes.empty()) {
+    *out += "<h3>Diagnosis notes</h3><ul>";
+    for (const std::string& n : d.notes) { *out += "<li>"; AppendEscapedHtml(out, n); *out += "</li>"; }
+    *out += "</ul>\n";
+  }
+}
+
+std::string RenderProfileHtml(const ProfileReportData& d) {
+  const AnalysisSummary& s = d.summary;
+  std::string out = HtmlPageStart("pypto report: " + s.source_path);
+  out += "<h1>pypto performance report</h1>\n<p class=\"muted\">";
+  AppendEscapedHtml(&out, s.source_path);
+  out += "</p>\n<div class=\"kv\">";
+  for (const auto& [k, v] : s.metadata)
+    if (k == "format" || k == "format_version" || k == "torch_version" || k == "cann_version") AppendKv(&out, k, v);
+  for (const DeviceSummary& dev : s.devices) AppendKv(&out, "device " + std::to_string(dev.index), dev.kind + " " + dev.name);
+  AppendKv(&out, "hardware (roofline)", d.hardware);
+  out += "</div>\n<div class=\"cards\">";
+  out += Card("steps", std::to_string(d.steps_total));
+  out += Card("host ops / device tasks", fmt::format("{} / {}", s.host_op_total, s.device_task_total));
+  out += Card("device busy", FormatMs(double(s.total_device_busy_ns)));
+  if (d.decode_latency.count > 0) {
+    out += Card("per-token p50", fmt::format("{:.3f} ms", d.decode_latency.p50_ms));
+    out += Card("per-token p90 / p99", fmt::format("{:.3f} / {:.3f} ms", d.decode_latency.p90_ms, d.decode_latency.p99_ms));
+  }
+  out += Card("issues", std::to_string(d.diagnosis.issues.size()));
+  out += Card("est. speedup", fmt::format("×{:.3f}", d.diagnosis.estimated_combined_speedup));
+  out += "</div>\n";
+
+  // Step timeline.
+  out += "<h2 id=\"timeline\">Step timeline</h2>\n";
+  if (d.steps.empty()) {
+    out += "<p class=\"muted\">No steps.</p>\n";
+  } else {
+    std::vector<std::string> labels;
+    ChartSeries busy{"device busy", "s0", {}}, idle{"device idle", "s1", {}};
+    for (const StepBar& b : d.steps) {
+      labels.push_back(b.label + (b.phase.empty() ? "" : " " + b.phase));
+      busy.values.push_back(double(std::min(b.busy_ns, b.latency_ns)));
+      idle.values.push_back(double(std::max<TimeNs>(0, b.latency_ns - b.busy_ns)));
+    }
+    out += SvgStackedColumns(labels, {busy, idle}, "step latency", true, "per-step latency: device busy vs idle");
+    if (d.steps_total > d.steps.size())
+      out += fmt::format("<p class=\"muted small\">First {} of {} steps shown.</p>\n", d.steps.size(), d.steps_total);
+  }
+  // Time by class and by core type / task kind.
+  out += d.device_time ? "<h2 id=\"classes\">Device time by op class</h2>\n" : "<h2 id=\"classes\">Host operator self time by op class</h2>\n";
+  {
+    std::vector<ChartBar> bars;
+    for (const ClassTime& c : d.classes)
+      bars.push_back({c.op_class, double(c.time_ns), fmt::format("{}: {} calls, {}", c.op_class, c.count, FormatMs(double(c.time_ns)))});
+    out += SvgHorizontalBars(bars, "", true, "time by op class");
+  }
+  out += "<h2 id=\"cores\">Device time by core type / task kind</h2>\n";
+  if (s.core_type_utilization.empty()) {
+    out += "<p class=\"muted\">No device tasks.</p>\n";
+  } else {
+    std::vector<ChartBar> bars;
+    for (const UtilizationRow& u : s.core_type_utilization)
+      bars.push_back({fmt::format("device {} {}", u.device, u.label), double(u.busy_ns),
+                      fmt::format("device {} {}: {} tasks, busy {}, utilization {}", u.device, u.label, u.task_count,
+                                  FormatMs(double(u.busy_ns)), FormatPercent(u.utilization))});
+    out += SvgHorizontalBars(bars, "", true, "busy time by core type or task kind");
+  }
+  // Roofline.
+  out += "<h2 id=\"roofline\">Roofline</h2>\n";
+  if (d.roofline.empty()) {
+    out += fmt::format("<p class=\"muted\">No op with FLOP and byte figures (shapes missing or classes without a cost model; "
+                       "{} tasks without costs).</p>\n", d.roofline_tasks_without_costs);
+  } else {
+    TimeNs total = 0;
+    for (const RooflineOp& r : d.roofline) total += r.time_ns;
+    std::vector<RooflinePoint> pts;
+    for (const RooflineOp& r : d.roofline)
+      pts.push_back({r.name + " " + r.shape + " (" + r.op_class + ", " + std::to_string(r.count) + " calls, " + FormatMs(double(r.time_ns)) + ")",
+                     r.intensity, r.achieved_flops, total > 0 ? double(r.time_ns) / double(total) : 0, ClassCss(r.op_class)});
+    out += SvgRoofline(pts, d.peak_flops, d.memory_bandwidth, "roofline of ops");
+    out += "<p class=\"small muted\">Dots: ops grouped by name and shape (size = time share), colour = op class. Ceilings: ";
+    AppendEscapedHtml(&out, d.hardware);
+    out += " headline peak and memory bandwidth.</p>\n";
+    out += "<table><tr><th>op</th><th>class</th><th class=\"num\">calls</th><th class=\"num\">time</th><th class=\"num\">FLOP/B</th>"
+           "<th class=\"num\">achieved</th><th>bound</th></tr>\n";
+    for (size_t i = 0; i < d.roofline.size() && i < 15; ++i) {
+      const RooflineOp& r = d.roofline[i];
+      out += "<tr><td class=\"name\">";
+      AppendEscapedHtml(&out, r.name);
+      out += "<br><span class=\"muted small\">";
+      AppendEscapedHtml(&out, r.shape);
+      out += fmt::format("</span></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3g}</td>"
+                         "<td class=\"num\">{}</td><td>{}</td></tr>\n",
+                         EscapeHtml(r.op_class), r.count, EscapeHtml(FormatMs(double(r.time_ns))), r.intensity,
+                         EscapeHtml(FormatSi(r.achieved_flops, "FLOP/s")), EscapeHtml(r.bound));
+    }
+    out += "</table>\n";
+  }
+  AppendIssuesHtml(&out, d.diagnosis);
+  AppendRecommendationsHtml(&out, d.recommendations, d.advisor_available);
+  // Top kernels.
+  out += "<h2 id=\"kernels\">Top device kernels</h2>\n<table><tr><th>name</th><th>kind</th><th class=\"num\">count</th>"
+         "<th class=\"num\">total</th><th class=\"num\">mean</th><th class=\"num\">share of busy</th></tr>\n";
+  for (const DeviceTaskSummary& k : s.top_device_tasks) {
+    out += "<tr><td class=\"name\">";
+    AppendEscapedHtml(&out, k.name);
+    out += fmt::format("</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                       EscapeHtml(k.kind), k.count, EscapeHtml(FormatMs(double(k.total_ns))), EscapeHtml(FormatUs(double(k.mean_ns))),
+                       EscapeHtml(FormatPercent(k.share_of_busy)));
+  }
+  out += "</table>\n<h2 id=\"hostops\">Top host operators (self time)</h2>\n<table><tr><th>name</th><th class=\"num\">count</th>"
+         "<th class=\"num\">self</th><th class=\"num\">total</th><th class=\"num\">device</th></tr>\n";
+  for (const HostOpSummary& h : s.top_host_ops) {
+    out += "<tr><td class=\"name\">";
+    AppendEscapedHtml(&out, h.name);
+    out += fmt::format("</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                       h.count, EscapeHtml(FormatMs(double(h.self_ns))), EscapeHtml(FormatMs(double(h.total_ns))),
+                       EscapeHtml(FormatMs(double(h.device_ns))));
+  }
+  out += "</table>\n";
+  if (!s.data_loss.empty()) {
+    out += "<h2 id=\"dataloss\">Data loss while importing</h2>\n<table><tr><th>reason</th><th class=\"num\">count</th><th>first seen</th></tr>\n";
+    for (const DataLossSummary& l : s.data_loss) {
+      out += "<tr><td>";
+      AppendEscapedHtml(&out, l.reason);
+      out += fmt::format("</td><td class=\"num\">{}</td><td>", l.count);
+      AppendEscapedHtml(&out, l.first_location);
+      out += "</td></tr>\n";
+    }
+    out += "</table>\n";
+  }
+  out += HtmlPageEnd();
+  return out;
+}
+
+// ------------------------------------------------------------------ Markdown / JSON
+
+std::string RenderProfileMarkdown(const ProfileReportData& d) {
+  std::string out = "# pypto performance report\n\n";
+  out += "Profile: `" + EscapeMarkdown(d.summary.source_path) + "`, hardware " + EscapeMarkdown(d.hardware) + "\n\n";
+  if (d.decode_latency.count > 0)
+    out += fmt::format("Per-token latency (decode steps, n={}): p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms\n\n", d.decode_latency.count,
+                       d.decode_latency.p50_ms, d.decode_latency.p90_ms, d.decode_latency.p99_ms);
+  out += "## Steps\n\n| step | phase | latency | device busy |\n|---|---|---:|---:|\n";
+  for (const StepBar& b : d.steps)
+    out += fmt::format("| {} | {} | {} | {} |\n", EscapeMarkdown(b.label), b.phase, FormatMs(double(b.latency_ns)), FormatMs(double(b.busy_ns)));
+  out += d.device_time ? "\n## Device time by op class\n\n" : "\n## Host self time by op class\n\n";
+  out += "| class | count | time |\n|---|---:|---:|\n";
+  for (const ClassTime& c : d.classes) out += fmt::format("| {} | {} | {} |\n", c.op_class, c.count, FormatMs(double(c.time_ns)));
+  out += "\n## Roofline (top ops by time)\n\n| op | shape | class | calls | time | FLOP/B | achieved |\n|---|---|---|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < d.roofline.size() && i < 15; ++i) {
+    const RooflineOp& r = d.roofline[i];
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {} |\n", EscapeMarkdown(r.name), EscapeMarkdown(r.shape), r.op_class, r.count,
+                       FormatMs(double(r.time_ns)), r.intensity, FormatSi(r.achieved_flops, "FLOP/s"));
+  }
+  out += "\n" + RenderDiagnosisMarkdown(d.diagnosis);
+  out += "\n## Recommendations\n\n";
+  if (d.recommendations.empty()) out += d.advisor_available ? "None.\n" : "The advisor is not part of this build yet.\n";
+  for (const ReportRecommendation& r : d.recommendations) {
+    out += "### " + EscapeMarkdown(r.title.empty() ? r.hotspot_type : r.title) + "\n\n" + EscapeMarkdown(r.description) + "\n\n";
+    if (!r.code.empty()) out += "```\n" + r.code + "\n```\n\n";
+  }
+  return out;
+}
+
+std::string RenderProfileJson(const ProfileReportData& d) {
+  std::string out;
+  JsonWriter w(&out);
+  w.set_indent(2);
+  w.BeginObject();
+  w.KeyString("schema", kReportJsonSchema);
+  w.Key("analysis");
+  std::string analysis = RenderAnalysisJson(d.summary);
+  w.RawValue(analysis);
+  w.Key("diagnosis");
+  w.RawValue(RenderDiagnosisJson(d.diagnosis));
+  w.KeyString("hardware", d.hardware);
+  w.KeyDouble("peak_flops", d.peak_flops);
+  w.KeyDouble("memory_bandwidth", d.memory_bandwidth);
+  w.Key("decode_latency_ms");
+  w.BeginObject();
+  w.KeyUint("count", d.decode_latency.count);
+  w.KeyDouble("p50", d.decode_latency.p50_ms);
+  w.KeyDouble("p90", d.decode_latency.p90_ms);
+  w.KeyDouble("p99", d.decode_latency.p99_ms);
+  w.EndObject();
+  w.KeyUint("steps_total", d.steps_total);
+  w.Key("steps");
+  w.BeginArray();
+  for (const StepBar& b : d.steps) {
+    w.BeginObject();
+    w.KeyString("label", b.label);
+    w.KeyString("phase", b.phase);
+    w.KeyInt("latency_ns", b.latency_ns);
+    w.KeyInt("device_busy_ns", b.busy_ns);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.KeyString("class_time_basis", d.device_time ? "device_task_time" : "host_self_time");
+  w.Key("classes");
+  w.BeginArray();
+  for (const ClassTime& c : d.classes) {
+    w.BeginObject();
+    w.KeyString("op_class", c.op_class);
+    w.KeyUint("count", c.count);
+    w.KeyInt("time_ns", c.time_ns);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("roofline");
+  w.BeginArray();
+  for (const RooflineOp& r : d.roofline) {
+    w.BeginObject();
+    w.KeyString("name", r.name);
+    w.KeyString("shape", r.shape);
+    w.KeyString("op_class", r.op_class);
+    w.KeyUint("count", r.count);
+    w.KeyInt("time_ns", r.time_ns);
+    w.KeyDouble("flops", r.flops);
+    w.KeyDouble("bytes", r.bytes);
+    w.KeyDouble("intensity", r.intensity);
+    w.KeyDouble("achieved_flops", r.achieved_flops);
+    w.KeyString("bound", r.bound);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.KeyUint("roofline_tasks_without_costs", d.roofline_tasks_without_costs);
+  w.KeyBool("advisor_available", d.advisor_available);
+  w.Key("recommendations");
+  w.BeginArray();
+  for (const ReportRecommendation& r : d.recommendations) {
+    w.BeginObject();
+    w.KeyString("hotspot_type", r.hotspot_type);
+    w.KeyString("title", r.title);
+    w.KeyString("description", r.description);
+    w.KeyString("action", r.action);
+    w.KeyString("code", r.code);
+    w.KeyDouble("estimated_speedup", r.estimated_speedup);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  out += "\n";
+  return out;
+}
+
+// ------------------------------------------------------------------ file output
+
+Status WriteTextFile(const std::string& path, const std::string& text, bool overwrite) {
+  PYPTO_RETURN_IF_ERROR(CheckOutputPath(path, overwrite));
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return IoError(path + ": cannot create output file: " + std::strerror(errno));
+  ::fchmod(fd, 0644);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return IoError(path + ": write failed: " + err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    ::unlink(temp.c_str());
+    return IoError(path + ": write failed: " + std::strerror(errno));
+  }
+  if (!overwrite) {
+    if (::link(temp.c_str(), path.c_str()) == 0) {
+      ::unlink(temp.c_str());
+      return Status::Ok();
+    }
+    if (errno == EEXIST) {
+      ::unlink(temp.c_str());
+      return CheckOutputPath(path, false);
+    }
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return IoError(path + ": cannot move the output into place: " + err);
+  }
+  return Status::Ok();
+}
+
+}  // namespace pypto::report

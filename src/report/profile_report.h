@@ -1,0 +1,104 @@
+// `pypto report`: one profile as a single self-contained HTML page (inline
+// CSS + inline SVG charts, a few lines of inline JS for copy buttons, no
+// network), or as Markdown / JSON. The data is collected from the engine's
+// APIs (analysis summary, diagnosis, op classes, per-task roofline costs,
+// per-step busy time) by copying what they return; the renderers format it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "analysis/detector.h"
+#include "analysis/diagnostic_report.h"
+#include "analysis/structure.h"
+#include "core/status.h"
+#include "importers/importer.h"
+#include "report/analysis_summary.h"
+
+namespace pypto::report {
+
+inline constexpr char kReportJsonSchema[] = "pypto.report/1";
+// Steps drawn in the timeline chart (the first ones; the table says how many were left out).
+inline constexpr size_t kMaxTimelineSteps = 400;
+// Ops (name + shape groups) drawn in the roofline chart, by time.
+inline constexpr size_t kMaxRooflineOps = 200;
+// Issues shown with their evidence.
+inline constexpr size_t kMaxReportIssues = 20;
+
+// One recommendation as the HTML shows it. Filled from the advisor when it is
+// built in (see CollectRecommendations in profile_report.cc), else empty.
+struct ReportRecommendation {
+  std::string hotspot_type;      // issue type it addresses
+  std::string title;
+  std::string description;
+  std::string action;            // short what-to-do line
+  std::string code;              // copyable snippet ("" = none)
+  double estimated_speedup = std::numeric_limits<double>::quiet_NaN();
+};
+
+struct StepBar {
+  std::string label;             // "ProfilerStep#3", "step 3"
+  std::string phase;             // "prefill" | "decode" | ""
+  TimeNs latency_ns = 0;
+  TimeNs busy_ns = 0;            // device busy (union over streams, summed over devices), clipped to the step
+};
+
+struct ClassTime {
+  std::string op_class;
+  uint64_t count = 0;
+  TimeNs time_ns = 0;            // device task time (host self time for CPU-only profiles)
+};
+
+struct RooflineOp {
+  std::string name;
+  std::string shape;
+  std::string op_class;
+  uint64_t count = 0;            // tasks with costs
+  TimeNs time_ns = 0;            // their measured time
+  double flops = 0;
+  double bytes = 0;
+  double intensity = std::numeric_limits<double>::quiet_NaN();       // FLOP/B
+  double achieved_flops = std::numeric_limits<double>::quiet_NaN();  // FLOP/s
+  std::string bound;             // "compute" | "memory" | "unknown"
+};
+
+struct ProfileReportData {
+  AnalysisSummary summary;
+  DiagnosticReport diagnosis;
+  LatencyStats decode_latency;
+  LatencyStats prefill_latency;
+  std::vector<StepBar> steps;    // capped at kMaxTimelineSteps
+  uint64_t steps_total = 0;
+  bool device_time = true;       // classes hold device time (false: host self time)
+  std::vector<ClassTime> classes;
+  std::vector<RooflineOp> roofline;
+  uint64_t roofline_tasks_without_costs = 0;
+  std::string hardware;
+  double peak_flops = std::numeric_limits<double>::quiet_NaN();
+  double memory_bandwidth = std::numeric_limits<double>::quiet_NaN();
+  bool advisor_available = false;
+  std::vector<ReportRecommendation> recommendations;
+};
+
+struct ReportOptions {
+  AnalyzeOptions analyze;
+  DiagnoseOptions diagnose;
+};
+
+StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options);
+// The recommendations the advisor gives for a diagnosis (empty until the
+// advisor's API is built in: the hook is CollectRecommendations in profile_report.cc).
+std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available);
+
+std::string RenderProfileHtml(const ProfileReportData& data);
+std::string RenderProfileMarkdown(const ProfileReportData& data);
+// {"schema":"pypto.report/1","analysis":<pypto.analyze/1>,"diagnosis":<pypto.diagnose/1>,"steps":…,"classes":…,"roofline":…,"recommendations":…}
+std::string RenderProfileJson(const ProfileReportData& data);
+
+// Writes text to `path` (temporary file + rename); refuses an existing file unless `overwrite`.
+Status WriteTextFile(const std::string& path, const std::string& text, bool overwrite);
+
+}  // namespace pypto::report
