@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -344,6 +345,29 @@ class KinetoReader {
   Status ReadArgs(value v, Event* ev, uint64_t offset);
   Status ReadDims(value v, int32_t out[3]);
   uint32_t Track(const Event& ev, bool device_side);
+  // deviceProperties lists the devices visible to the process by their
+  // logical index (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES renumber from
+  // 0), while device events carry the physical index (e.g. device 9 on a node
+  // of 16 GPUs; tracelens_mi300x_sglang_qwen3_8b_decode). When the trace has
+  // exactly one described device and device events use exactly one other
+  // index, that index is the described device: relabel the device row so the
+  // device's name and properties reach the tasks, and say so in a note.
+  void ReconcileDeviceIndices() {
+    std::set<int32_t> task_devices;
+    for (size_t t = track_start_; t < profile_->tracks.size(); ++t)
+      if (profile_->tracks.kind[t] == TrackKind::kDeviceStream && profile_->tracks.device[t] >= 0)
+        task_devices.insert(profile_->tracks.device[t]);
+    const size_t described = profile_->devices.size() - device_row_start_;
+    if (described != 1 || task_devices.size() != 1) return;
+    DeviceRow& row = profile_->devices.rows[device_row_start_];
+    const int32_t used = *task_devices.begin();
+    if (row.index == used) return;
+    profile_->notes.push_back(display_ + ": device events use device " + std::to_string(used) +
+                              " but deviceProperties describes only device " + std::to_string(row.index) +
+                              " (a renumbered visible device); treated as the same device");
+    row.index = used;  // device attributes are keyed by device row, so they follow
+  }
+
   Status ReadDeviceProperties(value v);
 
   Profile* profile_;
@@ -900,6 +924,7 @@ Status KinetoReader::Finish(const json_stream::JsonStreamStats& stats, bool lega
   }
   for (size_t d = device_row_start_; d < profile_->devices.size(); ++d)
     if (rocm && profile_->devices.rows[d].kind == DeviceKind::kCuda) profile_->devices.rows[d].kind = DeviceKind::kRocm;
+  ReconcileDeviceIndices();
   // Marker events: the window end is kept unless bogus (reference §10.10).
   if (has_window_end_) {
     int64_t start = has_iteration_start_ ? iteration_start_ns_ : min_ts_;
