@@ -29,6 +29,13 @@ constexpr int64_t kTorchApiOp = 50001, kTorchApiQueue = 50002, kTorchApiTrace = 
 // Tables without which a file is not a profiler database.
 constexpr std::string_view kRequiredTables[] = {"STRING_IDS", "TASK"};
 
+// end - start into *dur; false when end < start or the difference overflows
+// int64 (a corrupt database: fuzzing found TASK rows with startNs = -7.5e18
+// and endNs = 1.7e18, whose difference overflowed).
+bool SpanNs(int64_t start, int64_t end, int64_t* dur) {
+  return end >= start && !__builtin_sub_overflow(end, start, dur);
+}
+
 std::string PercentEncode(const std::string& path) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
@@ -324,7 +331,8 @@ Status DbReader::ReadTasks() {
       "TASK",
       {"startNs", "endNs", "deviceId", "connectionId", "globalTaskId", "taskType", "streamId", "taskId", "contextId", "modelId"},
       [&](const Row& r) {
-        if (r.IsNull(0) || r.IsNull(1) || r.Int(1) < r.Int(0)) {
+        int64_t dur = 0;
+        if (r.IsNull(0) || r.IsNull(1) || !SpanNs(r.Int(0), r.Int(1), &dur)) {
           p_.CountLoss("task without valid startNs/endNs (skipped)", Loc("TASK", r.index()));
           return Status::Ok();
         }
@@ -335,7 +343,7 @@ Status DbReader::ReadTasks() {
         StrId type = Str(r, 5);
         DeviceTaskRow row;
         row.ts = r.Int(0);
-        row.dur = r.Int(1) - r.Int(0);
+        row.dur = dur;
         row.track = p_.DeviceTrack("npu " + std::to_string(device), "stream " + std::to_string(stream), device, stream);
         row.category = type;
         row.correlation = r.Int(3);
@@ -404,7 +412,8 @@ Status DbReader::ReadCommunicationOps() {
       {"opName", "startNs", "endNs", "connectionId", "groupName", "opId", "relay", "retry", "dataType", "algType",
        "count", "opType"},
       [&](const Row& r) {
-        if (r.IsNull(1) || r.IsNull(2) || r.Int(2) < r.Int(1)) {
+        int64_t dur = 0;
+        if (r.IsNull(1) || r.IsNull(2) || !SpanNs(r.Int(1), r.Int(2), &dur)) {
           p_.CountLoss("communication op without valid startNs/endNs (skipped)", Loc("COMMUNICATION_OP", r.index()));
           return Status::Ok();
         }
@@ -414,7 +423,7 @@ Status DbReader::ReadCommunicationOps() {
         row.category = p_.Intern("communication_op");
         row.kind = DeviceTaskKind::kCommunication;
         row.ts = r.Int(1);
-        row.dur = r.Int(2) - r.Int(1);
+        row.dur = dur;
         row.correlation = r.Int(3);
         // The table has no device column: a database holds one rank (RANK_DEVICE_MAP / TASK.deviceId).
         row.track = p_.DeviceTrack("npu " + std::to_string(main_device_), "hccl group " + std::string(p_.Str(group)),
@@ -447,7 +456,8 @@ Status DbReader::ReadCannApi() {
       return Status::Ok();
     }));
   return Select("CANN_API", {"startNs", "endNs", "type", "globalTid", "connectionId", "name"}, [&](const Row& r) {
-    if (r.IsNull(0) || r.IsNull(1) || r.Int(1) < r.Int(0)) {
+    int64_t dur = 0;
+    if (r.IsNull(0) || r.IsNull(1) || !SpanNs(r.Int(0), r.Int(1), &dur)) {
       p_.CountLoss("CANN API call without valid startNs/endNs (skipped)", Loc("CANN_API", r.index()));
       return Status::Ok();
     }
@@ -457,7 +467,7 @@ Status DbReader::ReadCannApi() {
     auto type = api_types.find(r.Int(2));
     row.category = type != api_types.end() ? type->second : p_.Intern("CANN");
     row.ts = r.Int(0);
-    row.dur = r.Int(1) - r.Int(0);
+    row.dur = dur;
     row.track = HostTrackOf(p_, r.Int(3, 0));
     row.correlation = r.Int(4);
     uint32_t op = p_.host_ops.Add(row);
@@ -494,7 +504,8 @@ Status DbReader::ReadTorchApi() {
           return static_cast<int64_t>(*v);
         };
         std::optional<int64_t> start = ns(0), end = ns(1);
-        if (!start || !end || *end < *start) {
+        int64_t span = 0;
+        if (!start || !end || !SpanNs(*start, *end, &span)) {
           p_.CountLoss("PyTorch API event without valid startNs/endNs (skipped)", Loc("PYTORCH_API", r.index()));
           return Status::Ok();
         }
@@ -520,7 +531,7 @@ Status DbReader::ReadTorchApi() {
           row.category = p_.Intern(std::to_string(type));
         }
         row.ts = *start;
-        row.dur = *end - *start;
+        row.dur = span;
         row.track = HostTrackOf(p_, r.Int(2, 0));
         int64_t seq = r.Int(5, -1);
         if (seq >= 0) row.sequence_number = seq;
@@ -559,7 +570,8 @@ Status DbReader::ReadSteps() {
   if (!HasTable("STEP_TIME")) return Status::Ok();
   StrId source = p_.Intern("STEP_TIME");
   return Select("STEP_TIME", {"id", "startNs", "endNs"}, [&](const Row& r) {
-    if (r.IsNull(1) || r.IsNull(2) || r.Int(2) < r.Int(1)) {
+    int64_t dur = 0;
+    if (r.IsNull(1) || r.IsNull(2) || !SpanNs(r.Int(1), r.Int(2), &dur)) {
       p_.CountLoss("step without valid startNs/endNs (skipped)", Loc("STEP_TIME", r.index()));
       return Status::Ok();
     }
@@ -567,7 +579,7 @@ Status DbReader::ReadSteps() {
     step.number = r.Int(0, -1);
     step.name = p_.Intern("ProfilerStep#" + std::to_string(step.number));
     step.ts = r.Int(1);
-    step.dur = r.Int(2) - r.Int(1);
+    step.dur = dur;
     step.source = source;
     p_.steps.rows.push_back(step);
     return Status::Ok();
