@@ -35,6 +35,12 @@ constexpr size_t kMaxEventBytes = 64u << 20;
 constexpr size_t kMaxFlowBindLookback = 512;
 // Check for cancellation every this many events.
 constexpr uint64_t kCancelCheckEvents = 4096;
+// Deepest nesting of arrays/objects accepted in one element of the events
+// array (the element itself is level 1). 256, as json_stream's
+// kDefaultMaxNestingDepth: real events nest at most ~5 levels (args -> Input
+// Dims -> dims); a 10^6-deep `[[[...` is refused at once instead of being
+// scanned to the end of the file.
+constexpr int kMaxNestingDepth = 256;
 
 // ------------------------------------------------------------------ scanning
 // Splits a (possibly truncated) top-level JSON array into its object elements
@@ -46,6 +52,8 @@ struct ScanReport {
   uint64_t partial_event_offset = UINT64_MAX;  // start of an event cut by the end of input
   uint64_t stray_bytes = 0;            // bytes between events that are not ',' or whitespace
   uint64_t first_stray_offset = 0;
+  uint64_t non_object_elements = 0;    // array elements that are arrays, not event objects
+  uint64_t first_non_object_offset = 0;
   bool trailing_content = false;       // non-whitespace after ']'
   uint64_t trailing_offset = 0;
 };
@@ -123,12 +131,14 @@ Status ScanEventArray(const std::string& path, const ImportOptions& options, uin
       ++pos;
       continue;
     }
-    if (c != '{') {
+    if (c != '{' && c != '[') {
       if (report->stray_bytes++ == 0) report->first_stray_offset = base + pos;
       ++pos;
       continue;
     }
-    // One event object: find its matching '}' outside strings.
+    // One element (an event object, or an array to skip): find its matching
+    // close outside strings, within the nesting limit.
+    const bool is_object = c == '{';
     size_t scan = pos + 1;
     int depth = 1;
     bool in_string = false, escaped = false;
@@ -145,7 +155,9 @@ Status ScanEventArray(const std::string& path, const ImportOptions& options, uin
         } else if (d == '"') {
           in_string = true;
         } else if (d == '{' || d == '[') {
-          ++depth;
+          if (++depth > kMaxNestingDepth)
+            return LimitExceededError(path + ": byte " + std::to_string(base + scan) + ": JSON nested deeper than " +
+                                      std::to_string(kMaxNestingDepth) + " levels (nesting limit)");
         } else if (d == '}' || d == ']') {
           if (--depth == 0) break;
         }
@@ -172,6 +184,11 @@ Status ScanEventArray(const std::string& path, const ImportOptions& options, uin
       break;
     }
     (void)complete;
+    if (!is_object) {
+      if (report->non_object_elements++ == 0) report->first_non_object_offset = base + pos;
+      pos = scan + 1;
+      continue;
+    }
     PYPTO_RETURN_IF_ERROR(on_event(std::string_view(buf.data() + pos, scan - pos + 1), base + pos));
     pos = scan + 1;
     if (++events % kCancelCheckEvents == 0 && options.cancel && options.cancel->load())
@@ -855,6 +872,9 @@ Status TraceViewReader::Run() {
   }
   if (report.stray_bytes > 0)
     p_.CountLoss("unexpected bytes between events (skipped)", Where(report.first_stray_offset), report.stray_bytes);
+  if (report.non_object_elements > 0)
+    p_.CountLoss("array element that is not an event object (skipped)", Where(report.first_non_object_offset),
+                 report.non_object_elements);
   if (report.trailing_content)
     p_.CountLoss("content after the closing bracket (ignored)", Where(report.trailing_offset));
 
