@@ -45,7 +45,7 @@ std::string WindowText(const AnalysisSummary& summary) {
 }
 
 void AppendHeader(std::string* out, const AnalysisSummary& summary) {
-  out->append(fmt::format("pypto analyze: {}\n", summary.source_path));
+  out->append(fmt::format("pypto analyze: {}\n", TerminalSafe(summary.source_path)));
   AppendSection(out, "Profile");
   TextTable table({{"KEY"}, {"VALUE"}});
   for (const auto& [key, value] : summary.metadata)
@@ -207,7 +207,7 @@ void AppendDataLoss(std::string* out, const AnalysisSummary& summary) {
 
   if (!summary.notes.empty()) {
     AppendSection(out, "Notes");
-    for (const std::string& note : summary.notes) out->append(fmt::format("  - {}\n", note));
+    for (const std::string& note : summary.notes) out->append(fmt::format("  - {}\n", TerminalSafe(note)));
   }
 }
 

@@ -74,6 +74,8 @@ void AppendUint(std::string* out, uint64_t value) {
 
 }  // namespace
 
+int Utf8SequenceAt(std::string_view text, size_t i) { return ValidSequenceAt(text, i); }
+
 void AppendJsonString(std::string* out, std::string_view text) {
   out->push_back('"');
   size_t i = 0;

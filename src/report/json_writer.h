@@ -18,6 +18,10 @@ namespace pypto::report {
 // Appends `text` to `out` as a JSON string literal (with the quotes).
 void AppendJsonString(std::string* out, std::string_view text);
 
+// Length of the valid UTF-8 sequence at text[i], or the negated length of the
+// maximal invalid subpart there (to be replaced by one U+FFFD).
+int Utf8SequenceAt(std::string_view text, size_t i);
+
 // Appends the exact decimal microseconds of a nanosecond count, with three
 // fraction digits ("1694039959123.456", "-0.001"). Integer arithmetic only: an
 // epoch time in ns (~1.7e18) does not survive a round trip through double.

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "report/json_writer.h"
+
 namespace pypto::report {
 namespace {
 
@@ -58,9 +60,42 @@ std::string Ellipsize(std::string_view text, size_t width) {
   return cut;
 }
 
+std::string TerminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c == '\n') out.append("\\n");
+      else if (c == '\r') out.append("\\r");
+      else if (c == '\t') out.append("\\t");
+      else if (c < 0x20 || c == 0x7f) out.append(fmt::format("\\x{:02x}", c));
+      else out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    const int length = Utf8SequenceAt(text, i);
+    if (length <= 0) {
+      out.append("\xEF\xBF\xBD");  // U+FFFD
+      i += static_cast<size_t>(-length);
+      continue;
+    }
+    uint32_t code = c & (0xFFu >> (length + 1));
+    for (int k = 1; k < length; ++k) code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+    const bool c1 = code >= 0x80 && code <= 0x9F;
+    const bool separator = code == 0x2028 || code == 0x2029;
+    const bool bidi = (code >= 0x202A && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+    if (c1 || separator || bidi) out.append(fmt::format("\\u{:04x}", code));
+    else out.append(text.substr(i, static_cast<size_t>(length)));
+    i += static_cast<size_t>(length);
+  }
+  return out;
+}
+
 void TextTable::AddRow(std::vector<std::string> cells) {
   cells.resize(columns_.size());
-  for (std::string& cell : cells) cell = Ellipsize(cell, kMaxCellWidth);
+  for (std::string& cell : cells) cell = Ellipsize(TerminalSafe(cell), kMaxCellWidth);
   rows_.push_back(std::move(cells));
 }
 

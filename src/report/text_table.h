@@ -24,6 +24,14 @@ size_t DisplayWidth(std::string_view text);
 // Cuts `text` to at most `width` code points, ending in "…" when cut.
 std::string Ellipsize(std::string_view text, size_t width);
 
+// Makes a profile string (op name, shape, path, note) safe to print on a
+// terminal: control characters (C0 including newline and TAB, DEL, C1), line
+// and paragraph separators and bidi overrides become visible escapes ("\\n",
+// "\\x1b", "\\u202e"), and invalid UTF-8 becomes U+FFFD. A name then cannot move
+// the cursor, recolour or retitle the terminal, reorder the text around it or
+// forge a report line. TextTable applies it to every cell.
+std::string TerminalSafe(std::string_view text);
+
 enum class Align { kLeft, kRight };
 
 class TextTable {
