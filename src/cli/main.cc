@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/advise_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
@@ -177,6 +178,13 @@ int Main(int argc, char** argv) {
   CLI::App* diagnose = AddDiagnoseCommand(&app, &diagnose_args);
   AddInputOptions(diagnose, &diagnose_input);
 
+  AdviseArgs advise_args;
+  InputOptions advise_input;
+  CLI::App* advise = AddAdviseCommand(&app, &advise_args);
+  AddInputOptions(advise, &advise_input);
+  KvPatchArgs kv_patch_args;
+  CLI::App* kv_patch = AddKvPatchCommand(&app, &kv_patch_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsage;
@@ -202,6 +210,12 @@ int Main(int argc, char** argv) {
     return RunDiagnose(diagnose_args, diagnose_input.path, MakeImportOptions(diagnose_input, &progress),
                        [&progress] { progress.Finish(); });
   }
+  if (advise->parsed()) {
+    TerminalProgress progress(ProgressLabel(advise_input.path));
+    return RunAdvise(advise_args, advise_input.path, MakeImportOptions(advise_input, &progress),
+                     [&progress] { progress.Finish(); });
+  }
+  if (kv_patch->parsed()) return RunKvPatch(kv_patch_args);
   return kExitUsage;
 }
 
