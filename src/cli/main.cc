@@ -9,6 +9,7 @@
 #include "cli/diagnose_command.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
+#include "cli/report_commands.h"
 #include "cli/terminal_progress.h"
 #include "importers/detect.h"
 #include "io/limits.h"
@@ -185,6 +186,18 @@ int Main(int argc, char** argv) {
   KvPatchArgs kv_patch_args;
   CLI::App* kv_patch = AddKvPatchCommand(&app, &kv_patch_args);
 
+  CompareArgs compare_args;
+  CLI::App* compare = AddCompareCommand(&app, &compare_args);
+  ReportArgs report_args;
+  InputOptions report_input;
+  CLI::App* report_cmd = AddReportCommand(&app, &report_args);
+  AddInputOptions(report_cmd, &report_input);
+  ExportSqliteArgs sqlite_args;
+  InputOptions sqlite_input;
+  CLI::App* export_sqlite = AddExportSqliteCommand(&app, &sqlite_args);
+  AddInputOptions(export_sqlite, &sqlite_input);
+  AddExportSqliteOutput(export_sqlite, &sqlite_args);
+
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
     return kExitUsage;
@@ -216,6 +229,17 @@ int Main(int argc, char** argv) {
                      [&progress] { progress.Finish(); });
   }
   if (kv_patch->parsed()) return RunKvPatch(kv_patch_args);
+  if (compare->parsed()) return RunCompare(compare_args);
+  if (report_cmd->parsed()) {
+    TerminalProgress progress(ProgressLabel(report_input.path));
+    return RunReport(report_args, report_input.path, MakeImportOptions(report_input, &progress),
+                     [&progress] { progress.Finish(); });
+  }
+  if (export_sqlite->parsed()) {
+    TerminalProgress progress(ProgressLabel(sqlite_input.path));
+    return RunExportSqlite(sqlite_args, sqlite_input.path, MakeImportOptions(sqlite_input, &progress),
+                           [&progress] { progress.Finish(); });
+  }
   return kExitUsage;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "report/json_writer.h"
+#include "report/text_table.h"
 
 namespace pypto::report {
 
@@ -67,10 +68,6 @@ std::string FormatSi(double value, std::string_view unit) {
   double v = value;
   while (std::fabs(v) >= 1000 && p < 6) { v /= 1000; ++p; }
   return fmt::format("{:.3g} {}{}", v, kPrefix[p], unit);
-}
-std::string FormatPercent(double ratio) {
-  if (std::isnan(ratio)) return "–";
-  return fmt::format("{:.1f}%", ratio * 100);
 }
 
 namespace {

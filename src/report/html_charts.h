@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/text_table.h"
+
 namespace pypto::report {
 
 // Escapes text for HTML element content and quoted attribute values:
@@ -23,7 +25,7 @@ std::string FormatMs(double ns);          // "12.345 ms" from ns (NaN: "–")
 std::string FormatUs(double ns);          // "12.3 µs" from ns
 std::string FormatTime(double ns);        // µs below 1 ms, else ms; sign kept
 std::string FormatSi(double value, std::string_view unit);  // "1.23 TFLOP/s"
-std::string FormatPercent(double ratio);  // "12.3%"
+// FormatPercent: report/text_table.h.
 
 // <!DOCTYPE html> … <body>: title escaped, inline CSS and the copy-button script.
 std::string HtmlPageStart(std::string_view title);

@@ -46,9 +46,15 @@ const char* kClassCss[kOpClassCount] = {"s5", "s0", "s3", "s2", "s4", "s1", "s6"
 StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options) {
   StatusOr<ProfileWithGraph> loaded = LoadProfileWithGraph(path, options.analyze.import, options.analyze.graph);
   if (!loaded.ok()) return loaded.status();
-  Profile& profile = *loaded->profile;
-  const OperatorCallGraph& graph = *loaded->graph;
-  if (profile.metadata.find("source_path") == profile.metadata.end()) profile.metadata["source_path"] = path;
+  if (loaded->profile->metadata.find("source_path") == loaded->profile->metadata.end())
+    loaded->profile->metadata["source_path"] = path;
+  return CollectProfileReport(*loaded->profile, *loaded->graph, options);
+}
+
+StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
+                                                 const ReportOptions& options) {
+  std::string path;
+  if (auto it = profile.metadata.find("source_path"); it != profile.metadata.end()) path = it->second;
   ProfileReportData d;
   StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.analyze.summary);
   if (!summary.ok()) return summary.status();

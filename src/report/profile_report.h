@@ -89,6 +89,9 @@ struct ReportOptions {
 };
 
 StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options);
+// Same for a profile in memory with its graph (`graph` built on `profile`).
+StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
+                                                 const ReportOptions& options);
 // The recommendations the advisor gives for a diagnosis (empty until the
 // advisor's API is built in: the hook is CollectRecommendations in profile_report.cc).
 std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available);

@@ -1,0 +1,192 @@
+#include "cli/report_commands.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/exit_codes.h"
+#include "cli/interrupt.h"
+#include "compare/compare.h"
+#include "report/analysis_summary.h"
+#include "report/chrome_trace_export.h"
+#include "report/profile_report.h"
+#include "report/sqlite_export.h"
+
+namespace pypto::cli {
+namespace {
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "pypto: error: %s\n", s.ToString().c_str());
+  return ExitCodeFor(s.code());
+}
+
+int PrintText(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) return Fail(IoError("standard output: write failed"));
+  return kExitOk;
+}
+
+StatusOr<std::vector<AppliedAction>> ReadActions(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError(path + ": cannot open the actions file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ParseAppliedActions(ss.str(), path);
+}
+
+StatusOr<ComparisonReport> RunComparison(const std::string& a, const std::string& b, const ImportOptions& import,
+                                         const std::string& hardware, double alpha, const std::string& actions_file) {
+  CompareOptions options;
+  options.alpha = alpha;
+  if (!actions_file.empty()) {
+    StatusOr<std::vector<AppliedAction>> actions = ReadActions(actions_file);
+    if (!actions.ok()) return actions.status();
+    options.actions = std::move(*actions);
+  }
+  DiagnoseOptions diagnose;
+  diagnose.hardware_name = hardware;
+  StatusOr<LoadedRun> base = LoadRunForCompare(a, import, diagnose);
+  if (!base.ok()) return base.status();
+  StatusOr<LoadedRun> cand = LoadRunForCompare(b, import, diagnose);
+  if (!cand.ok()) return cand.status();
+  return CompareProfiles(base->view(), cand->view(), options);
+}
+
+}  // namespace
+
+CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args) {
+  CLI::App* cmd = app->add_subcommand(
+      "compare",
+      "Compare a baseline run A with a candidate run B of the same workload: per-token (decode step)\n"
+      "latency p50/p90/p99 before/after with a Welch t-test against run-to-run noise, ops matched across\n"
+      "the runs (tolerant to renamed kernels) with per-op and per-class deltas, issues resolved / remaining /\n"
+      "new, and estimated vs measured gain per applied action.");
+  cmd->add_option("A", args->baseline, "Baseline profile (before the change)")->required();
+  cmd->add_option("B", args->candidate, "Candidate profile (after the change)")->required();
+  auto* out = cmd->add_option_group("output");
+  out->add_flag("--json", args->json, "Print JSON (schema \"pypto.compare/1\", see docs/json-schema.md)");
+  out->add_flag("--markdown", args->markdown, "Print Markdown (the default)");
+  out->add_option("--html", args->html, "Write a self-contained HTML report to this file");
+  out->require_option(0, 1);
+  cmd->add_flag("--force", args->force, "Overwrite the --html file if it exists");
+  cmd->add_option("--actions", args->actions_file,
+                  "JSON file of applied actions with their estimated savings (see docs/cli.md); default: the\n"
+                  "baseline issues the candidate no longer shows");
+  cmd->add_option("--alpha", args->alpha, "Significance level of the t-test")->capture_default_str()->check(CLI::Range(1e-6, 0.5));
+  cmd->add_option("--hardware", args->hardware, "Use this hardware table entry for both runs");
+  cmd->footer(ExitCodeHelp());
+  return cmd;
+}
+
+int RunCompare(const CompareArgs& args) {
+  if (!args.html.empty()) {
+    if (Status s = report::CheckOutputPath(args.html, args.force); !s.ok()) return Fail(s);
+  }
+  ImportOptions import;
+  import.cancel = InterruptFlag();
+  StatusOr<ComparisonReport> rep = RunComparison(args.baseline, args.candidate, import, args.hardware, args.alpha, args.actions_file);
+  if (Interrupted()) {
+    std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C\n");
+    return kExitCancelled;
+  }
+  if (!rep.ok()) return Fail(rep.status());
+  if (!args.html.empty()) {
+    if (Status s = report::WriteTextFile(args.html, rep->to_html(), args.force); !s.ok()) return Fail(s);
+    std::printf("wrote %s\n", args.html.c_str());
+    return kExitOk;
+  }
+  return PrintText(args.json ? rep->to_json() : rep->to_markdown());
+}
+
+CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {
+  CLI::App* cmd = app->add_subcommand(
+      "report",
+      "Write one self-contained report file (HTML by default; no network, inline charts): step timeline,\n"
+      "time by op class and core type, a roofline of the ops against the hardware's ceilings, top issues\n"
+      "with evidence and recommendations. With --baseline A, PATH is compared with A (before/after).");
+  cmd->add_option("-o,--output", args->output, "File to write (report.html)")->required();
+  auto* fmt_group = cmd->add_option_group("format");
+  fmt_group->add_flag("--markdown", args->markdown, "Write Markdown instead of HTML");
+  fmt_group->add_flag("--json", args->json, "Write JSON (schema \"pypto.report/1\", or \"pypto.compare/1\" with --baseline)");
+  fmt_group->require_option(0, 1);
+  cmd->add_flag("--force", args->force, "Overwrite the output if it exists (default: refuse)");
+  cmd->add_option("--baseline", args->baseline, "Baseline profile: write a comparison of it (before) with PATH (after)");
+  cmd->add_option("--hardware", args->hardware, "Use this hardware table entry (910B3, H100, …) instead of detecting it");
+  cmd->footer(ExitCodeHelp());
+  return cmd;
+}
+
+int RunReport(const ReportArgs& args, const std::string& path, const ImportOptions& import,
+              const std::function<void()>& finish_progress) {
+  if (Status s = report::CheckOutputPath(args.output, args.force); !s.ok()) {
+    if (finish_progress) finish_progress();
+    return Fail(s);
+  }
+  std::string text;
+  if (!args.baseline.empty()) {
+    StatusOr<ComparisonReport> rep = RunComparison(args.baseline, path, import, args.hardware, kDefaultSignificanceAlpha, "");
+    if (finish_progress) finish_progress();
+    if (Interrupted()) return kExitCancelled;
+    if (!rep.ok()) return Fail(rep.status());
+    text = args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_html();
+  } else {
+    report::ReportOptions options;
+    options.analyze.import = import;
+    options.diagnose.hardware_name = args.hardware;
+    StatusOr<report::ProfileReportData> data = report::CollectProfileReport(path, options);
+    if (finish_progress) finish_progress();
+    if (Interrupted()) return kExitCancelled;
+    if (!data.ok()) return Fail(data.status());
+    text = args.json ? report::RenderProfileJson(*data)
+           : args.markdown ? report::RenderProfileMarkdown(*data)
+                           : report::RenderProfileHtml(*data);
+  }
+  if (Status s = report::WriteTextFile(args.output, text, args.force); !s.ok()) return Fail(s);
+  std::printf("wrote %s\n", args.output.c_str());
+  return kExitOk;
+}
+
+CLI::App* AddExportSqliteCommand(CLI::App* app, ExportSqliteArgs* args) {
+  CLI::App* cmd = app->add_subcommand(
+      "export-sqlite",
+      "Write the profile model (tracks, host ops, device tasks with links and op classes, steps, devices,\n"
+      "attributes, metadata, data loss) and the findings (issues with metrics and evidence rows,\n"
+      "recommendations) as SQLite tables; see docs/sqlite-schema.md.");
+  cmd->add_flag("--force", args->force, "Overwrite OUT if it exists (default: refuse)");
+  cmd->add_flag("--no-findings", args->no_findings, "Skip the diagnosis (issues tables stay empty)");
+  cmd->footer(ExitCodeHelp());
+  return cmd;
+}
+
+void AddExportSqliteOutput(CLI::App* cmd, ExportSqliteArgs* args) {
+  cmd->add_option("OUT", args->output, "Database file to write (OUT.db)")->required();
+}
+
+int RunExportSqlite(const ExportSqliteArgs& args, const std::string& path, const ImportOptions& import,
+                    const std::function<void()>& finish_progress) {
+  if (Status s = report::CheckOutputPath(args.output, args.force); !s.ok()) {
+    if (finish_progress) finish_progress();
+    return Fail(s);
+  }
+  StatusOr<LoadedRun> run = [&]() -> StatusOr<LoadedRun> {
+    if (!args.no_findings) return LoadRunForCompare(path, import);
+    StatusOr<report::ProfileWithGraph> loaded = report::LoadProfileWithGraph(path, import);
+    if (!loaded.ok()) return loaded.status();
+    LoadedRun r;
+    r.profile = std::move(loaded->profile);
+    r.graph = std::move(loaded->graph);
+    return r;
+  }();
+  if (finish_progress) finish_progress();
+  if (Interrupted()) return kExitCancelled;
+  if (!run.ok()) return Fail(run.status());
+  StatusOr<report::SqliteExportStats> stats =
+      report::ExportSqlite(*run->graph, args.no_findings ? nullptr : &run->diagnosis, args.output, args.force);
+  if (!stats.ok()) return Fail(stats.status());
+  std::printf("wrote %s (%llu host ops, %llu device tasks, %llu steps, %llu issues)\n", args.output.c_str(),
+              static_cast<unsigned long long>(stats->host_ops), static_cast<unsigned long long>(stats->device_tasks),
+              static_cast<unsigned long long>(stats->steps), static_cast<unsigned long long>(stats->issues));
+  return kExitOk;
+}
+
+}  // namespace pypto::cli

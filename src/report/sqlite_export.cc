@@ -1,0 +1,457 @@
+#include "report/sqlite_export.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "analysis/op_class.h"
+#include "report/analysis_summary.h"
+#include "report/chrome_trace_export.h"
+#include "report/profile_report.h"
+
+namespace pypto::report {
+
+namespace {
+
+// Tables and views; docs/sqlite-schema.md describes each column.
+constexpr char kSchemaSql[] = R"SQL(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tracks(id INTEGER PRIMARY KEY, pid TEXT, tid TEXT, name TEXT, process_name TEXT, kind TEXT NOT NULL,
+  device INTEGER, stream INTEGER);
+CREATE TABLE devices(idx INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT);
+CREATE TABLE host_ops(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  track INTEGER NOT NULL, ts INTEGER NOT NULL, dur INTEGER NOT NULL, self_ns INTEGER NOT NULL, depth INTEGER, parent INTEGER,
+  op_class TEXT NOT NULL, input_dims_id INTEGER NOT NULL, input_types_id INTEGER NOT NULL, correlation INTEGER,
+  external_id INTEGER, sequence_number INTEGER);
+CREATE TABLE device_tasks(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  track INTEGER NOT NULL, device INTEGER, stream INTEGER, ts INTEGER NOT NULL, dur INTEGER NOT NULL, op_class TEXT NOT NULL,
+  class_source TEXT NOT NULL, launcher INTEGER, operator INTEGER, link TEXT NOT NULL, graph_launched INTEGER NOT NULL,
+  correlation INTEGER, external_id INTEGER, bytes INTEGER, core_type_id INTEGER NOT NULL, op_type_id INTEGER NOT NULL,
+  block_dim INTEGER, input_shapes_id INTEGER NOT NULL, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER);
+CREATE TABLE attributes(owner_kind TEXT NOT NULL, owner INTEGER NOT NULL, key TEXT NOT NULL, text TEXT, number REAL);
+CREATE TABLE steps(id INTEGER PRIMARY KEY, number INTEGER, name TEXT, source TEXT, device INTEGER, cpu_start INTEGER,
+  cpu_end INTEGER, device_start INTEGER, device_end INTEGER, device_task_count INTEGER, latency_ns INTEGER);
+CREATE TABLE data_loss(reason TEXT PRIMARY KEY, count INTEGER NOT NULL, first_location TEXT);
+CREATE TABLE notes(id INTEGER PRIMARY KEY, source TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE issues(id INTEGER PRIMARY KEY, type TEXT NOT NULL, severity TEXT NOT NULL, op_name TEXT, op_type TEXT,
+  phase TEXT, detail TEXT, affected_ns INTEGER, affected_share REAL, saved_ns INTEGER, method TEXT, saving_formula TEXT,
+  evidence_count INTEGER, evidence_total_ns INTEGER, compute_ratio REAL, memory_ratio REAL);
+CREATE TABLE issue_metrics(issue_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT);
+CREATE TABLE issue_rows(issue_id INTEGER NOT NULL, kind TEXT NOT NULL, row INTEGER NOT NULL);
+CREATE TABLE recommendations(id INTEGER PRIMARY KEY, hotspot_type TEXT, title TEXT, description TEXT, action TEXT,
+  code TEXT, estimated_speedup REAL);
+CREATE VIEW host_ops_v AS SELECT h.*, n.value AS name, c.value AS category, d.value AS input_dims
+  FROM host_ops h JOIN strings n ON n.id = h.name_id JOIN strings c ON c.id = h.category_id
+  JOIN strings d ON d.id = h.input_dims_id;
+CREATE VIEW device_tasks_v AS SELECT t.*, n.value AS name, o.value AS op_type, ct.value AS core_type,
+  s.value AS input_shapes FROM device_tasks t JOIN strings n ON n.id = t.name_id JOIN strings o ON o.id = t.op_type_id
+  JOIN strings ct ON ct.id = t.core_type_id JOIN strings s ON s.id = t.input_shapes_id;
+)SQL";
+
+constexpr char kIndexSql[] = R"SQL(
+CREATE INDEX host_ops_name ON host_ops(name_id);
+CREATE INDEX host_ops_parent ON host_ops(parent);
+CREATE INDEX device_tasks_name ON device_tasks(name_id);
+CREATE INDEX device_tasks_operator ON device_tasks(operator);
+CREATE INDEX device_tasks_ts ON device_tasks(ts);
+CREATE INDEX attributes_owner ON attributes(owner_kind, owner);
+)SQL";
+
+class Db {
+ public:
+  ~Db() {
+    for (sqlite3_stmt* s : stmts_) sqlite3_finalize(s);
+    if (db_) sqlite3_close(db_);
+  }
+  Status Open(const std::string& path) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK)
+      return Error(path + ": cannot open");
+    return Status::Ok();
+  }
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return IoError("sqlite: " + msg);
+    }
+    return Status::Ok();
+  }
+  StatusOr<sqlite3_stmt*> Prepare(const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) return Error(std::string("prepare ") + sql);
+    stmts_.push_back(s);
+    return s;
+  }
+  Status Step(sqlite3_stmt* s) {
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE) return Error("insert");
+    return Status::Ok();
+  }
+  Status Close() {
+    for (sqlite3_stmt* s : stmts_) sqlite3_finalize(s);
+    stmts_.clear();
+    const int rc = sqlite3_close(db_);
+    db_ = nullptr;
+    return rc == SQLITE_OK ? Status::Ok() : IoError("sqlite: close failed");
+  }
+  Status Error(const std::string& what) {
+    return IoError("sqlite: " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::vector<sqlite3_stmt*> stmts_;
+};
+
+void BindText(sqlite3_stmt* s, int i, std::string_view v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+void BindTextStatic(sqlite3_stmt* s, int i, std::string_view v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+}
+void BindId(sqlite3_stmt* s, int i, int64_t v) {  // kNoId -> NULL
+  if (v == kNoId) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);
+}
+void BindRow(sqlite3_stmt* s, int i, int64_t v) {  // negative row -> NULL
+  if (v < 0) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);
+}
+void BindTime(sqlite3_stmt* s, int i, TimeNs v) {
+  if (v == kNoTime) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);
+}
+void BindReal(sqlite3_stmt* s, int i, double v) {
+  if (std::isnan(v)) sqlite3_bind_null(s, i); else sqlite3_bind_double(s, i, v);
+}
+
+const char* TrackKindText(TrackKind k) {
+  switch (k) {
+    case TrackKind::kHostThread: return "host_thread";
+    case TrackKind::kDeviceStream: return "device_stream";
+    case TrackKind::kOther: return "other";
+  }
+  return "other";
+}
+const char* OwnerKindText(OwnerKind k) {
+  switch (k) {
+    case OwnerKind::kHostOp: return "host_op";
+    case OwnerKind::kDeviceTask: return "device_task";
+    case OwnerKind::kTrack: return "track";
+    case OwnerKind::kDevice: return "device";
+    case OwnerKind::kStep: return "step";
+  }
+  return "other";
+}
+
+Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* diagnosis, SqliteExportStats* stats) {
+  const Profile& p = graph.profile();
+  PYPTO_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"));
+  PYPTO_RETURN_IF_ERROR(db.Exec("BEGIN"));
+  PYPTO_RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  const OpClassification classes = ClassifyProfile(p, graph, OpClassifier::Builtin());
+
+  // meta
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO meta VALUES(?,?)");
+    if (!s.ok()) return s.status();
+    auto put = [&](std::string_view k, std::string_view v) {
+      BindText(*s, 1, k);
+      BindText(*s, 2, v);
+      return db.Step(*s);
+    };
+    PYPTO_RETURN_IF_ERROR(put("schema", kSqliteSchemaName));
+    PYPTO_RETURN_IF_ERROR(put("schema_version", std::to_string(kSqliteSchemaVersion)));
+    PYPTO_RETURN_IF_ERROR(put("pypto_version", PYPTO_VERSION));
+    for (const auto& [k, v] : p.metadata) PYPTO_RETURN_IF_ERROR(put("profile." + k, v));
+    for (size_t i = 0; i < p.source_files.size(); ++i)
+      PYPTO_RETURN_IF_ERROR(put("source_file." + std::to_string(i), p.source_files[i]));
+    if (diagnosis) {
+      PYPTO_RETURN_IF_ERROR(put("diagnosis.hardware_id", diagnosis->hardware_id));
+      PYPTO_RETURN_IF_ERROR(put("diagnosis.step_basis", diagnosis->step_basis));
+      PYPTO_RETURN_IF_ERROR(put("diagnosis.step_time_ns", std::to_string(diagnosis->step_time_ns)));
+      PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_saved_ns", std::to_string(diagnosis->estimated_saved_ns)));
+      PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_combined_speedup", std::to_string(diagnosis->estimated_combined_speedup)));
+    }
+  }
+  // strings
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO strings VALUES(?,?)");
+    if (!s.ok()) return s.status();
+    for (StrId id = 0; id < static_cast<StrId>(p.strings.size()); ++id) {
+      sqlite3_bind_int64(*s, 1, id);
+      BindTextStatic(*s, 2, p.Str(id));
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    }
+  }
+  // tracks
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO tracks VALUES(?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    const TrackTable& t = p.tracks;
+    for (size_t i = 0; i < t.size(); ++i) {
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+      BindTextStatic(*s, 2, p.Str(t.pid_token[i]));
+      BindTextStatic(*s, 3, p.Str(t.tid_token[i]));
+      BindTextStatic(*s, 4, p.Str(t.name[i]));
+      BindTextStatic(*s, 5, p.Str(t.process_name[i]));
+      BindTextStatic(*s, 6, TrackKindText(t.kind[i]));
+      BindRow(*s, 7, t.device[i]);
+      BindRow(*s, 8, t.stream[i]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+      ++stats->tracks;
+    }
+  }
+  // devices
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT OR REPLACE INTO devices VALUES(?,?,?)");
+    if (!s.ok()) return s.status();
+    for (const DeviceRow& d : p.devices.rows) {
+      sqlite3_bind_int64(*s, 1, d.index);
+      BindTextStatic(*s, 2, DeviceKindName(d.kind));
+      BindTextStatic(*s, 3, p.Str(d.name));
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    }
+  }
+  // host ops
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO host_ops VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    const HostOpTable& h = p.host_ops;
+    for (size_t i = 0; i < h.size(); ++i) {
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+      sqlite3_bind_int64(*s, 2, h.name[i]);
+      sqlite3_bind_int64(*s, 3, h.category[i]);
+      BindTextStatic(*s, 4, HostOpKindName(h.kind[i]));
+      sqlite3_bind_int64(*s, 5, h.track[i]);
+      sqlite3_bind_int64(*s, 6, h.ts[i]);
+      sqlite3_bind_int64(*s, 7, h.dur[i]);
+      sqlite3_bind_int64(*s, 8, graph.SelfTime(static_cast<uint32_t>(i)));
+      if (i < h.depth.size()) sqlite3_bind_int64(*s, 9, h.depth[i]); else sqlite3_bind_null(*s, 9);
+      BindRow(*s, 10, i < h.parent.size() ? h.parent[i] : kNoIndex);
+      BindTextStatic(*s, 11, OpClassName(classes.host_class[i]));
+      sqlite3_bind_int64(*s, 12, h.input_dims[i]);
+      sqlite3_bind_int64(*s, 13, h.input_types[i]);
+      BindId(*s, 14, h.correlation[i]);
+      BindId(*s, 15, h.external_id[i]);
+      BindId(*s, 16, h.sequence_number[i]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+      ++stats->host_ops;
+    }
+  }
+  // device tasks
+  {
+    StatusOr<sqlite3_stmt*> s =
+        db.Prepare("INSERT INTO device_tasks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    const DeviceTaskTable& t = p.device_tasks;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const uint32_t row = static_cast<uint32_t>(i);
+      const uint32_t track = t.track[i];
+      sqlite3_bind_int64(*s, 1, row);
+      sqlite3_bind_int64(*s, 2, t.name[i]);
+      sqlite3_bind_int64(*s, 3, t.category[i]);
+      BindTextStatic(*s, 4, DeviceTaskKindName(t.kind[i]));
+      sqlite3_bind_int64(*s, 5, track);
+      BindRow(*s, 6, track < p.tracks.size() ? p.tracks.device[track] : -1);
+      BindRow(*s, 7, track < p.tracks.size() ? p.tracks.stream[track] : -1);
+      sqlite3_bind_int64(*s, 8, t.ts[i]);
+      sqlite3_bind_int64(*s, 9, t.dur[i]);
+      BindTextStatic(*s, 10, OpClassName(classes.task_class[i]));
+      BindTextStatic(*s, 11, ClassSourceName(classes.task_source[i]));
+      BindRow(*s, 12, graph.LauncherOf(row));
+      BindRow(*s, 13, graph.OperatorOf(row));
+      BindTextStatic(*s, 14, TaskLinkName(graph.LinkOf(row)));
+      sqlite3_bind_int(*s, 15, graph.IsGraphLaunched(row) ? 1 : 0);
+      BindId(*s, 16, t.correlation[i]);
+      BindId(*s, 17, t.external_id[i]);
+      BindRow(*s, 18, t.bytes[i]);
+      sqlite3_bind_int64(*s, 19, t.core_type[i]);
+      sqlite3_bind_int64(*s, 20, t.op_type(i));
+      BindRow(*s, 21, t.block_dim(i));
+      sqlite3_bind_int64(*s, 22, t.input_shapes(i));
+      for (int k = 0; k < 3; ++k) {
+        if (t.grid[i][k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid[i][k]); else sqlite3_bind_null(*s, 23 + k);
+        if (t.block[i][k] > 0) sqlite3_bind_int(*s, 26 + k, t.block[i][k]); else sqlite3_bind_null(*s, 26 + k);
+      }
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+      ++stats->device_tasks;
+    }
+  }
+  // attributes
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO attributes VALUES(?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    const AttributeTable& a = p.attributes;
+    for (size_t i = 0; i < a.size(); ++i) {
+      BindTextStatic(*s, 1, OwnerKindText(a.owner_kind[i]));
+      sqlite3_bind_int64(*s, 2, a.owner[i]);
+      BindTextStatic(*s, 3, p.Str(a.key[i]));
+      BindTextStatic(*s, 4, p.Str(a.text[i]));
+      BindReal(*s, 5, a.number[i]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    }
+  }
+  // steps (as the graph found them)
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    const auto& steps = graph.Steps();
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const StepInfo& st = steps[i];
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+      sqlite3_bind_int64(*s, 2, st.number);
+      BindText(*s, 3, st.name);
+      BindText(*s, 4, st.source);
+      BindRow(*s, 5, st.device);
+      sqlite3_bind_int64(*s, 6, st.cpu.start);
+      sqlite3_bind_int64(*s, 7, st.cpu.end);
+      BindTime(*s, 8, st.device_start);
+      BindTime(*s, 9, st.device_end);
+      sqlite3_bind_int64(*s, 10, static_cast<int64_t>(st.device_task_count));
+      sqlite3_bind_int64(*s, 11, st.latency_ns());
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+      ++stats->steps;
+    }
+  }
+  // data loss and notes
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO data_loss VALUES(?,?,?)");
+    if (!s.ok()) return s.status();
+    for (const auto& [reason, e] : p.data_loss) {
+      BindText(*s, 1, reason);
+      sqlite3_bind_int64(*s, 2, static_cast<int64_t>(e.count));
+      BindText(*s, 3, e.first_location);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    }
+    StatusOr<sqlite3_stmt*> n = db.Prepare("INSERT INTO notes(source, text) VALUES(?,?)");
+    if (!n.ok()) return n.status();
+    for (const std::string& note : p.notes) {
+      BindTextStatic(*n, 1, "import");
+      BindText(*n, 2, note);
+      PYPTO_RETURN_IF_ERROR(db.Step(*n));
+    }
+    if (diagnosis) {
+      for (const std::string& note : diagnosis->notes) {
+        BindTextStatic(*n, 1, "diagnosis");
+        BindText(*n, 2, note);
+        PYPTO_RETURN_IF_ERROR(db.Step(*n));
+      }
+    }
+  }
+  // findings
+  if (diagnosis) {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO issues VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> m = db.Prepare("INSERT INTO issue_metrics VALUES(?,?,?,?)");
+    StatusOr<sqlite3_stmt*> r = db.Prepare("INSERT INTO issue_rows VALUES(?,?,?)");
+    if (!s.ok()) return s.status();
+    if (!m.ok()) return m.status();
+    if (!r.ok()) return r.status();
+    for (size_t i = 0; i < diagnosis->issues.size(); ++i) {
+      const Issue& is = diagnosis->issues[i];
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+      BindTextStatic(*s, 2, IssueTypeName(is.type));
+      BindTextStatic(*s, 3, SeverityName(is.severity));
+      BindText(*s, 4, is.op_name);
+      BindText(*s, 5, is.op_type);
+      BindText(*s, 6, is.phase);
+      BindText(*s, 7, is.detail);
+      sqlite3_bind_int64(*s, 8, is.affected_ns);
+      BindReal(*s, 9, is.affected_share);
+      sqlite3_bind_int64(*s, 10, is.saved_ns);
+      BindTextStatic(*s, 11, SavingMethodName(is.method));
+      BindText(*s, 12, is.saving_formula);
+      sqlite3_bind_int64(*s, 13, static_cast<int64_t>(is.evidence.count));
+      sqlite3_bind_int64(*s, 14, is.evidence.total_ns);
+      BindReal(*s, 15, is.compute_ratio);
+      BindReal(*s, 16, is.memory_ratio);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+      ++stats->issues;
+      for (const Metric& met : is.evidence.metrics) {
+        sqlite3_bind_int64(*m, 1, static_cast<int64_t>(i));
+        BindText(*m, 2, met.name);
+        BindReal(*m, 3, met.value);
+        BindText(*m, 4, met.unit);
+        PYPTO_RETURN_IF_ERROR(db.Step(*m));
+      }
+      for (uint32_t row : is.evidence.tasks) {
+        sqlite3_bind_int64(*r, 1, static_cast<int64_t>(i));
+        BindTextStatic(*r, 2, "device_task");
+        sqlite3_bind_int64(*r, 3, row);
+        PYPTO_RETURN_IF_ERROR(db.Step(*r));
+      }
+      for (uint32_t row : is.evidence.host_ops) {
+        sqlite3_bind_int64(*r, 1, static_cast<int64_t>(i));
+        BindTextStatic(*r, 2, "host_op");
+        sqlite3_bind_int64(*r, 3, row);
+        PYPTO_RETURN_IF_ERROR(db.Step(*r));
+      }
+    }
+    bool available = false;
+    const std::vector<ReportRecommendation> recs = CollectRecommendations(*diagnosis, &available);
+    StatusOr<sqlite3_stmt*> rc = db.Prepare("INSERT INTO recommendations VALUES(?,?,?,?,?,?,?)");
+    if (!rc.ok()) return rc.status();
+    for (size_t i = 0; i < recs.size(); ++i) {
+      sqlite3_bind_int64(*rc, 1, static_cast<int64_t>(i));
+      BindText(*rc, 2, recs[i].hotspot_type);
+      BindText(*rc, 3, recs[i].title);
+      BindText(*rc, 4, recs[i].description);
+      BindText(*rc, 5, recs[i].action);
+      BindText(*rc, 6, recs[i].code);
+      BindReal(*rc, 7, recs[i].estimated_speedup);
+      PYPTO_RETURN_IF_ERROR(db.Step(*rc));
+    }
+  }
+  PYPTO_RETURN_IF_ERROR(db.Exec(kIndexSql));
+  return db.Exec("COMMIT");
+}
+
+}  // namespace
+
+StatusOr<SqliteExportStats> ExportSqlite(const OperatorCallGraph& graph, const DiagnosticReport* diagnosis,
+                                         const std::string& path, bool overwrite) {
+  PYPTO_RETURN_IF_ERROR(CheckOutputPath(path, overwrite));
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return IoError(path + ": cannot create output file: " + std::strerror(errno));
+  ::close(fd);
+  SqliteExportStats stats;
+  Status written;
+  {
+    Db db;
+    written = db.Open(temp);
+    if (written.ok()) written = WriteAll(db, graph, diagnosis, &stats);
+    if (written.ok()) written = db.Close();
+  }
+  if (!written.ok()) {
+    ::unlink(temp.c_str());
+    return Status(written.code(), path + ": " + written.message());
+  }
+  ::chmod(temp.c_str(), 0644);
+  if (!overwrite) {
+    if (::link(temp.c_str(), path.c_str()) == 0) {
+      ::unlink(temp.c_str());
+      return stats;
+    }
+    if (errno == EEXIST) {
+      ::unlink(temp.c_str());
+      Status refused = CheckOutputPath(path, false);
+      if (!refused.ok()) return refused;
+      return IoError(path + ": appeared while writing");
+    }
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return IoError(path + ": cannot move the output into place: " + err);
+  }
+  return stats;
+}
+
+}  // namespace pypto::report

@@ -1,0 +1,32 @@
+// `pypto export-sqlite`: the profile model and the findings as SQLite tables
+// (docs/sqlite-schema.md documents every table and gives example queries).
+// Written through the SQLite C API with prepared statements inside one
+// transaction, into a temporary file renamed into place.
+#pragma once
+
+#include <string>
+
+#include "analysis/diagnostic_report.h"
+#include "core/status.h"
+#include "graph/call_graph.h"
+
+namespace pypto::report {
+
+// Value of meta.schema_version; bump on any incompatible table change.
+inline constexpr int kSqliteSchemaVersion = 1;
+inline constexpr char kSqliteSchemaName[] = "pypto.sqlite/1";
+
+struct SqliteExportStats {
+  uint64_t tracks = 0;
+  uint64_t host_ops = 0;
+  uint64_t device_tasks = 0;
+  uint64_t steps = 0;
+  uint64_t issues = 0;
+};
+
+// `diagnosis` may be null (no issues tables filled). Refuses an existing
+// `path` unless `overwrite`.
+StatusOr<SqliteExportStats> ExportSqlite(const OperatorCallGraph& graph, const DiagnosticReport* diagnosis,
+                                         const std::string& path, bool overwrite);
+
+}  // namespace pypto::report

@@ -1,0 +1,212 @@
+// Baseline vs candidate comparison: statistics against scipy figures, a
+// profile compared with itself, a planted slow GEMM fixed in the candidate,
+// and renamed kernels still matched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "compare/compare.h"
+#include "unit/planted/planted_profiles.h"
+
+namespace pypto {
+namespace {
+
+using testing::BuildPlantedProfile;
+using testing::HealthyKnobs;
+using testing::PlantedFlavor;
+using testing::PlantKnobs;
+
+TEST(WelchTest, MatchesScipy) {
+  // scipy.stats.ttest_ind(candidate, baseline, equal_var=False):
+  // statistic 1.8973665961010275, pvalue 0.10753119493062728, df 5.882352941176471.
+  SignificanceTest t = WelchTest({1, 2, 3, 4, 5}, {2, 4, 6, 8, 10});
+  EXPECT_NEAR(t.t, 1.8973665961010275, 1e-9);
+  EXPECT_NEAR(t.df, 5.882352941176471, 1e-9);
+  EXPECT_NEAR(t.p_value, 0.10753119493062728, 1e-6);
+  EXPECT_FALSE(t.significant);
+  EXPECT_EQ(t.verdict, "not significant");
+  // CI: delta 3 ± t.ppf(0.975, df) = 2.458823709699146 × se sqrt(2.5).
+  EXPECT_NEAR(t.ci_low, 3 - 2.458823709699146 * std::sqrt(2.5), 1e-6);
+  EXPECT_NEAR(t.ci_high, 3 + 2.458823709699146 * std::sqrt(2.5), 1e-6);
+  // statistic -11.0 (candidate faster), pvalue 4.394504317020202e-06, df 7.94117647058824.
+  SignificanceTest f = WelchTest({10.1, 10.3, 9.9, 10.2, 10.0, 10.4}, {9.0, 9.2, 8.9, 9.1});
+  EXPECT_NEAR(f.t, -11.0, 1e-9);
+  EXPECT_NEAR(f.df, 7.94117647058824, 1e-9);
+  EXPECT_NEAR(f.p_value, 4.394504317020202e-06, 1e-9);
+  EXPECT_TRUE(f.significant);
+  EXPECT_EQ(f.verdict, "faster");
+}
+
+TEST(WelchTest, DegenerateSamples) {
+  SignificanceTest one = WelchTest({1.0}, {2.0, 3.0});
+  EXPECT_FALSE(one.testable);
+  EXPECT_FALSE(one.significant);
+  SignificanceTest same = WelchTest({5, 5, 5}, {5, 5});
+  EXPECT_TRUE(same.testable);
+  EXPECT_EQ(same.p_value, 1.0);
+  EXPECT_FALSE(same.significant);
+  SignificanceTest exact = WelchTest({5, 5, 5}, {4, 4});
+  EXPECT_EQ(exact.p_value, 0.0);
+  EXPECT_TRUE(exact.significant);
+  EXPECT_EQ(exact.delta, -1.0);
+}
+
+TEST(NormalizeKernelName, RenamedKernelsCollapse) {
+  EXPECT_EQ(NormalizeKernelName("void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_128x256_32x3_tn_align8>(Params)"),
+            NormalizeKernelName("void cutlass::Kernel<cutlass_90_tensorop_bf16_s16816gemm_64x128_64x4_nn_align4>(Params)"));
+  EXPECT_EQ(NormalizeKernelName("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"),
+            NormalizeKernelName("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x256x32_warpgroupsize2x1x1"));
+  EXPECT_EQ(NormalizeKernelName("triton_poi_fused_add_0x7f3a2b"), NormalizeKernelName("triton_poi_fused_add_0x11"));
+  EXPECT_EQ(NormalizeKernelName("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_tn"), "ampere_bf#_s#gemm_bf#_#_ldg#_f#f_tn");
+  EXPECT_NE(NormalizeKernelName("MatMulV2"), NormalizeKernelName("RmsNorm"));
+}
+
+struct Runs {
+  LoadedRun base;
+  LoadedRun cand;
+};
+
+Runs Prepare(const PlantKnobs& a, const PlantKnobs& b) {
+  StatusOr<LoadedRun> ra = PrepareRunForCompare(BuildPlantedProfile(a));
+  StatusOr<LoadedRun> rb = PrepareRunForCompare(BuildPlantedProfile(b));
+  EXPECT_TRUE(ra.ok()) << ra.status().ToString();
+  EXPECT_TRUE(rb.ok()) << rb.status().ToString();
+  return Runs{std::move(*ra), std::move(*rb)};
+}
+
+class CompareFlavorTest : public ::testing::TestWithParam<PlantedFlavor> {};
+
+TEST_P(CompareFlavorTest, ProfileWithItselfHasNoSignificantChange) {
+  PlantKnobs k = HealthyKnobs(GetParam());
+  k.decode_steps = 6;
+  Runs r = Prepare(k, k);
+  StatusOr<ComparisonReport> rep = CompareProfiles(r.base.view(), r.cand.view());
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  EXPECT_EQ(rep->step_basis, "decode steps");
+  EXPECT_EQ(rep->baseline.compared_steps.size(), 6u);
+  EXPECT_TRUE(rep->step_latency.testable);
+  EXPECT_FALSE(rep->step_latency.significant);
+  EXPECT_EQ(rep->step_latency.verdict, "not significant");
+  EXPECT_DOUBLE_EQ(rep->step_latency.delta, 0.0);
+  EXPECT_DOUBLE_EQ(rep->measured_speedup, 1.0);
+  for (const OpDelta& o : rep->ops) {
+    EXPECT_EQ(o.match, MatchLevel::kExact) << o.baseline_name;
+    EXPECT_EQ(o.delta_per_step_ns, 0.0);
+    EXPECT_FALSE(o.test.significant);
+  }
+  for (const ClassDelta& c : rep->classes) EXPECT_FALSE(c.test.significant) << c.op_class;
+  for (const IssueDelta& i : rep->issues) EXPECT_EQ(i.change, IssueChange::kRemaining);
+  EXPECT_TRUE(rep->actions.empty());
+  EXPECT_EQ(rep->baseline.ops_outside_steps, 0u);
+  // Every renderer runs and tags its output.
+  EXPECT_NE(rep->to_json().find("\"schema\": \"pypto.compare/1\""), std::string::npos);
+  EXPECT_NE(rep->to_markdown().find("not significant"), std::string::npos);
+  EXPECT_NE(rep->to_html().find("<svg"), std::string::npos);
+}
+
+// Slow O-projection GEMM (×3, odd N/K) in the baseline, fixed in the
+// candidate: the matmul time per step falls by exactly the planted excess,
+// the step latency by the same amount (the GEMM is on the critical stream),
+// the tiling issue is resolved and its action measured.
+TEST_P(CompareFlavorTest, PlantedSlowGemmFixedIsMeasured) {
+  PlantKnobs bad = HealthyKnobs(GetParam());
+  bad.decode_steps = 6;
+  bad.bad_matmul_slowdown = 3.0;
+  PlantKnobs good = HealthyKnobs(GetParam());
+  good.decode_steps = 6;
+  Runs r = Prepare(bad, good);
+  StatusOr<ComparisonReport> rep = CompareProfiles(r.base.view(), r.cand.view());
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+
+  const ClassDelta* matmul = nullptr;
+  for (const ClassDelta& c : rep->classes)
+    if (c.op_class == "matmul") matmul = &c;
+  ASSERT_NE(matmul, nullptr);
+  EXPECT_LT(matmul->delta_per_step_ns, 0);
+  EXPECT_TRUE(matmul->test.significant);
+  // Planted gain = matmul time removed per step; the step latency delta
+  // agrees with it within the stated (1 - alpha) confidence interval.
+  const double planted_gain = -matmul->delta_per_step_ns;
+  EXPECT_TRUE(rep->step_latency.significant);
+  EXPECT_EQ(rep->step_latency.verdict, "faster");
+  EXPECT_LE(rep->step_latency.ci_low, -planted_gain * 0.98);
+  EXPECT_GE(rep->step_latency.ci_high, -planted_gain * 1.02);
+  EXPECT_NEAR(-rep->step_latency.delta, planted_gain, 0.05 * planted_gain);
+  EXPECT_GT(rep->measured_speedup, 1.0);
+
+  // The O-projection pair: same class and name, shape changed.
+  bool found_shape_change = false;
+  for (const OpDelta& o : rep->ops) {
+    EXPECT_NE(o.match, MatchLevel::kBaselineOnly) << o.baseline_name;
+    EXPECT_NE(o.match, MatchLevel::kCandidateOnly) << o.candidate_name;
+    if (o.op_class == "matmul" && o.match == MatchLevel::kClassName) {
+      found_shape_change = true;
+      EXPECT_LT(o.delta_per_step_ns, 0);
+      EXPECT_NE(o.baseline_shape, o.candidate_shape);
+    }
+  }
+  EXPECT_TRUE(found_shape_change);
+
+  // The tiling issue is resolved and, taken as the applied action, its
+  // measured saving is compared with its estimate.
+  bool resolved = false;
+  for (const IssueDelta& i : rep->issues)
+    if (i.type == "matmul_tiling" && i.change == IssueChange::kResolved) resolved = true;
+  EXPECT_TRUE(resolved);
+  const ActionOutcome* action = nullptr;
+  for (const ActionOutcome& a : rep->actions)
+    if (a.action.issue_type == "matmul_tiling") action = &a;
+  ASSERT_NE(action, nullptr);
+  EXPECT_GT(action->matched_ops, 0u);
+  EXPECT_GT(action->estimated_per_step_ns, 0);
+  EXPECT_GT(action->measured_per_step_ns, 0);
+  EXPECT_TRUE(action->test.significant);
+  EXPECT_NE(action->verdict, "no measurable change");
+}
+
+TEST_P(CompareFlavorTest, RenamedKernelsStillMatch) {
+  PlantKnobs k = HealthyKnobs(GetParam());
+  Profile a = BuildPlantedProfile(k);
+  Profile b = BuildPlantedProfile(k);
+  // The candidate's kernels were rebuilt: new template tile sizes and ids.
+  for (size_t i = 0; i < b.device_tasks.size(); ++i) {
+    std::string name(b.Str(b.device_tasks.name[i]));
+    b.device_tasks.name[i] = b.Intern(name + "<tile_64x256_0x7f3a" + std::to_string(name.size() % 7) + ">");
+  }
+  StatusOr<LoadedRun> ra = PrepareRunForCompare(std::move(a));
+  StatusOr<LoadedRun> rb = PrepareRunForCompare(std::move(b));
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  StatusOr<ComparisonReport> rep = CompareProfiles(ra->view(), rb->view());
+  ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+  EXPECT_EQ(rep->match_counts[static_cast<size_t>(MatchLevel::kBaselineOnly)], 0u);
+  EXPECT_EQ(rep->match_counts[static_cast<size_t>(MatchLevel::kCandidateOnly)], 0u);
+  EXPECT_EQ(rep->match_counts[static_cast<size_t>(MatchLevel::kClass)], 0u);
+  for (const OpDelta& o : rep->ops) {
+    EXPECT_EQ(o.delta_per_step_ns, 0.0) << o.baseline_name << " vs " << o.candidate_name;
+    EXPECT_EQ(o.baseline_count, o.candidate_count);
+  }
+  EXPECT_FALSE(rep->step_latency.significant);
+}
+
+INSTANTIATE_TEST_SUITE_P(Flavors, CompareFlavorTest,
+                         ::testing::Values(PlantedFlavor::kKinetoCuda, PlantedFlavor::kAscend),
+                         [](const auto& info) { return info.param == PlantedFlavor::kAscend ? "Ascend" : "KinetoCuda"; });
+
+TEST(AppliedActions, ParsesAndRejects) {
+  StatusOr<std::vector<AppliedAction>> ok = ParseAppliedActions(
+      R"({"actions":[{"id":"a1","target_op":"MatMulV2","estimated_saved_ns":1200,"estimate_steps":4},
+                     {"target_class":"attention","estimated_saved_ns":5}]})", "t.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->size(), 2u);
+  EXPECT_EQ((*ok)[0].estimated_saved_ns, 1200);
+  EXPECT_EQ((*ok)[0].estimate_steps, 4u);
+  EXPECT_EQ((*ok)[1].target_class, "attention");
+  EXPECT_EQ((*ok)[1].source, "actions file");
+  EXPECT_FALSE(ParseAppliedActions(R"({"actions":[{"target_class":"nonsense"}]})", "t.json").ok());
+  EXPECT_FALSE(ParseAppliedActions(R"({"actions":[{"estimated_saved_ns":"x"}]})", "t.json").ok());
+  EXPECT_FALSE(ParseAppliedActions("not json", "t.json").ok());
+}
+
+}  // namespace
+}  // namespace pypto
