@@ -314,6 +314,7 @@ struct OpGroup {
   TimeNs total_ns = 0;
   std::vector<double> per_step;     // time per compared step
   bool matched = false;
+  uint32_t merged = 1;              // groups merged into this one (class-level match)
 };
 
 struct GroupKey {
@@ -599,10 +600,38 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
     *k = cls_prefix(g) + g.norm;
     return true;
   }, &pairs);
-  MatchLevelPass(A, B, MatchLevel::kClass, [&](const OpGroup& g, int, std::string* k) {
-    *k = cls_prefix(g);
-    return true;
-  }, &pairs);
+  // Class level: the ops of a class still unmatched on both sides are merged
+  // per side into one group each and compared as a whole (e.g. eager
+  // attention's bmm/softmax kernels vs one fused kernel).
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    std::vector<int32_t> ua, ub;
+    for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i) if (!A[i].matched && size_t(A[i].cls) == c) ua.push_back(i);
+    for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i) if (!B[i].matched && size_t(B[i].cls) == c) ub.push_back(i);
+    if (ua.empty() || ub.empty()) continue;
+    auto merge = [](std::vector<OpGroup>& G, const std::vector<int32_t>& idx) {
+      int32_t top = idx[0];
+      for (int32_t i : idx) if (G[i].total_ns > G[top].total_ns) top = i;
+      OpGroup m;
+      m.cls = G[top].cls;
+      m.name = G[top].name;
+      m.shape = G[top].shape;
+      m.norm = G[top].norm;
+      m.per_step.assign(G[top].per_step.size(), 0.0);
+      m.merged = static_cast<uint32_t>(idx.size());
+      for (int32_t i : idx) {
+        G[i].matched = true;
+        m.count += G[i].count;
+        m.total_ns += G[i].total_ns;
+        for (size_t k = 0; k < m.per_step.size(); ++k) m.per_step[k] += G[i].per_step[k];
+      }
+      m.matched = true;
+      G.push_back(std::move(m));
+      return static_cast<int32_t>(G.size() - 1);
+    };
+    const int32_t ma = merge(A, ua);
+    const int32_t mb = merge(B, ub);
+    pairs.push_back(Pair{ma, mb, MatchLevel::kClass});
+  }
   for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i)
     if (!A[i].matched) pairs.push_back(Pair{i, -1, MatchLevel::kBaselineOnly});
   for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i)
@@ -621,12 +650,14 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
       d.baseline_shape = std::string(pa.Str(ga->shape));
       d.baseline_count = ga->count;
       d.baseline_ns = ga->total_ns;
+      d.baseline_ops = ga->merged;
     }
     if (gb) {
       d.candidate_name = std::string(pb.Str(gb->name));
       d.candidate_shape = std::string(pb.Str(gb->shape));
       d.candidate_count = gb->count;
       d.candidate_ns = gb->total_ns;
+      d.candidate_ops = gb->merged;
     }
     d.baseline_per_step_ns = double(d.baseline_ns) / nb;
     d.candidate_per_step_ns = double(d.candidate_ns) / nc;

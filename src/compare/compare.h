@@ -148,7 +148,7 @@ enum class MatchLevel : uint8_t {
   kNormalizedName,   // same class and shape, names equal after NormalizeKernelName
   kClassShape,       // same class and shape, different names (renamed / replaced kernel)
   kClassName,        // same class and normalised name, shape changed
-  kClass,            // same class only (paired by time rank)
+  kClass,            // same class only: the class's remaining unmatched ops merged per side
   kBaselineOnly,     // removed in the candidate
   kCandidateOnly,    // new in the candidate
 };
@@ -162,6 +162,8 @@ struct OpDelta {
   std::string candidate_name;        // "" when baseline only
   std::string baseline_shape;        // input shapes as written ("" when unknown)
   std::string candidate_shape;
+  uint32_t baseline_ops = 0;         // op groups behind this row (> 1: class-level merge; name = the largest)
+  uint32_t candidate_ops = 0;
   uint64_t baseline_count = 0;       // calls over the compared steps
   uint64_t candidate_count = 0;
   TimeNs baseline_ns = 0;            // total time over the compared steps

@@ -17,9 +17,13 @@ namespace {
 inline constexpr char kCompareJsonSchema[] = "pypto.compare/1";
 
 std::string OpLabel(const OpDelta& d) {
-  if (d.baseline_name.empty()) return d.candidate_name;
-  if (d.candidate_name.empty() || d.candidate_name == d.baseline_name) return d.baseline_name;
-  return d.baseline_name + " → " + d.candidate_name;
+  auto side = [](const std::string& name, uint32_t ops) {
+    return ops > 1 ? name + fmt::format(" (+{} more)", ops - 1) : name;
+  };
+  const std::string b = side(d.baseline_name, d.baseline_ops), c = side(d.candidate_name, d.candidate_ops);
+  if (d.baseline_name.empty()) return c;
+  if (d.candidate_name.empty() || c == b) return b;
+  return b + " → " + c;
 }
 
 std::string TestText(const SignificanceTest& t) {
@@ -143,6 +147,8 @@ std::string ComparisonReport::to_json() const {
     w.KeyString("candidate_name", o.candidate_name);
     w.KeyString("baseline_shape", o.baseline_shape);
     w.KeyString("candidate_shape", o.candidate_shape);
+    w.KeyUint("baseline_ops", o.baseline_ops);
+    w.KeyUint("candidate_ops", o.candidate_ops);
     w.KeyUint("baseline_count", o.baseline_count);
     w.KeyUint("candidate_count", o.candidate_count);
     w.KeyInt("baseline_ns", o.baseline_ns);

@@ -112,11 +112,14 @@ class Db {
   std::vector<sqlite3_stmt*> stmts_;
 };
 
+// An empty view may have a null data(): SQLite would store NULL, so "" is bound instead.
 void BindText(sqlite3_stmt* s, int i, std::string_view v) {
-  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  if (v.empty()) sqlite3_bind_text(s, i, "", 0, SQLITE_STATIC);
+  else sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
 void BindTextStatic(sqlite3_stmt* s, int i, std::string_view v) {
-  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  if (v.empty()) sqlite3_bind_text(s, i, "", 0, SQLITE_STATIC);
+  else sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
 }
 void BindId(sqlite3_stmt* s, int i, int64_t v) {  // kNoId -> NULL
   if (v == kNoId) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);

@@ -1,0 +1,139 @@
+// HTML escaping and rendering of the single-file reports, and the SQLite
+// export read back with queries checked against the model.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "compare/compare.h"
+#include "report/html_charts.h"
+#include "report/profile_report.h"
+#include "report/sqlite_export.h"
+
+namespace pypto::report {
+namespace {
+
+TEST(EscapeHtml, EscapesMarkupControlsAndInvalidUtf8) {
+  EXPECT_EQ(EscapeHtml("<script>alert('x')</script>"), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+  EXPECT_EQ(EscapeHtml("a\"b&c"), "a&quot;b&amp;c");
+  EXPECT_EQ(EscapeHtml(std::string("x\x01y\x7f", 4)), "x\xEF\xBF\xBDy\xEF\xBF\xBD");
+  EXPECT_EQ(EscapeHtml("\xff\xfe"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(EscapeHtml("\xC2\x85"), "\xEF\xBF\xBD");            // C1 control NEL
+  EXPECT_EQ(EscapeHtml("caf\xC3\xA9 \xE2\x86\x92"), "caf\xC3\xA9 \xE2\x86\x92");  // valid UTF-8 kept
+  EXPECT_EQ(EscapeHtml("tab\tnl\n"), "tab\tnl\n");
+}
+
+TEST(Charts, ValuesAndLabelsAreEscaped) {
+  const std::string bars = SvgHorizontalBars({{"<b>x</b>", 5.0, ""}, {"y", 10.0, "\"tip\""}}, "", true, "a<b");
+  EXPECT_EQ(bars.find("<b>"), std::string::npos);
+  EXPECT_NE(bars.find("&lt;b&gt;x&lt;/b&gt;"), std::string::npos);
+  EXPECT_NE(bars.find("aria-label=\"a&lt;b\""), std::string::npos);
+  const std::string roof = SvgRoofline({{"op<1>", 10, 1e12, 0.5, "s0"}, {"nan", 0, 0, 0, "s0"}}, 1e15, 3e12, "roofline");
+  EXPECT_NE(roof.find("<circle"), std::string::npos);
+  EXPECT_NE(roof.find("class=\"ceiling\""), std::string::npos);
+  EXPECT_NE(roof.find("1 ops without FLOP/byte figures"), std::string::npos);
+}
+
+TEST(ProfileHtml, RecommendationsGetCopyButtonsAndEscapedCode) {
+  ProfileReportData d;
+  d.summary.source_path = "p</title>";
+  d.recommendations.push_back({"matmul_tiling", "Pad <N>", "desc", "do it", "x = '<script>'\nprint(x)", 1.2});
+  d.advisor_available = true;
+  const std::string html = RenderProfileHtml(d);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("data-target=\"code-1\""), std::string::npos);
+  EXPECT_NE(html.find("x = &#39;&lt;script&gt;&#39;"), std::string::npos);
+  EXPECT_NE(html.find("<title>pypto report: p&lt;/title&gt;</title>"), std::string::npos);
+  // One script element: the copy-button handler.
+  size_t scripts = 0;
+  for (size_t at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  EXPECT_EQ(scripts, 1u);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
+TEST(ProfileHtml, KinetoFixtureRendersEverySection) {
+  const std::string path = std::string(PYPTO_FIXTURES_DIR) +
+                           "/kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
+  StatusOr<ProfileReportData> d = CollectProfileReport(path, ReportOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->steps_total, d->summary.steps.size());
+  EXPECT_FALSE(d->classes.empty());
+  const std::string html = RenderProfileHtml(*d);
+  for (const char* id : {"id=\"timeline\"", "id=\"classes\"", "id=\"cores\"", "id=\"roofline\"", "id=\"issues\"",
+                         "id=\"recommendations\"", "id=\"kernels\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  const std::string json = RenderProfileJson(*d);
+  EXPECT_NE(json.find("\"schema\": \"pypto.report/1\""), std::string::npos);
+  EXPECT_NE(json.find("\"schema\": \"pypto.analyze/1\""), std::string::npos);
+}
+
+// ------------------------------------------------------------------ SQLite
+
+int64_t QueryInt(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
+  int64_t v = -1;
+  if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+std::string QueryText(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+  std::string v;
+  if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+    v = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+  sqlite3_finalize(s);
+  return v;
+}
+
+TEST(SqliteExport, FixtureReadBackMatchesTheModel) {
+  const std::string path = std::string(PYPTO_FIXTURES_DIR) +
+                           "/kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
+  StatusOr<LoadedRun> run = LoadRunForCompare(path);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pypto_sqlite_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out.db").string();
+  StatusOr<SqliteExportStats> stats = ExportSqlite(*run->graph, &run->diagnosis, out, false);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  const Profile& p = *run->profile;
+  EXPECT_EQ(stats->host_ops, p.host_ops.size());
+  EXPECT_EQ(stats->device_tasks, p.device_tasks.size());
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(out.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  EXPECT_EQ(QueryText(db, "SELECT value FROM meta WHERE key='schema_version'"), std::to_string(kSqliteSchemaVersion));
+  EXPECT_EQ(QueryText(db, "SELECT value FROM meta WHERE key='profile.format'"), p.metadata.at("format"));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM host_ops"), int64_t(p.host_ops.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks"), int64_t(p.device_tasks.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tracks"), int64_t(p.tracks.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM steps"), int64_t(run->graph->Steps().size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM issues"), int64_t(run->diagnosis.issues.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM attributes"), int64_t(p.attributes.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM strings"), int64_t(p.strings.size()));
+  // Operators by kind and linked tasks agree with the graph.
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM host_ops WHERE kind='operator'"), int64_t(run->graph->OpCount()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks WHERE link='nesting'"),
+            int64_t(run->graph->stats().tasks_attributed_by_nesting));
+  TimeNs dur_sum = 0;
+  for (TimeNs d : p.device_tasks.dur) dur_sum += d;
+  EXPECT_EQ(QueryInt(db, "SELECT coalesce(sum(dur),0) FROM device_tasks"), dur_sum);
+  // Views resolve names; every task's operator exists.
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks_v"), int64_t(p.device_tasks.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks t LEFT JOIN host_ops h ON h.id = t.operator "
+                         "WHERE t.operator IS NOT NULL AND h.id IS NULL"), 0);
+  sqlite3_close(db);
+  // An existing output is refused without --force and replaced with it.
+  EXPECT_FALSE(ExportSqlite(*run->graph, &run->diagnosis, out, false).ok());
+  EXPECT_TRUE(ExportSqlite(*run->graph, nullptr, out, true).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pypto::report
