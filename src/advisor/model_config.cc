@@ -76,6 +76,12 @@ ModelConfig InferModelConfig(const OperatorCallGraph& graph, const OpClassificat
   if (best) {
     CostInput in = CostInputForTask(p, graph, classes, best->task);
     OpCost cost = EstimateCost(in, generic);
+    const TensorShape* q = in.shapes.tensor(0);
+    if (q && q->rank < 4) {
+      // BSH / SBH / TND: heads are merged into H; the shapes alone do not give them.
+      cost.heads = 0;
+      cost.head_dim = 0;
+    }
     if (cost.heads > 0) config.num_heads = int32_t(cost.heads);
     if (cost.head_dim > 0) config.head_dim = int32_t(cost.head_dim);
     if (cost.dtype != DType::kUnknown) config.dtype = DTypeName(cost.dtype);

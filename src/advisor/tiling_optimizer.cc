@@ -60,7 +60,14 @@ TuningConfig TilingOptimizer::GenerateTuningConfig(const DiagnosticReport& repor
   const Profile& p = graph_.profile();
   const DeviceTaskTable& t = p.device_tasks;
   std::set<std::string> seen;
-  for (const Issue& issue : report.issues) {
+  // matmul_tiling issues first: an op flagged by both keeps its tiling figures.
+  std::vector<const Issue*> ordered;
+  for (const Issue& issue : report.issues)
+    if (issue.type == IssueType::kMatmulTiling) ordered.push_back(&issue);
+  for (const Issue& issue : report.issues)
+    if (issue.type != IssueType::kMatmulTiling) ordered.push_back(&issue);
+  for (const Issue* issue_ptr : ordered) {
+    const Issue& issue = *issue_ptr;
     const bool tiling = issue.type == IssueType::kMatmulTiling;
     const bool no_pipe = issue.type == IssueType::kNoPipeBound && backend == Backend::kAscend;
     if (!tiling && !no_pipe) continue;
@@ -80,7 +87,7 @@ TuningConfig TilingOptimizer::GenerateTuningConfig(const DiagnosticReport& repor
     op.tasks = issue.evidence.count;
     op.total_ns = issue.affected_ns;
     op.issue_saved_ns = issue.saved_ns;
-    if (tiling && in.has_shapes) {
+    if (in.has_shapes && in.cls == OpClass::kMatmul) {
       OpCost cost = EstimateCost(in, hw);
       if (op.input_dtypes.empty() && cost.dtype != DType::kUnknown) op.input_dtypes = DTypeName(cost.dtype);
       if (cost.m > 0 && cost.n > 0 && cost.k > 0) {
