@@ -1,4 +1,6 @@
 // KVCacheLayoutOptimizer, the norm fusion plan and WriteArtifacts (optimizers.h).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -201,6 +203,20 @@ Status WriteArtifacts(const ArtifactInputs& inputs, const std::string& dir, bool
       if (!a.artifact.empty()) kinds.insert(a.artifact);
   std::map<std::string, std::vector<std::string>> written;
   const std::string base = dir.empty() ? std::string(".") : dir;
+  if (!force) {
+    // Refuse before writing anything: no half-written set of artifacts.
+    std::vector<std::string> targets;
+    if (kinds.count("tiling_config")) {
+      for (const char* f : {"aoe_tune_ops.cfg", "aoe_tuning_ops.json", "aoe_tune.sh", "padded_gemm_shapes.json"})
+        targets.push_back(base + "/" + f);
+    }
+    if (kinds.count("kv_cache_patch")) targets.push_back(base + "/kv_cache_layout_patch.py");
+    if (kinds.count("norm_fusion_plan")) targets.push_back(base + "/norm_fusion_plan.json");
+    for (const std::string& t : targets) {
+      struct stat st;
+      if (::lstat(t.c_str(), &st) == 0) return InvalidArgumentError(t + ": exists (pass --force to overwrite)");
+    }
+  }
   if (kinds.count("tiling_config")) {
     if (!inputs.graph || !inputs.classes) {
       advice->notes.push_back("tiling config not written: no call graph given");
