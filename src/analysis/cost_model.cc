@@ -355,6 +355,14 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
       double hkv = a.hkv > 0 ? a.hkv : a.h;
       double q_bytes = s * a.b * a.h * static_cast<double>(a.sq) * a.d;
       double kv_bytes = 2.0 * s * a.b * hkv * static_cast<double>(a.skv) * a.d;
+      // K and V as given: their element counts are the bytes read whatever the
+      // head split (a 3-D BSH key without a head count would otherwise be
+      // taken with the query's hidden size: GQA keys are smaller).
+      const TensorShape* key = in.shapes.tensor(1);
+      const TensorShape* value = in.shapes.tensor(2);
+      if (key && value && key->rank >= 3 && value->rank >= 3 && key->elements() > 0 && value->elements() > 0) {
+        kv_bytes = s * static_cast<double>(key->elements() + value->elements());
+      }
       c.bytes = 2.0 * q_bytes + kv_bytes;  // Q read + O written + K, V read
       how = fmt::format("attention 4·B·H·S_q·S_kv·D with B={} H={} S_q={} S_kv={} D={} ({}; causal masking not "
                         "subtracted); bytes Q+O+K+V{}",

@@ -57,10 +57,17 @@ struct MatmulTilingOptions {
 };
 
 // (2) attention_memory_bound
-// Memory share of attention time at or above this = memory bound. Source: the
-// brief's HotspotDetector(mem_bottleneck_ratio_threshold=0.7); equals the
-// advisor's vector rule aiv_mte2_ratio >= 0.7 (§1.2).
+// Memory share at or above this = memory bound (unitless): the memory term of
+// the attention's roofline, bytes/bandwidth over (bytes/bandwidth +
+// FLOPs/peak). Source: the brief's HotspotDetector(mem_bottleneck_ratio_threshold=0.7);
+// equals the advisor's vector rule aiv_mte2_ratio >= 0.7 (§1.2).
 inline constexpr double kDefaultMemBottleneckRatioThreshold = 0.7;
+// A memory-bound attention is only reported when the roofline time of the
+// bytes it must read is below this fraction of its measured time (time to
+// win; unitless). Source: the legacy msprof-analyze advisor calls a vector
+// kernel "good" at >= 1150 GB/s, 0.72 of the 910B's 1.6 TB/s HBM (§1.2, §8);
+// rounded down to 0.7. Healthy decode attention streams at ~0.85.
+inline constexpr double kDefaultAttentionBandwidthEfficiencyFloor = 0.7;
 // PMU: FlashAttention fwd aic_mte2_ratio >= 0.8 (MPA ai_core_performance, §1.2).
 inline constexpr double kDefaultFaAicMte2Ratio = 0.8;
 // PMU: vector part aiv_mte2_ratio >= 0.7 (MPA, §1.2).
@@ -70,6 +77,7 @@ struct AttentionMemoryOptions {
   double mem_bottleneck_ratio_threshold = kDefaultMemBottleneckRatioThreshold;
   double fa_aic_mte2_ratio = kDefaultFaAicMte2Ratio;
   double aiv_mte2_ratio = kDefaultAivMte2Ratio;
+  double bandwidth_efficiency_floor = kDefaultAttentionBandwidthEfficiencyFloor;
 };
 
 // (3) kv_cache_layout

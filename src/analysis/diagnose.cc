@@ -11,12 +11,6 @@
 #include "analysis/detector.h"
 #include "importers/detect.h"
 
-// The model structure (analysis/structure.h) is not read by detectors 1-5;
-// it is wired in once its implementation is in the tree.
-#ifndef PYPTO_DIAGNOSE_WITH_STRUCTURE
-#define PYPTO_DIAGNOSE_WITH_STRUCTURE 0
-#endif
-
 namespace pypto {
 
 double DiagnoseOptions::Param(std::string_view key, double default_value) const {
@@ -39,6 +33,7 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
       {"attention_memory.mem_bottleneck_ratio_threshold", o.attention_memory.mem_bottleneck_ratio_threshold},
       {"attention_memory.fa_aic_mte2_ratio", o.attention_memory.fa_aic_mte2_ratio},
       {"attention_memory.aiv_mte2_ratio", o.attention_memory.aiv_mte2_ratio},
+      {"attention_memory.bandwidth_efficiency_floor", o.attention_memory.bandwidth_efficiency_floor},
       {"host_bound.free_share_threshold", o.host_bound.free_share_threshold},
       {"host_bound.critical_path_host_share", o.host_bound.critical_path_host_share},
       {"severity.high_share", o.severity.high_share},
@@ -134,6 +129,39 @@ DiagnoseOptions EffectiveOptions(const DiagnoseOptions& in) {
 bool IsPmuKey(std::string_view key) {
   return (key.substr(0, 4) == "aic_" || key.substr(0, 4) == "aiv_") && key.size() > 6 &&
          key.substr(key.size() - 6) == "_ratio";
+}
+
+// The structure over the analysed steps (all steps when the whole window is analysed).
+StructureSummary SummarizeStructure(const ModelStructure& ms, const std::vector<size_t>& analysed) {
+  StructureSummary s;
+  s.available = true;
+  s.layers = ms.layers;
+  s.layer_period = ms.layer.period;
+  s.model_arch = ms.model_arch;
+  std::vector<TimeNs> decode, prefill;
+  auto add = [&](const StepStructure& st) {
+    s.step_phases.push_back(StepPhaseName(st.phase));
+    switch (st.phase) {
+      case StepPhase::kDecode: ++s.decode_steps; decode.push_back(st.latency_ns); break;
+      case StepPhase::kPrefill: ++s.prefill_steps; prefill.push_back(st.latency_ns); break;
+      default: ++s.unknown_steps; break;
+    }
+  };
+  if (analysed.empty()) {
+    for (const StepStructure& st : ms.steps) add(st);
+  } else {
+    for (size_t i : analysed) {
+      const StepStructure* found = nullptr;
+      if (i < ms.steps.size() && ms.steps[i].step == i) found = &ms.steps[i];
+      for (size_t j = 0; !found && j < ms.steps.size(); ++j)
+        if (ms.steps[j].step == i) found = &ms.steps[j];
+      if (found) add(*found);
+      else { s.step_phases.push_back(StepPhaseName(StepPhase::kUnknown)); ++s.unknown_steps; }
+    }
+  }
+  s.decode_latency = ComputeLatencyStats(std::move(decode));
+  s.prefill_latency = ComputeLatencyStats(std::move(prefill));
+  return s;
 }
 
 }  // namespace
@@ -290,16 +318,18 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   if (!ctx.has_pmu && hw.family == HardwareFamily::kAscend) {
     report.notes.push_back("no PMU ratios (aic_*/aiv_* columns): Ascend pipe checks use the roofline model only");
   }
-#if PYPTO_DIAGNOSE_WITH_STRUCTURE
+  // The model structure: layers, prefill / decode phase of each step,
+  // per-token latency; detectors read the phase of a step from it.
   StructureOptions sopts;
   sopts.model_arch = options.model_arch;
   StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, sopts);
   if (structure.ok()) {
     ctx.structure = &structure.value();
+    report.structure = SummarizeStructure(structure.value(), ctx.steps);
+    for (const std::string& n : structure.value().notes) report.notes.push_back("structure: " + n);
   } else {
     report.notes.push_back("model structure unavailable: " + structure.status().message());
   }
-#endif
 
   // ---- detectors
   std::vector<Issue> issues;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/structure.h"
 #include "core/status.h"
 #include "model/profile.h"
 
@@ -158,6 +159,21 @@ CombinedSaving CombineSavings(const std::vector<Issue>& issues, TimeNs step_time
 
 // ------------------------------------------------------------------ report
 
+// The model structure over the analysed steps (analysis/structure.h), as the
+// report shows it: layers found, phase of each step, per-token latency.
+struct StructureSummary {
+  bool available = false;            // false: structure analysis failed (a note says why)
+  int32_t layers = 0;                // repeating transformer layers (0: none found)
+  int32_t layer_period = 0;          // ops per layer
+  uint64_t prefill_steps = 0;        // over the analysed steps
+  uint64_t decode_steps = 0;
+  uint64_t unknown_steps = 0;
+  std::vector<std::string> step_phases;  // per analysed step (report.step_numbers order): prefill / decode / unknown
+  LatencyStats decode_latency;       // per-token latency = decode step latency (p50/p90/p99, ms)
+  LatencyStats prefill_latency;      // prefill step latency (time to first token candidates)
+  std::string model_arch;            // as given by the user
+};
+
 struct DiagnosticReport {
   std::string source_path;           // what was diagnosed (metadata "source_path")
   std::string format;                // metadata "format"
@@ -179,6 +195,8 @@ struct DiagnosticReport {
   std::string step_basis;            // "3 steps (ProfilerStep annotation)", "whole window"
   TimeNs step_time_ns = 0;           // sum of StepInfo::latency_ns over `steps`
   TimeNs device_busy_ns = 0;         // device busy time within those steps (union over devices' streams)
+
+  StructureSummary structure;
 
   // Combination (CombineSavings).
   TimeNs estimated_saved_ns = 0;

@@ -25,6 +25,23 @@ StreamGaps ComputeStreamGaps(const DiagnosisContext& ctx) {
   return out;
 }
 
+const StepStructure* StepStructureOf(const DiagnosisContext& ctx, TimeNs ts) {
+  if (!ctx.structure) return nullptr;
+  const int w = ctx.StepOf(ts);
+  if (w < 0 || size_t(w) >= ctx.steps.size()) return nullptr;
+  const size_t graph_step = ctx.steps[size_t(w)];
+  const std::vector<StepStructure>& steps = ctx.structure->steps;
+  if (graph_step < steps.size() && steps[graph_step].step == graph_step) return &steps[graph_step];
+  for (const StepStructure& s : steps)
+    if (s.step == graph_step) return &s;
+  return nullptr;
+}
+
+StepPhase StepPhaseOf(const DiagnosisContext& ctx, TimeNs ts) {
+  const StepStructure* s = StepStructureOf(ctx, ts);
+  return s ? s->phase : StepPhase::kUnknown;
+}
+
 OpClass TaskClass(const DiagnosisContext& ctx, uint32_t task) {
   const auto& c = ctx.classes->task_class;
   return task < c.size() ? c[task] : OpClass::kOther;

@@ -25,6 +25,12 @@ OpClass TaskClass(const DiagnosisContext& ctx, uint32_t task);
 std::string_view TaskSubKind(const DiagnosisContext& ctx, uint32_t task);
 OpClass HostClass(const DiagnosisContext& ctx, uint32_t op);
 
+// Phase (prefill / decode) of the analysed step holding `ts`, from the model
+// structure; kUnknown without structure or outside the analysed steps.
+StepPhase StepPhaseOf(const DiagnosisContext& ctx, TimeNs ts);
+// The structure of that step, or nullptr.
+const StepStructure* StepStructureOf(const DiagnosisContext& ctx, TimeNs ts);
+
 // Shapes of a task as written: Ascend Input Shapes, else the Input Dims of
 // its operator; "" when none.
 std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task);

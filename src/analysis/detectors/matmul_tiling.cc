@@ -2,24 +2,24 @@
 // what their roofline allows, with a cause visible in the shapes or launch
 // configuration.
 //
-// Utilisation, per group of tasks with the same (op type / kernel name, input
-// shapes, dtype):
-//   * Ascend with PMU: time-weighted mean aic_mac_ratio (the cube's busy share;
-//     msprof-analyze legacy advisor: < 0.6 red, < 0.8 yellow);
-//   * else roofline efficiency of the shapes: roofline_ns / measured, i.e. the
-//     achieved FLOP/s over the peak for the dtype for compute-bound GEMMs (and
-//     over the attainable FLOP/s for memory-bound ones, so decode GEMVs that
-//     stream weights at full bandwidth are not called tiling problems).
-// Flagged when utilisation < utilization_threshold (0.6) AND a cause is found:
+// Each group of tasks with the same (op type / kernel name, input shapes,
+// dtype) is first judged against its own roofline bound:
+//   * memory-bound by the roofline of its shapes (decode: small M, the weights
+//     are streamed once): utilisation = roofline efficiency, i.e. achieved
+//     bandwidth over the bandwidth — a low aic_mac_ratio is expected there
+//     (the cube waits for HBM) and is no evidence of bad tiling;
+//   * compute-bound (or no shapes) on Ascend with PMU: time-weighted mean
+//     aic_mac_ratio (the cube's busy share; msprof-analyze legacy advisor:
+//     < 0.6 red, < 0.8 yellow);
+//   * else roofline efficiency of the shapes (achieved FLOP/s over the peak).
+// Only a group below utilization_threshold (0.6) is then searched for a cause:
 //   * Ascend: M, N or K not a multiple of the 16-element fractal; an input's
 //     inner axis not a multiple of 256 elements (advisor cube affinity, 512 B
 //     for FP16); Block Dim not a multiple of the AI-core count (advisor
 //     block_dim_checker; MIX_AIC: Mix Block Dim vs the vector-core count);
 //   * GPU: N or K not a multiple of the tensor-core MMA granule (8 FP16/BF16, 16 INT8).
-// GEMMs whose PMU says mte2-bound (aic_mte2_ratio >= 0.95, advisor
-// ai_core_performance) are skipped: their limit is memory traffic, not tiling.
-// (Memory-bound GEMMs without PMU are compared with their bandwidth roofline,
-// so one streaming at full bandwidth is not flagged.)
+// Groups judged by PMU whose aic_mte2_ratio says mte2-bound (>= 0.95,
+// advisor ai_core_performance) are skipped: their limit is memory traffic.
 // Saving per task: roofline (with shapes) measured − roofline_ns / threshold;
 // Amdahl (PMU only) measured × (1 − mac_ratio / threshold).
 #include <map>
@@ -40,6 +40,9 @@ constexpr double kMte2BoundRatio = 0.95;
 // Achieved above this multiple of the roofline means shapes/duration/peak do
 // not agree (unitless); the FLOP figure is then not used as evidence.
 constexpr double kImpossibleEfficiency = 1.05;
+// A group is memory-bound when more than this share of its costed tasks have
+// bytes / bandwidth > FLOPs / peak (unitless; a simple majority).
+constexpr double kMemoryBoundMajority = 0.5;
 
 struct Group {
   std::string label;
@@ -51,7 +54,9 @@ struct Group {
   double flops = 0, roofline_ns = 0;
   TimeNs measured_with_costs = 0;
   int memory_bound = 0;
+  int costed = 0;
   int impossible = 0;
+  int decode = 0, prefill = 0;
   OpCost cost;        // first task with costs
   bool has_cost = false;
   OpShapes shapes;
@@ -99,7 +104,13 @@ class MatmulTiling final : public Detector {
         g.flops += cost.flops;
         g.roofline_ns += cost.roofline_ns;
         g.measured_with_costs += cost.measured_ns;
+        ++g.costed;
         if (cost.bound == Bound::kMemory) ++g.memory_bound;
+      }
+      switch (detectors::StepPhaseOf(ctx, t.ts[task])) {
+        case StepPhase::kDecode: ++g.decode; break;
+        case StepPhase::kPrefill: ++g.prefill; break;
+        default: break;
       }
     }
     uint64_t below_without_cause = 0, impossible_groups = 0;
@@ -108,8 +119,11 @@ class MatmulTiling final : public Detector {
       const double mte2 = g.mte2.Mean();
       const double eff = g.measured_with_costs > 0 ? g.roofline_ns / double(g.measured_with_costs) : std::nan("");
       if (g.impossible > 0) ++impossible_groups;
+      // Judge the group against its own roofline bound first.
+      const bool memory_bound =
+          g.costed > 0 && double(g.memory_bound) > kMemoryBoundMajority * double(g.costed);
       double util;
-      bool from_pmu = !std::isnan(mac);
+      bool from_pmu = !std::isnan(mac) && !(memory_bound && !std::isnan(eff));
       if (from_pmu) util = mac;
       else if (!std::isnan(eff)) util = eff;
       else continue;  // nothing measured about this group
@@ -126,10 +140,14 @@ class MatmulTiling final : public Detector {
       if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(p.Str(t.op_type(g.tasks[0])));
       issue.compute_ratio = util;
       issue.memory_ratio = mte2;
+      issue.phase = g.decode > 0 && g.prefill == 0 ? "decode" : (g.prefill > 0 && g.decode == 0 ? "prefill" : "");
       std::string joined;
       for (const std::string& c : causes) joined += (joined.empty() ? "" : "; ") + c;
-      issue.detail = fmt::format("{} {:.2f} < {:.2f}; {}", from_pmu ? "aic_mac_ratio" : "roofline efficiency", util,
-                                 opt.utilization_threshold, joined);
+      issue.detail = fmt::format("{} {:.2f} < {:.2f}{}; {}", from_pmu ? "aic_mac_ratio" : "roofline efficiency", util,
+                                 opt.utilization_threshold,
+                                 from_pmu ? "" : (memory_bound ? " (memory-bound: achieved bandwidth vs bandwidth)"
+                                                               : " (compute-bound: achieved FLOP/s vs peak)"),
+                                 joined);
       detectors::AddShape(&issue, g.shape);
       for (uint32_t task : g.tasks) detectors::AddTaskEvidence(&issue, task, t.dur[task]);
       issue.affected_ns = g.total_ns;
@@ -153,6 +171,7 @@ class MatmulTiling final : public Detector {
         detectors::AddMetric(&issue, "tasks_faster_than_roofline", double(g.impossible), "count");
       }
       if (g.block_dim > 0) detectors::AddMetric(&issue, "block_dim", g.block_dim, "count");
+      if (g.costed > 0) detectors::AddMetric(&issue, "memory_bound", memory_bound ? 1 : 0, "1 memory / 0 compute (roofline)");
 
       // Savings.
       if (from_pmu) {

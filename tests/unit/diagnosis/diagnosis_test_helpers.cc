@@ -90,6 +90,15 @@ DiagnoseOptions TestOptions() {
   return o;
 }
 
+DiagnosticReport RunSpec(const DecodeSpec& spec, const char* only) {
+  Profile p = BuildDecodeProfile(spec);
+  DiagnoseOptions o = TestOptions();
+  o.only = {only};
+  o.min_issue_share = 0;
+  StatusOr<DiagnosticReport> r = Diagnose(p, o);
+  return r.ok() ? std::move(r).value() : DiagnosticReport{};
+}
+
 Profile BuildDecodeProfile(const DecodeSpec& s) {
   Builder b;
   const std::string bf = "\"c10::BFloat16\"";

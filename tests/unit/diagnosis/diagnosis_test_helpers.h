@@ -2,7 +2,8 @@
 // one stream, ProfilerStep#N annotations) where each anti-pattern of
 // detectors 1-5 can be planted at a chosen strength. Kernel durations are set
 // from the cost model on the chosen hardware, so "healthy" means: GEMMs at
-// 80% of their roofline, attention with a modest memory share, host launching
+// 80% of their roofline, attention streaming its KV cache at 85% of the
+// bandwidth (near its memory roofline: nothing to win), host launching
 // ahead of the device.
 #pragma once
 
@@ -23,7 +24,7 @@ struct DecodeSpec {
   double gemm_efficiency = 0.8;      // roofline / measured of the healthy GEMMs
   int64_t odd_n = 0;                 // > 0: plant an lm_head GEMM with this N ...
   double odd_efficiency = 0.8;       // ... at this efficiency
-  double attention_memory_share = 0.4;  // modeled memory time / measured
+  double attention_memory_share = 0.85; // modeled memory time / measured (healthy: near its memory roofline)
   TimeNs launch_cost_ns = 1000;      // host time per launched op (small: host ahead)
   TimeNs norm_host_delay_ns = 0;     // extra host time before each norm launch
   bool kv_cat = false;               // grow the KV cache by aten::cat before attention
@@ -33,5 +34,9 @@ struct DecodeSpec {
 Profile BuildDecodeProfile(const DecodeSpec& spec);
 
 DiagnoseOptions TestOptions();
+
+// Builds the profile of `spec` and runs only the detector `only` on it
+// (TestOptions, min_issue_share 0).
+DiagnosticReport RunSpec(const DecodeSpec& spec, const char* only);
 
 }  // namespace pypto::testing

@@ -38,7 +38,14 @@ TEST(DiagnosisFixtures, AdvisorLlmMatmulFa) {
   EXPECT_EQ(fa->evidence.count, 4u);
   EXPECT_EQ(fa->evidence.tasks, (std::vector<uint32_t>{12, 13, 14, 15}));
   EXPECT_NEAR(fa->memory_ratio, 0.8675, 0.002);  // duration-weighted mean of the four
-  EXPECT_EQ(fa->method, SavingMethod::kAmdahl);
+  // The shapes' roofline is compute: SBH query 4096,2,512 with softmax_max
+  // [2,4,4096,8] -> B=2, N=4, S=4096, D=128: 4*2*4*4096*4096*128 = 68.72 GFLOP
+  // / 294.9 TFLOP/s = 233.0 us, while Q+O+K+V = 33.6 MB / 1.6 TB/s = 21 us. The
+  // memory pipe is saturated (PMU) at 57% of that roofline: the time to win is
+  // measured - roofline = (410.188+406.128+407.008+405.228) - 4 x 233.03 = 696.4 us.
+  EXPECT_EQ(fa->method, SavingMethod::kRoofline);
+  EXPECT_NEAR(double(fa->saved_ns), 696'448, 1000);
+  EXPECT_NE(fa->detail.find("achieved FLOP/s 57% of peak"), std::string::npos) << fa->detail;
   // No matmul_tiling at the default 0.6: every MatMul has aic_mac_ratio >= 0.714.
   EXPECT_EQ(Find(r, IssueType::kMatmulTiling), nullptr);
   // No host data: host_bound not claimed.
