@@ -23,12 +23,14 @@ PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup deps venv build build-asan test test-unit test-asan demo bench clean
+.PHONY: help setup deps venv build build-asan test test-unit test-asan demo bench clean \
+  fuzz fuzz-deps build-fuzz build-tsan test-tsan
 
 help:
 	@echo "make demo   - set up, build, analyze a built-in LLM-decode trace"
 	@echo "make test   - set up, build (release + ASan/UBSan), run every test"
 	@echo "make bench  - set up, build, run the benchmarks and print figures"
+	@echo "make fuzz   - build the libFuzzer targets (clang, ASan+UBSan), run each FUZZ_SECONDS (default 60)"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
 setup: deps venv
@@ -67,7 +69,22 @@ test-unit: build venv
 test-asan: build-asan venv
 	@ctest --preset asan -j $(JOBS)
 
-test: test-unit test-asan
+# ThreadSanitizer over what runs in parallel: the Kineto importer's producer
+# thread (json_stream) in the importer unit tests, and a small truncation sweep
+# of every fixture (threads stopped early on damaged input).
+TSAN_TESTS := unit_kineto unit_ascend_trace_view
+build-tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TESTS) fixture_sweep
+
+test-tsan: build-tsan
+	@set -eo pipefail; export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"; \
+	for t in $(TSAN_TESTS); do echo "[tsan] $$t"; build/tsan/tests/$$t --gtest_brief=1; done; \
+	echo "[tsan] fixture_sweep (small)"; \
+	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=20 --gz-cuts=2 \
+	  --edits=100 --big-edits=5 --seed=11 | tail -4
+
+test: test-unit test-asan test-tsan
 	@if ls tests/python/test_*.py >/dev/null 2>&1; then $(PY) -m pytest -q tests/python; fi
 
 demo: build venv
@@ -75,6 +92,24 @@ demo: build venv
 
 bench: build $(STAMPS)/venv-bench
 	@PYPTO=$(PYPTO) PY=$(PY) BUILD=build/release bash bench/run_bench.sh
+
+# Fuzzing (docs/reliability.md): clang + libFuzzer from Debian.
+FUZZ_SECONDS ?= 60
+FUZZ_APT_PACKAGES := clang libclang-rt-14-dev
+fuzz-deps: deps
+	@missing=$$(for p in $(FUZZ_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "[setup] installing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	fi
+
+FUZZ_BINARIES := fuzz_detect fuzz_kineto fuzz_ascend_csv fuzz_trace_view fuzz_ascend_db fuzz_graph_report
+build-fuzz: fuzz-deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS) --target $(FUZZ_BINARIES)
+
+fuzz: build-fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash fuzz/run_fuzz.sh
 
 clean:
 	rm -rf build
