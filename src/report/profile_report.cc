@@ -12,6 +12,7 @@
 #include <map>
 #include <tuple>
 
+#include "advisor/tuning_advisor.h"
 #include "analysis/cost_model.h"
 #include "analysis/op_class.h"
 #include "hw/hardware.h"
@@ -26,13 +27,28 @@ namespace pypto::report {
 // ------------------------------------------------------------------ advisor hook
 
 std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available) {
-  // HOOK(advisor): the advisor (src/advisor/) has no public
-  // generate_recommendations() API in this build yet. Once it lands, map its
-  // recommendations here (hotspot_type, description, action, code snippet,
-  // estimated_speedup); the HTML/Markdown/JSON renderers already show them.
-  (void)diagnosis;
-  if (available) *available = false;
-  return {};
+  // The advisor (src/advisor/tuning_advisor.h) ranks recommendations for the
+  // diagnosis; the report only copies them. Model facts are not known here
+  // (ModelConfig{}): placeholders stay as <num_heads> etc.
+  if (available) *available = true;
+  std::vector<ReportRecommendation> out;
+  StatusOr<advisor::AdviceReport> advice = advisor::Advise(diagnosis, advisor::ModelConfig{});
+  if (!advice.ok()) {
+    if (available) *available = false;
+    return out;
+  }
+  for (const advisor::Recommendation& r : advice->recommendations) {
+    ReportRecommendation rec;
+    rec.hotspot_type = IssueTypeName(r.hotspot_type);
+    rec.title = r.description;
+    if (!r.actions.empty()) rec.description = r.actions.front().description;
+    if (!r.prerequisite.empty()) rec.description += (rec.description.empty() ? "" : " ") + std::string("Requires ") + r.prerequisite + ".";
+    rec.action = r.speedup_formula;
+    rec.code = r.action;
+    rec.estimated_speedup = r.estimated_speedup;
+    out.push_back(std::move(rec));
+  }
+  return out;
 }
 
 // ------------------------------------------------------------------ collection
@@ -209,7 +225,7 @@ static void AppendRecommendationsHtml(std::string* out, const std::vector<Report
     AppendEscapedHtml(out, r.description);
     *out += "</p>";
     if (!r.action.empty()) {
-      *out += "<p><b>Action:</b> ";
+      *out += "<p><b>Estimate:</b> ";
       AppendEscapedHtml(out, r.action);
       *out += "</p>";
     }

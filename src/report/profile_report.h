@@ -28,14 +28,14 @@ inline constexpr size_t kMaxRooflineOps = 200;
 // Issues shown with their evidence.
 inline constexpr size_t kMaxReportIssues = 20;
 
-// One recommendation as the HTML shows it. Filled from the advisor when it is
-// built in (see CollectRecommendations in profile_report.cc), else empty.
+// One recommendation as the HTML shows it, copied from the advisor
+// (advisor::Advise; CollectRecommendations in profile_report.cc).
 struct ReportRecommendation {
   std::string hotspot_type;      // issue type it addresses
   std::string title;
   std::string description;
-  std::string action;            // short what-to-do line
-  std::string code;              // copyable snippet ("" = none)
+  std::string action;            // how the gain was estimated (advisor speedup formula)
+  std::string code;              // copyable action: code / env var / config / command ("" = none)
   double estimated_speedup = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -92,8 +92,7 @@ StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const 
 // Same for a profile in memory with its graph (`graph` built on `profile`).
 StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
                                                  const ReportOptions& options);
-// The recommendations the advisor gives for a diagnosis (empty until the
-// advisor's API is built in: the hook is CollectRecommendations in profile_report.cc).
+// The recommendations the advisor gives for a diagnosis; `available` false when the advisor failed.
 std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available);
 
 std::string RenderProfileHtml(const ProfileReportData& data);
