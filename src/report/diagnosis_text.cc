@@ -1,4 +1,4 @@
-// Terminal and Markdown rendering of the diagnosis.
+// Terminal rendering of the diagnosis (Markdown: diagnosis_markdown.cc).
 #include <cmath>
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@ namespace {
 std::string Us(TimeNs ns) { return fmt::format("{:.1f} us", double(ns) / 1e3); }
 std::string Ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}", r); }
 std::string Pct(double r) { return std::isnan(r) ? "-" : fmt::format("{:.1f}%", r * 100); }
+std::string Ms(double ms) { return std::isnan(ms) ? "-" : fmt::format("{:.3f} ms", ms); }
 
 }  // namespace
 
@@ -30,12 +31,30 @@ std::string EscapeMarkdown(std::string_view text) {
   return out;
 }
 
+static std::string RenderStructureLine(const StructureSummary& s) {
+  if (!s.available) return "Model structure: unavailable (see notes)\n";
+  std::string o = fmt::format("Model structure: {} layer{}{}; steps: {} prefill, {} decode{}\n", s.layers,
+                              s.layers == 1 ? "" : "s",
+                              s.layer_period > 0 ? fmt::format(" ({} ops each)", s.layer_period) : "",
+                              s.prefill_steps, s.decode_steps,
+                              s.unknown_steps ? fmt::format(", {} unknown", s.unknown_steps) : "");
+  if (s.decode_latency.count > 0) {
+    o += fmt::format("Per-token latency (decode step, {} steps): p50 {}, p90 {}, p99 {}\n", s.decode_latency.count,
+                     Ms(s.decode_latency.p50_ms), Ms(s.decode_latency.p90_ms), Ms(s.decode_latency.p99_ms));
+  }
+  if (s.prefill_latency.count > 0) {
+    o += fmt::format("Prefill step latency ({} steps): p50 {}\n", s.prefill_latency.count, Ms(s.prefill_latency.p50_ms));
+  }
+  return o;
+}
+
 std::string RenderDiagnosisText(const DiagnosticReport& r) {
   std::string o;
   o += fmt::format("Diagnosis of {} ({})\n", r.source_path.empty() ? "profile" : r.source_path, r.format);
   o += fmt::format("Hardware: {} [{}]\n", r.hardware_name.empty() ? "unknown" : r.hardware_name,
                    r.hardware_selection);
   o += fmt::format("Time basis: {}, {} (device busy {})\n", r.step_basis, Us(r.step_time_ns), Us(r.device_busy_ns));
+  o += RenderStructureLine(r.structure);
   o += fmt::format("Issues: {}   estimated saving {} -> combined speedup x{:.3f} (claimed {} before removing overlaps)\n",
                    r.issues.size(), Us(r.estimated_saved_ns), r.estimated_combined_speedup, Us(r.claimed_saved_ns));
   int n = 0;
@@ -53,35 +72,6 @@ std::string RenderDiagnosisText(const DiagnosticReport& r) {
   if (!r.notes.empty()) {
     o += "\nNotes:\n";
     for (const std::string& note : r.notes) o += "  - " + note + "\n";
-  }
-  return o;
-}
-
-std::string RenderDiagnosisMarkdown(const DiagnosticReport& r) {
-  std::string o;
-  o += "# pypto diagnosis\n\n";
-  o += fmt::format("- Profile: `{}` ({})\n", EscapeMarkdown(r.source_path), EscapeMarkdown(r.format));
-  o += fmt::format("- Hardware: {} — {}\n", EscapeMarkdown(r.hardware_name.empty() ? "unknown" : r.hardware_name),
-                   EscapeMarkdown(r.hardware_selection));
-  o += fmt::format("- Time basis: {}, {}\n", EscapeMarkdown(r.step_basis), Us(r.step_time_ns));
-  o += fmt::format("- Estimated combined speedup: **x{:.3f}** (saving {}, overlaps counted once)\n\n",
-                   r.estimated_combined_speedup, Us(r.estimated_saved_ns));
-  if (r.issues.empty()) {
-    o += "No issue found above the thresholds.\n";
-  } else {
-    o += "| # | severity | issue | op | phase | affected | share | compute | memory | saving | method | detail |\n";
-    o += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    int n = 0;
-    for (const Issue& i : r.issues) {
-      o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", ++n, SeverityName(i.severity),
-                       IssueTypeName(i.type), EscapeMarkdown(i.op_name), EscapeMarkdown(i.phase), Us(i.affected_ns),
-                       Pct(i.affected_share), Ratio(i.compute_ratio), Ratio(i.memory_ratio), Us(i.saved_ns),
-                       SavingMethodName(i.method), EscapeMarkdown(i.detail));
-    }
-  }
-  if (!r.notes.empty()) {
-    o += "\n## Notes\n\n";
-    for (const std::string& note : r.notes) o += "- " + EscapeMarkdown(note) + "\n";
   }
   return o;
 }
