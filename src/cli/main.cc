@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/advise_command.h"
+#include "cli/calibrate_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
@@ -197,6 +198,8 @@ int Main(int argc, char** argv) {
   CLI::App* export_sqlite = AddExportSqliteCommand(&app, &sqlite_args);
   AddInputOptions(export_sqlite, &sqlite_input);
   AddExportSqliteOutput(export_sqlite, &sqlite_args);
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate = AddCalibrateCommand(&app, &calibrate_args);
 
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
@@ -240,6 +243,7 @@ int Main(int argc, char** argv) {
     return RunExportSqlite(sqlite_args, sqlite_input.path, MakeImportOptions(sqlite_input, &progress),
                            [&progress] { progress.Finish(); });
   }
+  if (calibrate->parsed()) return RunCalibrate(calibrate_args);
   return kExitUsage;
 }
 
