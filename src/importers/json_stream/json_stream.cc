@@ -2,7 +2,9 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -115,6 +117,77 @@ class BufferRing {
   std::thread thread_;
 };
 
+// ---------------------------------------------------------------- helpers
+// Threads that parse event ranges for the reader. Run() hands job(i) to thread
+// i (i = 0 is the caller) and returns when all are done, so everything the
+// jobs wrote is visible to the caller afterwards (mutex hand-off).
+class WorkerPool {
+ public:
+  explicit WorkerPool(size_t helpers) {
+    threads_.reserve(helpers);
+    for (size_t i = 0; i < helpers; ++i) threads_.emplace_back([this, i] { Loop(i + 1); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  size_t threads() const { return threads_.size() + 1; }
+
+  void Run(size_t n, const std::function<void(size_t)>& job) {
+    n = std::min(n, threads());
+    if (n <= 1) {
+      if (n == 1) job(0);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &job;
+      participants_ = n;
+      pending_ = n - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    job(0);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void Loop(size_t index) {
+    uint64_t seen = 0;
+    while (true) {
+      const std::function<void(size_t)>* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        if (index >= participants_) continue;
+        job = job_;
+      }
+      (*job)(index);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--pending_ == 0) done_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  size_t participants_ = 0;
+  size_t pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
 // ---------------------------------------------------------------- scanner
 // Finds where a JSON object/array ends by tracking quotes, backslashes and
 // brackets 64 bytes at a time (the bit tricks of simdjson's stage 1). Hand
@@ -200,11 +273,12 @@ ScanResult ScanContainer(const char* begin, const char* end, size_t max_depth, c
     uint64_t quotes = m.quote & ~escaped;
     uint64_t in_string = (kHaveAvx2 ? PrefixXorClmul(quotes) : PrefixXorScalar(quotes)) ^ prev_in_string;
     prev_in_string = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
-    if (uint64_t bad = m.control & in_string) {
-      *stop = p + __builtin_ctzll(bad);
-      return ScanResult::kControlInString;
-    }
     uint64_t structural = (m.open | m.close) & ~in_string;
+    // A control character inside a string counts only if it comes before the
+    // container closes: the block may already hold the start of the next
+    // event, whose bad string must not make this (valid) one be skipped.
+    const uint64_t bad = m.control & in_string;
+    if (bad) structural &= (uint64_t{1} << __builtin_ctzll(bad)) - 1;
     while (structural) {
       int i = __builtin_ctzll(structural);
       structural &= structural - 1;
@@ -214,6 +288,10 @@ ScanResult ScanContainer(const char* begin, const char* end, size_t max_depth, c
         *stop = p + i + 1;
         return ScanResult::kComplete;
       }
+    }
+    if (bad) {
+      *stop = p + __builtin_ctzll(bad);
+      return ScanResult::kControlInString;
     }
   }
   return ScanResult::kNeedMore;
@@ -307,8 +385,16 @@ bool Repair(std::string_view text, std::string* out, RepairCounts* counts) {
 // ---------------------------------------------------------------- reader
 class Reader {
  public:
-  Reader(const JsonStreamOptions& options, const TopLevelKeyFn& on_key, const EventFn& on_event, Profile* profile)
-      : options_(options), on_key_(on_key), on_event_(on_event), profile_(profile) {}
+  // `sinks` empty: events go to on_event; else they are parsed in parallel
+  // batches into the sinks (see StreamJsonEventsParallel).
+  Reader(const JsonStreamOptions& options, const TopLevelKeyFn& on_key, const EventFn& on_event, Profile* profile,
+         const std::vector<EventSink*>& sinks = {})
+      : options_(options), on_key_(on_key), on_event_(on_event), profile_(profile), sinks_(sinks) {
+    if (!sinks_.empty()) {
+      for (size_t i = 0; i < sinks_.size(); ++i) workers_.push_back(std::make_unique<Worker>());
+      pool_ = std::make_unique<WorkerPool>(sinks_.size() - 1);
+    }
+  }
 
   // Processes [begin, end) whose first byte is at stream offset `base`.
   // Returns the number of bytes consumed; the rest must be presented again
@@ -331,9 +417,22 @@ class Reader {
     return LimitExceededError(At(options_.display_name, Off(p)) + ": event or value larger than " +
                               std::to_string(options_.max_event_bytes) + " bytes (event size limit)");
   }
-  // Parses one event text and hands it over; kCorrupt when it does not parse.
-  Status Deliver(const char* text, size_t size, size_t capacity, uint64_t offset);
+  // Parses one event text and hands it to `fn`; kCorrupt when it does not parse.
+  template <typename Fn>
+  Status Deliver(simdjson::ondemand::parser& parser, const char* text, size_t size, size_t capacity,
+                 uint64_t offset, Fn& fn);
+  // Deliver, then once more after Repair when it failed; repairs that made the
+  // event readable are counted in `repairs`. Nothing else is counted.
+  template <typename Fn>
+  Status ParseEvent(simdjson::ondemand::parser& parser, std::string& scratch, const char* p, const char* stop,
+                    Fn& fn, Profile* repairs);
+  // One event on the reader thread: parse, count (events, skipped, loss).
   Status HandleEvent(const char* p, const char* stop);
+  bool parallel() const { return !sinks_.empty(); }
+  // Parses and commits the batched events. Returns nullptr when all were
+  // committed, else the start of the first event of the range that failed
+  // (that range and the later ones were discarded: re-read them one by one).
+  StatusOr<const char*> Flush();
   Status HandleTopLevelValue(const char* p, const char* stop);
   // Looks for the next event boundary from p; returns the position to resume
   // from, or nullptr with *keep set when more input is needed.
@@ -352,42 +451,124 @@ class Reader {
   uint64_t base_ = 0;
   simdjson::ondemand::parser parser_;
   std::string scratch_;
+  // Parallel mode.
+  struct Worker {
+    simdjson::ondemand::parser parser;
+    std::string scratch;
+    Status status;
+    uint64_t events = 0;
+  };
+  struct Span {
+    const char* p;
+    const char* stop;
+  };
+  const std::vector<EventSink*>& sinks_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // one per sink
+  std::unique_ptr<WorkerPool> pool_;
+  std::vector<Span> batch_;       // complete events found in this region, not parsed yet
+  bool serial_stretch_ = false;   // after a discarded range: one event at a time until the region ends
 };
 
-Status Reader::Deliver(const char* text, size_t size, size_t capacity, uint64_t offset) {
+template <typename Fn>
+Status Reader::Deliver(simdjson::ondemand::parser& parser, const char* text, size_t size, size_t capacity,
+                       uint64_t offset, Fn& fn) {
   simdjson::ondemand::document doc;
-  if (auto error = parser_.iterate(text, size, capacity).get(doc))
+  if (auto error = parser.iterate(text, size, capacity).get(doc))
     return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(error) + ")");
   JsonEvent event;
   event.offset = offset;
   event.text = std::string_view(text, size);
   if (auto error = doc.get_object().get(event.object))
     return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(error) + ")");
-  return on_event_(event);
+  return fn(event);
+}
+
+template <typename Fn>
+Status Reader::ParseEvent(simdjson::ondemand::parser& parser, std::string& scratch, const char* p,
+                          const char* stop, Fn& fn, Profile* repairs) {
+  size_t size = static_cast<size_t>(stop - p);
+  // The buffer keeps SIMDJSON_PADDING readable bytes after any data.
+  Status status = Deliver(parser, p, size, size + simdjson::SIMDJSON_PADDING, Off(p), fn);
+  if (status.code() == StatusCode::kCorrupt) {
+    RepairCounts counts;
+    if (Repair(std::string_view(p, size), &scratch, &counts)) {
+      size_t repaired = scratch.size();
+      scratch.resize(repaired + simdjson::SIMDJSON_PADDING);
+      status = Deliver(parser, scratch.data(), repaired, scratch.size(), Off(p), fn);
+      if (status.ok()) {
+        std::string where = At(options_.display_name, Off(p));
+        if (counts.invalid_utf8) repairs->CountLoss("invalid UTF-8 replaced with U+FFFD", where, counts.invalid_utf8);
+        if (counts.bare_na) repairs->CountLoss("bare N/A value read as the string \"N/A\"", where, counts.bare_na);
+      }
+    }
+  }
+  return status;
 }
 
 Status Reader::HandleEvent(const char* p, const char* stop) {
-  size_t size = static_cast<size_t>(stop - p);
-  // The buffer keeps SIMDJSON_PADDING readable bytes after any data.
-  Status status = Deliver(p, size, size + simdjson::SIMDJSON_PADDING, Off(p));
-  if (status.code() == StatusCode::kCorrupt) {
-    RepairCounts counts;
-    if (Repair(std::string_view(p, size), &scratch_, &counts)) {
-      size_t repaired = scratch_.size();
-      scratch_.resize(repaired + simdjson::SIMDJSON_PADDING);
-      status = Deliver(scratch_.data(), repaired, scratch_.size(), Off(p));
-      if (status.ok()) {
-        std::string where = At(options_.display_name, Off(p));
-        if (counts.invalid_utf8) profile_->CountLoss("invalid UTF-8 replaced with U+FFFD", where, counts.invalid_utf8);
-        if (counts.bare_na) profile_->CountLoss("bare N/A value read as the string \"N/A\"", where, counts.bare_na);
-      }
-    }
+  Status status;
+  if (parallel()) {
+    // A re-read after a discarded range: sink 0, committed at once, so that
+    // what it stages keeps its place among the reader's own loss counts.
+    EventSink* sink = sinks_[0];
+    auto fn = [sink](JsonEvent& event) { return sink->OnEvent(event); };
+    status = ParseEvent(parser_, scratch_, p, stop, fn, profile_);
+    sink->Commit();
+  } else {
+    status = ParseEvent(parser_, scratch_, p, stop, on_event_, profile_);
   }
   if (status.ok()) { ++stats_.events; return status; }
   if (status.code() != StatusCode::kCorrupt) return status;
   Loss(status.message(), p);
   ++stats_.skipped_events;
   return status;
+}
+
+StatusOr<const char*> Reader::Flush() {
+  const size_t n = batch_.size();
+  const size_t bytes = static_cast<size_t>(batch_.back().stop - batch_.front().p);
+  const size_t threads = bytes < kMinParallelBatchBytes ? 1 : std::min(sinks_.size(), n);
+  // Contiguous ranges of about equal bytes (events differ in size).
+  std::vector<size_t> bounds(threads + 1, n);
+  bounds[0] = 0;
+  for (size_t w = 1; w < threads; ++w) {
+    const char* target = batch_.front().p + bytes / threads * w;
+    bounds[w] = static_cast<size_t>(
+        std::lower_bound(batch_.begin() + static_cast<std::ptrdiff_t>(bounds[w - 1]), batch_.end(), target,
+                         [](const Span& span, const char* at) { return span.p < at; }) -
+        batch_.begin());
+  }
+  auto job = [&](size_t w) {
+    Worker& worker = *workers_[w];
+    EventSink* sink = sinks_[w];
+    auto fn = [sink](JsonEvent& event) { return sink->OnEvent(event); };
+    worker.status = Status::Ok();
+    worker.events = 0;
+    for (size_t i = bounds[w]; i < bounds[w + 1]; ++i) {
+      Status status = ParseEvent(worker.parser, worker.scratch, batch_[i].p, batch_[i].stop, fn, sink->loss_profile());
+      if (!status.ok()) {
+        worker.status = std::move(status);
+        return;
+      }
+      ++worker.events;
+    }
+  };
+  pool_->Run(threads, job);
+  for (size_t w = 0; w < threads; ++w) {
+    Worker& worker = *workers_[w];
+    if (worker.status.ok()) {
+      sinks_[w]->Commit();
+      stats_.events += worker.events;
+      continue;
+    }
+    for (size_t v = w; v < threads; ++v) sinks_[v]->Discard();
+    const char* rewind = bounds[w] < n ? batch_[bounds[w]].p : nullptr;
+    batch_.clear();
+    if (worker.status.code() != StatusCode::kCorrupt) return worker.status;
+    return rewind;
+  }
+  batch_.clear();
+  return static_cast<const char*>(nullptr);
 }
 
 Status Reader::HandleTopLevelValue(const char* p, const char* stop) {
@@ -442,8 +623,22 @@ const char* Reader::Resync(const char* p, const char* end, bool eof, const char*
 StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t base, bool eof) {
   begin_ = begin;
   base_ = base;
+  serial_stretch_ = false;
   const char* p = begin;
   auto consumed = [&](const char* at) { return static_cast<size_t>(at - begin); };
+// Parallel mode: parse and commit the batched events before anything that
+// follows them in the file is counted or returned; when a range was discarded,
+// go back to its first event and read on one event at a time.
+#define PYPTO_FLUSH_BATCH()                                   \
+  if (!batch_.empty()) {                                      \
+    PYPTO_ASSIGN_OR_RETURN(const char* rewind_to, Flush());   \
+    if (rewind_to) {                                          \
+      p = rewind_to;                                          \
+      state_ = State::kEventsNext;                            \
+      serial_stretch_ = true;                                 \
+      continue;                                               \
+    }                                                         \
+  }
   while (true) {
     if (resyncing_) {
       const char* keep;
@@ -458,7 +653,10 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
         std::memcmp(p, "\xEF\xBB\xBF", 3) == 0)
       p += 3;  // UTF-8 byte order mark
     while (p < end && IsSpace(*p)) ++p;
-    if (p == end) return consumed(end);
+    if (p == end) {
+      PYPTO_FLUSH_BATCH();
+      return consumed(end);
+    }
     char c = *p;
     switch (state_) {
       case State::kStart:
@@ -522,6 +720,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
       case State::kEventsFirst:
       case State::kEventsNext: {
         if (c == ']' ) {
+          PYPTO_FLUSH_BATCH();
           if (state_ == State::kEventsNext) Loss("trailing comma in the events array", p);
           ++p;
           state_ = stats_.root_is_array ? State::kDone : State::kRootAfterValue;
@@ -531,27 +730,42 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
         ScanResult r = ScanResult::kComplete;
         if (c == '{' || c == '[') {
           r = ScanContainer(p, end, options_.max_depth, &stop);
-          if (r == ScanResult::kTooDeep) return DepthError(stop);
+          if (r == ScanResult::kTooDeep) {
+            PYPTO_FLUSH_BATCH();
+            return DepthError(stop);
+          }
         } else {
           stop = ScalarEnd(p, end);
           if (!stop) r = ScanResult::kNeedMore;
         }
         if (r == ScanResult::kNeedMore) {
+          PYPTO_FLUSH_BATCH();
           if (eof) { stats_.truncated = true; return consumed(end); }
           if (static_cast<size_t>(end - p) > options_.max_event_bytes) return SizeError(p);
           return consumed(p);
         }
         if (r == ScanResult::kControlInString) {
+          PYPTO_FLUSH_BATCH();
           Loss("malformed event skipped (control character or unescaped quote in a string)", p);
           ++stats_.skipped_events;
           resyncing_ = true;
           ++p;
           break;
         }
-        if (static_cast<size_t>(stop - p) > options_.max_event_bytes) return SizeError(p);
+        if (static_cast<size_t>(stop - p) > options_.max_event_bytes) {
+          PYPTO_FLUSH_BATCH();
+          return SizeError(p);
+        }
         if (c != '{') {
+          PYPTO_FLUSH_BATCH();
           ++stats_.non_object_elements;
           Loss("non-object element in the events array skipped", p);
+          p = stop;
+          state_ = State::kEventsAfter;
+          break;
+        }
+        if (parallel() && !serial_stretch_) {
+          batch_.push_back({p, stop});
           p = stop;
           state_ = State::kEventsAfter;
           break;
@@ -569,6 +783,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
       }
       case State::kEventsAfter:
         if (c == ',') { state_ = State::kEventsNext; ++p; break; }
+        PYPTO_FLUSH_BATCH();
         if (c == ']') { ++p; state_ = stats_.root_is_array ? State::kDone : State::kRootAfterValue; break; }
         if (c == '{') { Loss("missing comma between events", p); state_ = State::kEventsNext; break; }
         Loss("malformed event skipped (unexpected character between events)", p);
@@ -580,6 +795,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
     }
   }
 }
+#undef PYPTO_FLUSH_BATCH
 
 Status Reader::Finish(uint64_t total_bytes) {
   stats_.bytes = total_bytes;
@@ -624,10 +840,9 @@ void AppendCompactJson(std::string_view json, std::string* out) {
   }
 }
 
-StatusOr<JsonStreamStats> StreamJsonEvents(io::ByteSource& source, const JsonStreamOptions& options,
-                                           const TopLevelKeyFn& on_top_level_key, const EventFn& on_event,
-                                           Profile* for_data_loss) {
-  Reader reader(options, on_top_level_key, on_event, for_data_loss);
+namespace {
+
+StatusOr<JsonStreamStats> Stream(io::ByteSource& source, const JsonStreamOptions& options, Reader& reader) {
   BufferRing ring(source, options.buffer_bytes, std::max<size_t>(options.buffer_count, 2));
   std::vector<char> carry;        // region for tails longer than the headroom
   const char* tail = nullptr;     // unconsumed bytes of the previous region
@@ -680,6 +895,33 @@ StatusOr<JsonStreamStats> StreamJsonEvents(io::ByteSource& source, const JsonStr
   PYPTO_RETURN_IF_ERROR(reader.Finish(offset));
   if (options.progress) options.progress(source.file_size(), source.file_size());
   return reader.stats();
+}
+
+}  // namespace
+
+StatusOr<JsonStreamStats> StreamJsonEvents(io::ByteSource& source, const JsonStreamOptions& options,
+                                           const TopLevelKeyFn& on_top_level_key, const EventFn& on_event,
+                                           Profile* for_data_loss) {
+  Reader reader(options, on_top_level_key, on_event, for_data_loss);
+  return Stream(source, options, reader);
+}
+
+StatusOr<JsonStreamStats> StreamJsonEventsParallel(io::ByteSource& source, const JsonStreamOptions& options,
+                                                   const TopLevelKeyFn& on_top_level_key,
+                                                   const std::vector<EventSink*>& sinks, Profile* for_data_loss) {
+  if (sinks.empty()) return InvalidArgumentError("json_stream: no event sink");
+  static const EventFn kUnused = [](JsonEvent&) { return Status::Ok(); };
+  Reader reader(options, on_top_level_key, kUnused, for_data_loss, sinks);
+  return Stream(source, options, reader);
+}
+
+size_t DefaultParseThreads() {
+  if (const char* forced = std::getenv("PYPTO_PARSE_THREADS")) {
+    const long n = std::strtol(forced, nullptr, 10);
+    if (n >= 1 && n <= 64) return static_cast<size_t>(n);
+  }
+  const size_t cores = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(cores, 1, kMaxParseThreads);
 }
 
 }  // namespace pypto::json_stream

@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "io/file.h"
@@ -97,6 +98,59 @@ using EventFn = std::function<Status(JsonEvent& event)>;
 StatusOr<JsonStreamStats> StreamJsonEvents(io::ByteSource& source, const JsonStreamOptions& options,
                                            const TopLevelKeyFn& on_top_level_key, const EventFn& on_event,
                                            Profile* for_data_loss);
+
+// Parallel parsing ------------------------------------------------------------
+//
+// On a plain file the producer thread only copies from the page cache, so the
+// consumer (event bounds + simdjson + the importer's callback) is the
+// bottleneck. With several sinks, the reader still finds the event bounds of a
+// buffer on its own thread, then splits that buffer's events into contiguous
+// ranges (by bytes), one per sink, and parses them at once: range 0 on the
+// reader thread, the others on helper threads. Each sink stages what its events
+// produce (rows in a thread-local table, data loss) and the reader commits the
+// sinks in range order, so the result is in file order, as if one thread had
+// read the file. Anything unusual between events (a missing comma, a
+// non-object element, the end of the array) first commits the events before it.
+// When an event of a range does not parse (kCorrupt), that range and the later
+// ones are discarded and re-read one event at a time from the range's first
+// event, exactly as the single-thread reader does (count, skip, resynchronise).
+
+// Most parse threads used by default: beyond 8 the reader thread (event bounds,
+// commits) and the memory bandwidth limit the gain.
+inline constexpr size_t kMaxParseThreads = 8;
+// Batches smaller than this are parsed on the reader thread alone: waking the
+// helpers costs tens of microseconds, more than parsing ~64 KiB.
+inline constexpr size_t kMinParallelBatchBytes = 64u << 10;
+
+// Number of parse threads to use: std::thread::hardware_concurrency(), capped
+// at kMaxParseThreads; the environment variable PYPTO_PARSE_THREADS (1..64)
+// overrides it (for measurements).
+size_t DefaultParseThreads();
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Same contract as EventFn. Runs on the reader thread (sink 0, and every
+  // sink's single-event re-reads) or on a helper thread; never concurrently
+  // with another call on the same sink.
+  virtual Status OnEvent(JsonEvent& event) = 0;
+  // Where the reader counts the repairs (invalid UTF-8, bare N/A) of this
+  // sink's events; committed with them.
+  virtual Profile* loss_profile() = 0;
+  // Reader thread, in file order: what OnEvent staged since the last Commit or
+  // Discard becomes part of the result.
+  virtual void Commit() = 0;
+  // Reader thread: forget what OnEvent staged since the last Commit.
+  virtual void Discard() = 0;
+};
+
+// Like StreamJsonEvents, with the events parsed by `sinks.size()` threads (one
+// sink per thread; sinks[0] also serves the single-event re-reads). The result
+// (events, their order, data loss with first locations, stats) is the same as
+// StreamJsonEvents with one sink's OnEvent + Commit as the callback.
+StatusOr<JsonStreamStats> StreamJsonEventsParallel(io::ByteSource& source, const JsonStreamOptions& options,
+                                                   const TopLevelKeyFn& on_top_level_key,
+                                                   const std::vector<EventSink*>& sinks, Profile* for_data_loss);
 
 // Helpers for event callbacks -------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -322,9 +323,24 @@ struct Event {
   uint8_t era_bits = 0;
 };
 
+// Sides of a track key: an event's (pid, tid) names a host thread, a device
+// stream or a counter track.
+constexpr char kHostSide = 'H';
+constexpr char kDeviceSide = 'D';
+constexpr char kCounterSide = 'O';
+
+// Reads events into `profile`. Used in two roles:
+//  - the import's reader: top-level keys, Finish, and (single-thread import)
+//    every event, straight into the result;
+//  - a parse thread's reader (`staging` = true): events into a thread-local
+//    profile whose strings and tracks are its own, committed into the import's
+//    reader by CommitStaged in file order. Thread-local tables because
+//    interning into one shared table would need a lock per string, and names
+//    repeat so much that each local table stays small (a few thousand strings).
 class KinetoReader {
  public:
-  KinetoReader(Profile* profile, std::string display_name) : profile_(profile), display_(std::move(display_name)) {
+  KinetoReader(Profile* profile, std::string display_name, bool staging = false)
+      : profile_(profile), display_(std::move(display_name)), staging_(staging) {
     host_start_ = profile->host_ops.size();
     device_start_ = profile->device_tasks.size();
     flow_start_ = profile->flows.size();
@@ -336,15 +352,31 @@ class KinetoReader {
   Status OnTopLevel(std::string_view key, value v);
   Status OnEvent(json_stream::JsonEvent& event);
   Status Finish(const json_stream::JsonStreamStats& stats, bool legacy_importer);
+  // Appends what `staged` (a staging reader) read since its last commit to
+  // this reader's profile, as if this reader had read those events, then
+  // clears it (its strings and tracks stay, with their ids in this profile).
+  void CommitStaged(KinetoReader& staged);
 
  private:
+  // A (pid, tid, side) first seen by a staging reader, replayed at commit.
+  struct TrackLogEntry {
+    uint32_t local_track;
+    char side;
+    int32_t device;
+    int64_t stream;
+    StrId pid, tid;  // local string ids
+  };
+
   std::string Where(uint64_t offset) const { return display_ + ": byte " + std::to_string(offset); }
   Status Bad(simdjson::error_code e) const {
     return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(e) + ")");
   }
   Status ReadArgs(value v, Event* ev, uint64_t offset);
   Status ReadDims(value v, int32_t out[3]);
-  uint32_t Track(const Event& ev, bool device_side);
+  // Track of an event's (pid, tid) on a side; the first sighting of each
+  // (pid, tid, side) adds or finds it in the profile (device side: with its
+  // device and stream), later ones come from a cache.
+  uint32_t Track(const Event& ev, char side);
   // deviceProperties lists the devices visible to the process by their
   // logical index (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES renumber from
   // 0), while device events carry the physical index (e.g. device 9 on a node
@@ -396,6 +428,208 @@ class KinetoReader {
   bool has_iteration_start_ = false;
   int64_t iteration_start_ns_ = 0;
   uint64_t events_without_external_id_ = 0;
+  // Staging role.
+  bool staging_ = false;
+  std::vector<TrackLogEntry> track_log_;  // since the last commit
+  std::vector<StrId> string_remap_;       // local StrId -> committed profile's StrId
+  std::vector<uint32_t> track_remap_;     // local track -> committed profile's track
+};
+
+namespace {
+// dst += f(src[i]) for every element, one resize then a plain loop.
+template <typename T, typename F>
+void AppendMapped(std::vector<T>& dst, const std::vector<T>& src, F f) {
+  const size_t base = dst.size();
+  dst.resize(base + src.size());
+  for (size_t i = 0; i < src.size(); ++i) dst[base + i] = f(src[i]);
+}
+template <typename T>
+void Append(std::vector<T>& dst, const std::vector<T>& src) {
+  dst.insert(dst.end(), src.begin(), src.end());
+}
+}  // namespace
+
+void KinetoReader::CommitStaged(KinetoReader& staged) {
+  Profile& from = *staged.profile_;
+  Profile& to = *profile_;
+  // Strings first seen by the staging reader, in its first-seen order (which
+  // is file order within its ranges): the ids come out as a one-thread read
+  // would give them.
+  std::vector<StrId>& str = staged.string_remap_;
+  for (StrId id = static_cast<StrId>(str.size()); id < from.strings.size(); ++id) str.push_back(to.Intern(from.Str(id)));
+  // Tracks: replay first sightings through this reader's cache so the first
+  // sighting in the file decides (kind, device, stream), as in Track().
+  for (const TrackLogEntry& e : staged.track_log_) {
+    std::string_view pid = from.Str(e.pid), tid = from.Str(e.tid);
+    key_buf_.assign(pid);
+    key_buf_.push_back('\x1f');
+    key_buf_.append(tid);
+    key_buf_.push_back(e.side);
+    uint32_t track;
+    if (auto it = track_cache_.find(key_buf_); it != track_cache_.end()) {
+      track = it->second;
+    } else {
+      track = e.side == kDeviceSide ? to.DeviceTrack(pid, tid, e.device, e.stream)
+                                    : to.TrackFor(pid, tid, e.side == kCounterSide ? TrackKind::kOther
+                                                                                   : TrackKind::kHostThread);
+      track_cache_.emplace(key_buf_, track);
+    }
+    if (staged.track_remap_.size() <= e.local_track) staged.track_remap_.resize(e.local_track + 1, 0);
+    staged.track_remap_[e.local_track] = track;
+  }
+  last_track_key_.clear();
+  const std::vector<uint32_t>& trk = staged.track_remap_;
+  auto s = [&](StrId id) { return str[id]; };
+  auto t = [&](uint32_t local) { return trk[local]; };
+
+  const uint32_t host_base = static_cast<uint32_t>(to.host_ops.size());
+  const uint32_t task_base = static_cast<uint32_t>(to.device_tasks.size());
+  {
+    const HostOpTable& a = from.host_ops;
+    HostOpTable& b = to.host_ops;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.category, a.category, s);
+    Append(b.kind, a.kind);
+    AppendMapped(b.track, a.track, t);
+    Append(b.ts, a.ts);
+    Append(b.dur, a.dur);
+    Append(b.depth, a.depth);
+    Append(b.parent, a.parent);
+    AppendMapped(b.input_dims, a.input_dims, s);
+    AppendMapped(b.input_types, a.input_types, s);
+    Append(b.correlation, a.correlation);
+    Append(b.external_id, a.external_id);
+    Append(b.sequence_number, a.sequence_number);
+  }
+  {
+    const DeviceTaskTable& a = from.device_tasks;
+    DeviceTaskTable& b = to.device_tasks;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.category, a.category, s);
+    Append(b.kind, a.kind);
+    AppendMapped(b.track, a.track, t);
+    Append(b.ts, a.ts);
+    Append(b.dur, a.dur);
+    Append(b.correlation, a.correlation);
+    Append(b.external_id, a.external_id);
+    Append(b.grid, a.grid);
+    Append(b.block, a.block);
+    Append(b.bytes, a.bytes);
+    AppendMapped(b.core_type, a.core_type, s);
+    Append(b.graph_launched, a.graph_launched);
+    Append(b.launcher, a.launcher);
+    const int32_t detail_base = static_cast<int32_t>(b.details.size());
+    AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : d + detail_base; });
+    const DeviceTaskDetailTable& x = a.details;
+    DeviceTaskDetailTable& y = b.details;
+    Append(y.block_dim, x.block_dim);
+    Append(y.mix_block_dim, x.mix_block_dim);
+    AppendMapped(y.op_type, x.op_type, s);
+    AppendMapped(y.input_shapes, x.input_shapes, s);
+    AppendMapped(y.input_types, x.input_types, s);
+    AppendMapped(y.input_formats, x.input_formats, s);
+    AppendMapped(y.output_shapes, x.output_shapes, s);
+    AppendMapped(y.output_types, x.output_types, s);
+    AppendMapped(y.output_formats, x.output_formats, s);
+  }
+  {
+    const AttributeTable& a = from.attributes;
+    AttributeTable& b = to.attributes;
+    for (size_t i = 0; i < a.size(); ++i) {
+      uint32_t owner = a.owner[i];
+      if (a.owner_kind[i] == OwnerKind::kHostOp) owner += host_base;
+      else if (a.owner_kind[i] == OwnerKind::kDeviceTask) owner += task_base;
+      b.Add(a.owner_kind[i], owner, str[a.key[i]], str[a.text[i]], a.number[i]);
+    }
+  }
+  {
+    const FlowTable& a = from.flows;
+    FlowTable& b = to.flows;
+    Append(b.id, a.id);
+    AppendMapped(b.category, a.category, s);
+    Append(b.phase, a.phase);
+    AppendMapped(b.track, a.track, t);
+    Append(b.ts, a.ts);
+  }
+  {
+    const CounterTable& a = from.counters;
+    CounterTable& b = to.counters;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.track, a.track, t);
+    Append(b.ts, a.ts);
+    Append(b.value, a.value);
+  }
+  for (const auto& [reason, entry] : from.data_loss) to.CountLoss(reason, entry.first_location, entry.count);
+  // Event facts: sums, ORs, minimum; "last one wins" facts in commit (= file) order.
+  for (auto& [pid, name] : staged.process_names_) process_names_[pid] = std::move(name);
+  for (auto& [key, name] : staged.thread_names_) thread_names_[key] = std::move(name);
+  saw_cpu_functions_pid_ |= staged.saw_cpu_functions_pid_;
+  saw_any_cat_ |= staged.saw_any_cat_;
+  era_bits_ |= staged.era_bits_;
+  launch_flows_ += staged.launch_flows_;
+  min_ts_ = std::min(min_ts_, staged.min_ts_);
+  if (staged.has_window_end_) {
+    has_window_end_ = true;
+    window_end_ns_ = staged.window_end_ns_;
+    window_end_offset_ = staged.window_end_offset_;
+  }
+  if (staged.has_iteration_start_) {
+    has_iteration_start_ = true;
+    iteration_start_ns_ = staged.iteration_start_ns_;
+  }
+  events_without_external_id_ += staged.events_without_external_id_;
+
+  // Clear the staged rows, keeping capacity (the next batch is about as big).
+  auto clear = [](auto&... v) { (v.clear(), ...); };
+  HostOpTable& h = from.host_ops;
+  clear(h.name, h.category, h.kind, h.track, h.ts, h.dur, h.depth, h.parent, h.input_dims, h.input_types,
+        h.correlation, h.external_id, h.sequence_number);
+  DeviceTaskTable& d = from.device_tasks;
+  clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.grid, d.block, d.bytes,
+        d.core_type, d.graph_launched, d.launcher, d.detail);
+  DeviceTaskDetailTable& x = d.details;
+  clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
+        x.output_types, x.output_formats);
+  AttributeTable& at = from.attributes;
+  clear(at.owner_kind, at.owner, at.key, at.text, at.number);
+  clear(from.flows.id, from.flows.category, from.flows.phase, from.flows.track, from.flows.ts);
+  clear(from.counters.name, from.counters.track, from.counters.ts, from.counters.value);
+  from.data_loss.clear();
+  staged.track_log_.clear();
+  staged.process_names_.clear();
+  staged.thread_names_.clear();
+  staged.saw_cpu_functions_pid_ = staged.saw_any_cat_ = false;
+  staged.era_bits_ = 0;
+  staged.launch_flows_ = 0;
+  staged.min_ts_ = std::numeric_limits<int64_t>::max();
+  staged.has_window_end_ = staged.has_iteration_start_ = false;
+  staged.events_without_external_id_ = 0;
+}
+
+// One parse thread's sink: a staging reader over a thread-local profile.
+class KinetoSink final : public json_stream::EventSink {
+ public:
+  KinetoSink(KinetoReader* target, std::string display_name)
+      : target_(target), display_(std::move(display_name)) {
+    Reset();
+  }
+  Status OnEvent(json_stream::JsonEvent& event) override { return reader_->OnEvent(event); }
+  Profile* loss_profile() override { return staging_.get(); }
+  void Commit() override { target_->CommitStaged(*reader_); }
+  // Rare (a malformed event in a parallel range): start over with empty
+  // tables, so that strings seen only in the discarded events get no ids.
+  void Discard() override { Reset(); }
+
+ private:
+  void Reset() {
+    reader_.reset();
+    staging_ = std::make_unique<Profile>();
+    reader_ = std::make_unique<KinetoReader>(staging_.get(), display_, /*staging=*/true);
+  }
+  KinetoReader* target_;
+  std::string display_;
+  std::unique_ptr<Profile> staging_;
+  std::unique_ptr<KinetoReader> reader_;
 };
 
 Status KinetoReader::ReadDims(value v, int32_t out[3]) {
@@ -550,19 +784,21 @@ Status KinetoReader::ReadArgs(value v, Event* ev, uint64_t offset) {
   return Status::Ok();
 }
 
-uint32_t KinetoReader::Track(const Event& ev, bool device_side) {
+uint32_t KinetoReader::Track(const Event& ev, char side) {
   key_buf_.assign(ev.pid);
   key_buf_.push_back('\x1f');
   key_buf_.append(ev.tid);
-  key_buf_.push_back(device_side ? 'D' : 'H');
+  key_buf_.push_back(side);
   if (key_buf_ == last_track_key_) return last_track_;
   auto it = track_cache_.find(key_buf_);
   uint32_t track;
   if (it != track_cache_.end()) {
     track = it->second;
   } else {
-    if (device_side) {
-      int64_t device = ev.device, stream = ev.stream;
+    int64_t device = -1, stream = -1;
+    if (side == kDeviceSide) {
+      device = ev.device;
+      stream = ev.stream;
       if (device < 0 && !ParseInt64(ev.pid, &device)) device = -1;
       if (stream < 0) {
         std::string_view tid = ev.tid;
@@ -571,9 +807,14 @@ uint32_t KinetoReader::Track(const Event& ev, bool device_side) {
       }
       track = profile_->DeviceTrack(ev.pid, ev.tid, static_cast<int32_t>(device), stream);
     } else {
-      track = profile_->TrackFor(ev.pid, ev.tid, TrackKind::kHostThread);
+      // Counter tracks ('C') are found or added as kOther, host tracks as threads.
+      track = profile_->TrackFor(ev.pid, ev.tid, side == kCounterSide ? TrackKind::kOther : TrackKind::kHostThread);
     }
     track_cache_.emplace(key_buf_, track);
+    if (staging_) {
+      track_log_.push_back({track, side, static_cast<int32_t>(device), stream, profile_->strings.Find(ev.pid),
+                            profile_->strings.Find(ev.tid)});
+    }
   }
   last_track_key_ = key_buf_;
   last_track_ = track;
@@ -691,7 +932,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       bool instant = ev.phase != 'X';
       if (instant) {
         if (ev.name == "[memory]") {
-          uint32_t track = Track(ev, false);
+          uint32_t track = Track(ev, kHostSide);
           if (ev.has_memory_total_allocated)
             profile_->counters.Add(profile_->Intern("Total Allocated"), track, ts, ev.total_allocated);
           if (ev.has_memory_total_reserved)
@@ -722,7 +963,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
         row.kind = info.device_kind;
         if (row.kind == DeviceTaskKind::kKernel && kineto::IsCommunicationKernelName(ev.name))
           row.kind = DeviceTaskKind::kCommunication;
-        row.track = Track(ev, true);
+        row.track = Track(ev, kDeviceSide);
         row.ts = ts;
         row.dur = dur;
         row.correlation = ev.correlation;
@@ -742,7 +983,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
         row.name = profile_->Intern(ev.name);
         row.category = profile_->Intern(ev.cat);
         row.kind = instant ? HostOpKind::kOther : info.host_kind;
-        row.track = Track(ev, false);
+        row.track = Track(ev, kHostSide);
         row.ts = ts;
         row.dur = dur;
         row.input_dims = ev.input_dims;
@@ -775,14 +1016,13 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       }
       int64_t ts = 0;
       if (!ev.has_ts || !parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
-      profile_->flows.Add(id, profile_->Intern(ev.cat), ev.phase, Track(ev, false), ts);
+      profile_->flows.Add(id, profile_->Intern(ev.cat), ev.phase, Track(ev, kHostSide), ts);
       return Status::Ok();
     }
     case 'C': {
       int64_t ts = 0;
       if (!ev.has_ts || !parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
-      key_buf_.clear();
-      uint32_t track = profile_->TrackFor(ev.pid, ev.tid, TrackKind::kOther);
+      uint32_t track = Track(ev, kCounterSide);
       for (const PendingAttribute& a : pending_) {
         if (std::isnan(a.number)) continue;
         std::string name(ev.name);
@@ -973,10 +1213,22 @@ Status ImportKineto(const std::string& path, const ImportOptions& options, Profi
   profile->host_ops.Reserve(profile->host_ops.size() + static_cast<size_t>(events * kHostOpShare));
   profile->device_tasks.Reserve(profile->device_tasks.size() + static_cast<size_t>(events * kDeviceTaskShare));
   KinetoReader reader(profile, stream_options.display_name);
-  auto stats = json_stream::StreamJsonEvents(
-      *source, stream_options,
-      [&](std::string_view key, value v) { return reader.OnTopLevel(key, v); },
-      [&](json_stream::JsonEvent& event) { return reader.OnEvent(event); }, profile);
+  auto on_key = [&](std::string_view key, value v) { return reader.OnTopLevel(key, v); };
+  const size_t threads = json_stream::DefaultParseThreads();
+  StatusOr<json_stream::JsonStreamStats> stats = [&]() -> StatusOr<json_stream::JsonStreamStats> {
+    if (threads <= 1) {
+      return json_stream::StreamJsonEvents(
+          *source, stream_options, on_key, [&](json_stream::JsonEvent& event) { return reader.OnEvent(event); },
+          profile);
+    }
+    std::vector<std::unique_ptr<KinetoSink>> sinks;
+    std::vector<json_stream::EventSink*> sink_pointers;
+    for (size_t i = 0; i < threads; ++i) {
+      sinks.push_back(std::make_unique<KinetoSink>(&reader, stream_options.display_name));
+      sink_pointers.push_back(sinks.back().get());
+    }
+    return json_stream::StreamJsonEventsParallel(*source, stream_options, on_key, sink_pointers, profile);
+  }();
   if (!stats.ok()) return stats.status();
   profile->source_files.push_back(path);
   return reader.Finish(*stats, legacy);
