@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <numeric>
 
 #include "graph/graph_internal.h"
+#include "model/phase_timer.h"
 
 namespace pypto {
 
@@ -123,15 +125,17 @@ class CallGraphBuilder {
   Status Run() {
     PYPTO_RETURN_IF_ERROR(CheckColumns());
     ComputeWholeWindow();
-    NestHostOps();
-    ComputeChildrenAndSelfTime();
-    ComputeEnclosingOperators();
-    LinkDeviceTasks();
-    ComputeDeviceTimesPerOp();
-    OrderDeviceTasks();
-    FindSteps();
+    { PhaseTimer t("graph.nest"); NestHostOps(); }
+    { PhaseTimer t("graph.children+self"); ComputeChildrenAndSelfTime(); }
+    { PhaseTimer t("graph.enclosing"); ComputeEnclosingOperators(); }
+    { PhaseTimer t("graph.link"); LinkDeviceTasks(); }
+    { PhaseTimer t("graph.device_times"); ComputeDeviceTimesPerOp(); }
+    { PhaseTimer t("graph.order_tasks"); OrderDeviceTasks(); }
+    { PhaseTimer t("graph.steps"); FindSteps(); }
     g_.total_device_busy_ns_ = 0;
     for (const BusyTime& b : g_.DeviceBusyTimes()) g_.total_device_busy_ns_ += b.busy_ns;
+    // Only the build walks ops by (track, ts); queries use host_by_ts_.
+    std::vector<uint32_t>().swap(g_.host_by_track_ts_);
     return Status::Ok();
   }
 
@@ -186,7 +190,7 @@ class CallGraphBuilder {
     auto& order = g_.host_by_track_ts_;
     order.resize(n);
     std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    internal::SortUnlessSorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       if (h.track[a] != h.track[b]) return h.track[a] < h.track[b];
       if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
       if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
@@ -233,12 +237,32 @@ class CallGraphBuilder {
       }
       stack.push_back(op);
     }
+    // (ts, -dur, row) order: each track's run of `order` is already in it, so
+    // merge the runs (pairwise, log2(tracks) linear passes) instead of sorting again.
     g_.host_by_ts_ = order;
-    std::sort(g_.host_by_ts_.begin(), g_.host_by_ts_.end(), [&](uint32_t a, uint32_t b) {
+    auto by_time = [&](uint32_t a, uint32_t b) {
       if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
       if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
       return a < b;
-    });
+    };
+    std::vector<size_t> runs;  // run starts, then n
+    for (size_t i = 0; i < n; ++i)
+      if (i == 0 || h.track[order[i]] != h.track[order[i - 1]]) runs.push_back(i);
+    runs.push_back(n);
+    auto& merged = g_.host_by_ts_;
+    while (runs.size() > 2) {
+      std::vector<size_t> next;
+      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+        next.push_back(runs[r]);
+        if (r + 2 < runs.size()) {
+          std::inplace_merge(merged.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                             merged.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                             merged.begin() + static_cast<std::ptrdiff_t>(runs[r + 2]), by_time);
+        }
+      }
+      next.push_back(n);
+      runs.swap(next);
+    }
   }
 
   void ComputeChildrenAndSelfTime() {
@@ -307,7 +331,8 @@ class CallGraphBuilder {
         by_external_id.emplace_back(h.external_id[op], op);
       }
     }
-    std::sort(by_correlation.begin(), by_correlation.end());  // ties: lowest row first
+    internal::SortUnlessSorted(by_correlation.begin(), by_correlation.end(),
+                               std::less<std::pair<int64_t, uint32_t>>());  // ties: lowest row first
     by_correlation.erase(std::unique(by_correlation.begin(), by_correlation.end(),
                                      [&](const auto& a, const auto& b) {
                                        if (a.first != b.first) return false;
@@ -316,7 +341,7 @@ class CallGraphBuilder {
                                      }),
                          by_correlation.end());
     // Operators win over annotations carrying the same External id.
-    std::sort(by_external_id.begin(), by_external_id.end(), [&](const auto& a, const auto& b) {
+    internal::SortUnlessSorted(by_external_id.begin(), by_external_id.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       const bool a_op = h.kind[a.second] == HostOpKind::kOperator;
       const bool b_op = h.kind[b.second] == HostOpKind::kOperator;
@@ -384,8 +409,11 @@ class CallGraphBuilder {
 
     std::vector<uint32_t> task_rows(m);
     std::iota(task_rows.begin(), task_rows.end(), 0u);
-    std::stable_sort(task_rows.begin(), task_rows.end(),
-                     [&](uint32_t a, uint32_t b) { return d.ts[a] < d.ts[b]; });
+    // Stable by ts = ordered by (ts, row): a total order.
+    internal::SortUnlessSorted(task_rows.begin(), task_rows.end(), [&](uint32_t a, uint32_t b) {
+      if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
+      return a < b;
+    });
     BuildCsr(n, g_.task_operator_, task_rows, g_.op_task_offsets_, g_.op_task_rows_);
     BuildCsr(n, d.launcher, task_rows, g_.launch_offsets_, g_.launch_rows_);
 
@@ -431,7 +459,7 @@ class CallGraphBuilder {
       for (uint32_t t = 0; t < m; ++t) {
         if (CountsAsBusy(d.kind[t])) order.push_back(t);
       }
-      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      internal::SortUnlessSorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
         auto ka = key(a), kb = key(b);
         if (ka != kb) return ka < kb;
         if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
@@ -443,14 +471,6 @@ class CallGraphBuilder {
     g_.task_by_device_ts_ = by([&](uint32_t t) { return static_cast<int64_t>(tr.device[d.track[t]]); });
     g_.task_by_core_ts_ = by([&](uint32_t t) {
       return std::pair<int64_t, uint64_t>(tr.device[d.track[t]], internal::CoreKey(d, t));
-    });
-    // The sync/annotation rows are kept for the critical path: all tasks by (track, ts).
-    g_.all_tasks_by_track_ts_.resize(m);
-    std::iota(g_.all_tasks_by_track_ts_.begin(), g_.all_tasks_by_track_ts_.end(), 0u);
-    std::sort(g_.all_tasks_by_track_ts_.begin(), g_.all_tasks_by_track_ts_.end(), [&](uint32_t a, uint32_t b) {
-      if (d.track[a] != d.track[b]) return d.track[a] < d.track[b];
-      if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
-      return a < b;
     });
   }
 
@@ -522,7 +542,7 @@ class CallGraphBuilder {
     }
     g_.task_by_anchor_.resize(m);
     std::iota(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), 0u);
-    std::sort(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
+    internal::SortUnlessSorted(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
       if (g_.task_anchor_[a] != g_.task_anchor_[b]) return g_.task_anchor_[a] < g_.task_anchor_[b];
       return a < b;
     });

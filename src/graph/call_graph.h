@@ -290,7 +290,7 @@ class OperatorCallGraph {
   std::vector<StepInfo> steps_;
 
   // Host ops.
-  std::vector<uint32_t> host_by_track_ts_;   // host rows sorted by (track, ts, -dur)
+  std::vector<uint32_t> host_by_track_ts_;   // host rows sorted by (track, ts, -dur); freed after the build
   std::vector<uint32_t> host_by_ts_;         // host rows sorted by (ts, -dur)
   std::vector<uint32_t> child_offsets_;      // CSR: children of op i = child_rows_[offsets[i]..offsets[i+1])
   std::vector<uint32_t> child_rows_;
@@ -310,7 +310,6 @@ class OperatorCallGraph {
   std::vector<uint32_t> task_by_track_ts_;   // busy task rows sorted by (track, ts)
   std::vector<uint32_t> task_by_device_ts_;  // busy task rows sorted by (device, ts)
   std::vector<uint32_t> task_by_core_ts_;    // busy task rows sorted by (device, core key, ts)
-  std::vector<uint32_t> all_tasks_by_track_ts_;  // every task row sorted by (track, ts)
   std::vector<uint32_t> task_by_anchor_;     // task rows sorted by anchor time (launcher ts, else op ts, else ts)
   std::vector<TimeNs> task_anchor_;
 };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "graph/call_graph.h"
+#include "graph/graph_internal.h"
 
 namespace pypto {
 
@@ -35,20 +36,42 @@ class CriticalPathBuilder {
     tolerance_ = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
     path.window = window;
     SelectEvents(window);
+    // At most: per host op one edge per child, one closing edge, one root edge
+    // and one sync edge; per task its own, launch and stream edges. Reserved
+    // so the vector never doubles (a whole 1 GB trace has ~3.5 M edges);
+    // capacity that stays unused is never touched, so it costs no memory.
+    edges_.reserve(4 * hosts_.size() + 3 * tasks_.size());
     AddHostEdges();
     AddDeviceEdges();
     AddSyncEdges();
+    // Row -> local index maps (one entry per profile row) are not needed any more.
+    std::vector<int32_t>().swap(host_local_);
+    std::vector<int32_t>().swap(task_local_);
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
     return path;
   }
 
  private:
+  // Which rule made an edge. With the two nodes it gives the edge's host op
+  // and task (see Owners), so an edge is 12 bytes instead of 32: the whole
+  // profile of a 1 GB trace has ~5 M edges. The weight is the time difference
+  // of the nodes, recomputed where needed.
+  enum class EdgeType : uint8_t {
+    kFirstChild,   // op start -> first child start: host op = src's op
+    kNextChild,    // child end -> next child start: host op = parent of dst's op
+    kLastChild,    // last child end -> op end: host op = dst's op
+    kLeaf,         // leaf op start -> end: host op = the op
+    kRootToRoot,   // root end -> next root start on the thread: no host op
+    kTask,         // task start -> end: task = the task
+    kLaunch,       // launcher start -> task start: host op = src's op, task = dst's task
+    kGap,          // stream predecessor end -> task start: task = dst's task
+    kSync,         // task end -> sync call end: host op = dst's op, task = src's task
+  };
   struct Edge {
     uint32_t src, dst;
-    TimeNs weight;
     PathSegmentKind kind;
-    int32_t host_op, task;
+    EdgeType type;
   };
 
   TimeNs HostEnd(uint32_t op) const { return h_.ts[op] + std::max<TimeNs>(h_.dur[op], 0); }
@@ -59,6 +82,24 @@ class CriticalPathBuilder {
   uint32_t HostFinish(uint32_t local) const { return 2 * local + 1; }
   uint32_t TaskStart(uint32_t local) const { return task_base_ + 2 * local; }
   uint32_t TaskFinish(uint32_t local) const { return task_base_ + 2 * local + 1; }
+  // Host op row / task row of a node.
+  int32_t HostOf(uint32_t node) const { return static_cast<int32_t>(hosts_[node / 2]); }
+  int32_t TaskOf(uint32_t node) const { return static_cast<int32_t>(tasks_[(node - task_base_) / 2]); }
+  std::pair<int32_t, int32_t> Owners(const Edge& e) const {
+    switch (e.type) {
+      case EdgeType::kFirstChild: return {HostOf(e.src), kNoIndex};
+      case EdgeType::kNextChild: return {h_.parent[HostOf(e.dst)], kNoIndex};
+      case EdgeType::kLastChild:
+      case EdgeType::kLeaf: return {HostOf(e.dst), kNoIndex};
+      case EdgeType::kRootToRoot: return {kNoIndex, kNoIndex};
+      case EdgeType::kTask: return {kNoIndex, TaskOf(e.src)};
+      case EdgeType::kLaunch: return {HostOf(e.src), TaskOf(e.dst)};
+      case EdgeType::kGap: return {kNoIndex, TaskOf(e.dst)};
+      case EdgeType::kSync: return {HostOf(e.dst), TaskOf(e.src)};
+    }
+    return {kNoIndex, kNoIndex};
+  }
+  TimeNs Weight(const Edge& e) const { return node_time_[e.dst] - node_time_[e.src]; }
 
   void SelectEvents(TimeWindow w) {
     // Host ops starting in the window, in ts order.
@@ -89,7 +130,7 @@ class CriticalPathBuilder {
       if (d_.kind[t] == DeviceTaskKind::kAnnotation || d_.kind[t] == DeviceTaskKind::kSync) continue;
       selected.push_back(t);
     }
-    std::sort(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
+    internal::SortUnlessSorted(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
       if (d_.track[a] != d_.track[b]) return d_.track[a] < d_.track[b];
       if (d_.ts[a] != d_.ts[b]) return d_.ts[a] < d_.ts[b];
       return a < b;
@@ -112,13 +153,13 @@ class CriticalPathBuilder {
   // An edge that would go back in time by more than the rounding tolerance
   // (siblings around a partial overlap, clock skew) is left out: it would
   // count the same wall time twice.
-  void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, int32_t host_op, int32_t task) {
+  void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
     const TimeNs diff = node_time_[dst] - node_time_[src];
     if (diff < -tolerance_) {
       ++skipped_edges_;
       return;
     }
-    edges_.push_back({src, dst, diff, kind, host_op, task});  // may be slightly < 0 (rounding)
+    edges_.push_back({src, dst, kind, type});  // weight may be slightly < 0 (rounding)
   }
 
   PathSegmentKind LeafKind(uint32_t op) const {
@@ -144,21 +185,21 @@ class CriticalPathBuilder {
         const int32_t c = host_local_[child];
         if (c < 0) continue;
         if (previous < 0) {
-          AddEdge(HostStart(i), HostStart(c), PathSegmentKind::kHostBound, op, kNoIndex);
+          AddEdge(HostStart(i), HostStart(c), PathSegmentKind::kHostBound, EdgeType::kFirstChild);
         } else {
-          AddEdge(HostFinish(previous), HostStart(c), PathSegmentKind::kHostBound, op, kNoIndex);
+          AddEdge(HostFinish(previous), HostStart(c), PathSegmentKind::kHostBound, EdgeType::kNextChild);
         }
         previous = c;
       }
       if (previous < 0) {
-        AddEdge(HostStart(i), HostFinish(i), LeafKind(op), op, kNoIndex);
+        AddEdge(HostStart(i), HostFinish(i), LeafKind(op), EdgeType::kLeaf);
       } else {
-        AddEdge(HostFinish(previous), HostFinish(i), PathSegmentKind::kHostBound, op, kNoIndex);
+        AddEdge(HostFinish(previous), HostFinish(i), PathSegmentKind::kHostBound, EdgeType::kLastChild);
       }
       const int32_t parent = h_.parent[op];
       if (parent < 0 || host_local_[parent] < 0) {  // a root inside the window
         int32_t& last = last_root_of_track[h_.track[op]];
-        if (last >= 0) AddEdge(HostFinish(last), HostStart(i), PathSegmentKind::kHostBound, kNoIndex, kNoIndex);
+        if (last >= 0) AddEdge(HostFinish(last), HostStart(i), PathSegmentKind::kHostBound, EdgeType::kRootToRoot);
         last = static_cast<int32_t>(i);
       }
     }
@@ -181,16 +222,15 @@ class CriticalPathBuilder {
     int32_t last = -1;
     for (uint32_t j = 0; j < tasks_.size(); ++j) {
       const uint32_t t = tasks_[j];
-      AddEdge(TaskStart(j), TaskFinish(j), TaskKind(d_.kind[t]), kNoIndex, static_cast<int32_t>(t));
+      AddEdge(TaskStart(j), TaskFinish(j), TaskKind(d_.kind[t]), EdgeType::kTask);
       const int32_t launcher = d_.launcher[t];
       if (launcher >= 0 && host_local_[launcher] >= 0) {
-        AddEdge(HostStart(host_local_[launcher]), TaskStart(j), PathSegmentKind::kLaunchOverhead, launcher,
-                static_cast<int32_t>(t));
+        AddEdge(HostStart(host_local_[launcher]), TaskStart(j), PathSegmentKind::kLaunchOverhead, EdgeType::kLaunch);
       }
       if (last >= 0 && d_.track[tasks_[last]] != d_.track[t]) last = -1;
       if (last >= 0) {
         if (d_.ts[t] >= TaskEnd(tasks_[last]) - tol) {
-          AddEdge(TaskFinish(last), TaskStart(j), PathSegmentKind::kKernelGap, kNoIndex, static_cast<int32_t>(t));
+          AddEdge(TaskFinish(last), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kGap);
         }
         if (TaskEnd(t) > TaskEnd(tasks_[last])) last = static_cast<int32_t>(j);
       } else {
@@ -217,8 +257,7 @@ class CriticalPathBuilder {
       if (it == by_end.begin()) continue;
       const uint32_t j = *(it - 1);
       if (TaskEnd(tasks_[j]) < h_.ts[op]) continue;  // finished before the call: nothing waited for
-      AddEdge(TaskFinish(j), HostFinish(i), PathSegmentKind::kSyncWait, static_cast<int32_t>(op),
-              static_cast<int32_t>(tasks_[j]));
+      AddEdge(TaskFinish(j), HostFinish(i), PathSegmentKind::kSyncWait, EdgeType::kSync);
     }
   }
 
@@ -243,7 +282,13 @@ class CriticalPathBuilder {
       std::vector<uint32_t> fill(out_offsets.begin(), out_offsets.end() - 1);
       for (uint32_t e = 0; e < edges_.size(); ++e) out_edges[fill[edges_[e].src]++] = e;
     }
-    std::vector<TimeNs> dist(nodes, 0);
+    // Weights are time differences, so a path's length telescopes to
+    // time(node) - time(first node of the path): instead of the distance
+    // (8 bytes a node) keep the path's first node (4 bytes). "Longer" is then
+    // "starts earlier", with exactly the comparisons of the distances.
+    std::vector<uint32_t> first(nodes);
+    for (uint32_t v = 0; v < nodes; ++v) first[v] = v;
+    auto dist = [&](uint32_t v) { return node_time_[v] - node_time_[first[v]]; };
     std::vector<int32_t> pred(nodes, -1);  // edge index
     std::vector<uint32_t> queue;
     queue.reserve(nodes);
@@ -254,23 +299,27 @@ class CriticalPathBuilder {
       const uint32_t u = queue[head];
       for (uint32_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
         const Edge& e = edges_[out_edges[k]];
-        const TimeNs candidate = dist[u] + e.weight;
-        bool better = candidate > dist[e.dst];
-        if (candidate == dist[e.dst]) {
+        const TimeNs candidate = dist(u) + Weight(e);
+        const TimeNs current = dist(e.dst);
+        bool better = candidate > current;
+        if (candidate == current) {
           better = pred[e.dst] < 0 || node_time_[u] > node_time_[edges_[pred[e.dst]].src];
         }
         if (better) {
-          dist[e.dst] = candidate;
+          first[e.dst] = first[u];
           pred[e.dst] = static_cast<int32_t>(out_edges[k]);
         }
         if (--in_degree[e.dst] == 0) queue.push_back(e.dst);
       }
     }
     path.dropped_nodes = nodes - queue.size();
+    std::vector<uint32_t>().swap(out_offsets);
+    std::vector<uint32_t>().swap(out_edges);
+    std::vector<uint32_t>().swap(in_degree);
     // The path ends at the farthest node (latest time among equals).
     uint32_t end = queue.empty() ? 0 : queue[0];
     for (uint32_t v : queue) {
-      if (dist[v] > dist[end] || (dist[v] == dist[end] && node_time_[v] > node_time_[end])) end = v;
+      if (dist(v) > dist(end) || (dist(v) == dist(end) && node_time_[v] > node_time_[end])) end = v;
     }
     std::vector<uint32_t> chain;  // edge indices, last first
     uint32_t v = end;
@@ -287,7 +336,8 @@ class CriticalPathBuilder {
       const TimeNs start = std::max(cursor, node_time_[edge.src]);
       const TimeNs stop = std::max(start, node_time_[edge.dst]);
       if (stop > start) {
-        path.segments.push_back({edge.kind, edge.host_op, edge.task, start, stop - start});
+        const auto [host_op, task] = Owners(edge);
+        path.segments.push_back({edge.kind, host_op, task, start, stop - start});
         path.breakdown_ns[static_cast<size_t>(edge.kind)] += stop - start;
       }
       cursor = stop;

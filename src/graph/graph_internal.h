@@ -1,6 +1,7 @@
 // Helpers shared by the graph's .cc files; not part of the public API.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -12,6 +13,16 @@ namespace pypto {
 const char* DeviceTaskKindLabel(DeviceTaskKind kind);
 
 namespace internal {
+
+// std::sort, skipped when the range is already in order: importers write
+// events mostly in time order (a Kineto trace's host ops come pre-ordered per
+// thread), and a linear check is far cheaper than an n log n sort of indices.
+// Only for comparators that are a total order (ties broken by row), so the
+// result is the same either way.
+template <typename It, typename Less>
+void SortUnlessSorted(It first, It last, Less less) {
+  if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+}
 
 // Grouping key of a task for per-core-type busy time: its Ascend core type
 // when set, else its task kind (kept apart from StrIds by the high bit).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "importers/detect.h"
+#include "model/phase_timer.h"
 
 namespace pypto::report {
 namespace {
@@ -167,7 +168,10 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
 
   // The critical path defines the window of the per-step figures, so that
   // utilization and path latency describe the same interval.
+  PhaseTimer path_timer("summary.critical_path");
   PYPTO_ASSIGN_OR_RETURN(CriticalPath path, graph.ComputeCriticalPath(step_index));
+  path_timer.Stop();
+  PhaseTimer rest_timer("summary.busy+aggregates");
   summary.critical_path = ConvertCriticalPath(path);
   summary.analysis_window = step_index ? path.window : graph.WholeWindow();
 
@@ -214,18 +218,24 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
 
 StatusOr<ProfileWithGraph> LoadProfileWithGraph(const std::string& path, const ImportOptions& import_options,
                                                 const GraphOptions& graph_options) {
+  PhaseTimer import_timer("import");
   PYPTO_ASSIGN_OR_RETURN(Profile loaded, LoadProfile(path, import_options));
+  import_timer.Stop();
   if (import_options.cancel && import_options.cancel->load())
     return CancelledError(path + ": cancelled after import");
   ProfileWithGraph result;
   result.profile = std::make_unique<Profile>(std::move(loaded));
+  PhaseTimer graph_timer("graph");
   PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph graph, OperatorCallGraph::Build(*result.profile, graph_options));
+  graph_timer.Stop();
   result.graph = std::make_unique<OperatorCallGraph>(std::move(graph));
   return result;
 }
 
 StatusOr<AnalysisSummary> AnalyzeProfile(const std::string& path, const AnalyzeOptions& options) {
+  PhaseTimer total_timer("analyze (import+graph+summary)");
   PYPTO_ASSIGN_OR_RETURN(ProfileWithGraph loaded, LoadProfileWithGraph(path, options.import, options.graph));
+  PhaseTimer summary_timer("summary");
   return SummarizeAnalysis(*loaded.graph, options.summary);
 }
 
