@@ -144,6 +144,29 @@ void WriteTopTables(JsonWriter& json, const AnalysisSummary& summary) {
   json.EndArray();
 }
 
+// Ascend PMU pipe ratios per op type (top rows by total time); always present,
+// with no rows when no task has `*_ratio` attributes.
+void WritePipeRatios(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("pipe_ratios_by_op_type");
+  json.BeginObject();
+  json.KeyUint("distinct_op_types", summary.distinct_pipe_ratio_op_types);
+  json.Key("rows");
+  json.BeginArray();
+  for (const PipeRatioAggregate& row : summary.pipe_ratios_by_op_type) {
+    json.BeginObject();
+    json.KeyString("op_type", row.op_type);
+    json.KeyUint("count", row.count);
+    json.KeyInt("total_ns", row.total_ns);
+    json.Key("ratios");
+    json.BeginObject();
+    for (const PipeRatioMean& ratio : row.ratios) json.KeyDouble(ratio.key, ratio.mean);
+    json.EndObject();
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
 void WriteCounts(JsonWriter& json, const AnalysisSummary& summary) {
   json.Key("counts");
   json.BeginObject();
@@ -227,6 +250,12 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
     KeyTimeOrNull(json, "device_end_ns", step.device_end);
     json.KeyUint("device_task_count", step.device_task_count);
     json.KeyInt("latency_ns", step.latency_ns);
+    if (!step.breakdown.empty()) {
+      json.Key("breakdown");
+      json.BeginObject();
+      for (const auto& [key, ns] : step.breakdown) json.KeyInt(key, ns);
+      json.EndObject();
+    }
     json.EndObject();
   }
   json.EndArray();
@@ -241,6 +270,7 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
   json.KeyInt("total_device_busy_ns", summary.total_device_busy_ns);
   json.KeyUint("top_rows", summary.top_rows);
   WriteTopTables(json, summary);
+  WritePipeRatios(json, summary);
   WriteCounts(json, summary);
   WriteDataLoss(json, summary);
   json.EndObject();

@@ -213,6 +213,7 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
     summary.data_loss.push_back({reason, entry.count, entry.first_location});
   summary.link_stats = LinkStats(graph.stats());
   summary.notes = profile.notes;
+  AddAscendSummary(graph, options, &summary);
   return summary;
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "graph/call_graph.h"
+#include "graph/pipe_ratios.h"
 #include "importers/importer.h"
 #include "model/profile.h"
 
@@ -45,7 +46,18 @@ struct StepSummary {
   TimeNs device_end = kNoTime;
   uint64_t device_task_count = 0;
   TimeNs latency_ns = 0;
+  // Ascend step_trace_time breakdown of the matching StepRow (same number and
+  // device): (snake_case key, ns) for every field the source gave, in
+  // StepBreakdownFields order; empty when the step has none.
+  std::vector<std::pair<std::string, TimeNs>> breakdown = {};
 };
+
+// Keys and display names of the step breakdown fields, in StepRow order.
+struct StepBreakdownField {
+  const char* key;    // JSON key: "computing", "communication_not_overlapped", …
+  const char* label;  // text heading as step_trace_time.csv spells it: "Computing", …
+};
+const std::vector<StepBreakdownField>& StepBreakdownFields();
 
 struct UtilizationRow {
   int32_t device = -1;
@@ -132,6 +144,10 @@ struct AnalysisSummary {
   std::vector<HostOpSummary> top_host_ops;         // operators by self time
   std::vector<DeviceTaskSummary> top_device_tasks; // by total time
   std::vector<KindCount> device_task_kinds;
+  // Ascend PMU pipe ratios per op type (graph/pipe_ratios.h), top `top_rows`
+  // by total time; empty when no task carries a `*_ratio` attribute.
+  std::vector<PipeRatioAggregate> pipe_ratios_by_op_type;
+  uint64_t distinct_pipe_ratio_op_types = 0;  // before the top cut
 
   CriticalPathSummary critical_path;
 
@@ -144,6 +160,11 @@ struct AnalysisSummary {
   std::vector<std::pair<std::string, uint64_t>> link_stats; // graph GraphStats, by field name
   std::vector<std::string> notes;                           // importer notes
 };
+
+// Ascend additions to a summary (pipe ratios per op type, step breakdowns);
+// called by SummarizeAnalysis. Leaves the summary as it is for profiles
+// without PMU ratios or step breakdowns.
+void AddAscendSummary(const OperatorCallGraph& graph, const SummaryOptions& options, AnalysisSummary* summary);
 
 // Collects the summary. Errors: kInvalidArgument when options.step_number names
 // no step (the message lists the steps there are).

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "report/text_table.h"
 
 namespace pypto::report {
@@ -78,6 +81,66 @@ void AppendSteps(std::string* out, const AnalysisSummary& summary) {
                   FormatDuration(step.latency_ns), std::to_string(step.device_task_count), step.source});
   }
   AppendTableOrNone(out, table, "(no steps)");
+}
+
+// One row per step that has an Ascend step_trace_time breakdown; a column per
+// field any of them gives. Nothing when no step has one.
+void AppendStepBreakdown(std::string* out, const AnalysisSummary& summary) {
+  std::vector<const StepBreakdownField*> columns;
+  for (const StepBreakdownField& field : StepBreakdownFields()) {
+    const bool present = std::any_of(summary.steps.begin(), summary.steps.end(), [&](const StepSummary& step) {
+      return std::any_of(step.breakdown.begin(), step.breakdown.end(),
+                         [&](const auto& entry) { return entry.first == field.key; });
+    });
+    if (present) columns.push_back(&field);
+  }
+  if (columns.empty()) return;
+  AppendSection(out, "Step breakdown (step_trace_time)");
+  std::vector<Column> heads = {{"STEP", Align::kRight}, {"DEVICE", Align::kRight}};
+  for (const StepBreakdownField* field : columns) heads.push_back({field->label, Align::kRight});
+  TextTable table(heads);
+  for (const StepSummary& step : summary.steps) {
+    if (step.breakdown.empty()) continue;
+    std::vector<std::string> row = {step.number < 0 ? "-" : std::to_string(step.number), DeviceLabel(step.device)};
+    for (const StepBreakdownField* field : columns) {
+      auto it = std::find_if(step.breakdown.begin(), step.breakdown.end(),
+                             [&](const auto& entry) { return entry.first == field->key; });
+      row.push_back(it == step.breakdown.end() ? "-" : FormatDuration(it->second));
+    }
+    table.AddRow(row);
+  }
+  out->append(table.Render());
+}
+
+// Ascend PMU pipe ratios per op type: a column per ratio key that is non-zero
+// for at least one shown op type (kernel_details writes 0.0 for the pipes of
+// the core a task did not run on). Nothing when no task has ratios.
+void AppendPipeRatios(std::string* out, const AnalysisSummary& summary) {
+  if (summary.pipe_ratios_by_op_type.empty()) return;
+  std::vector<std::string> keys;
+  for (const PipeRatioAggregate& row : summary.pipe_ratios_by_op_type)
+    for (const PipeRatioMean& ratio : row.ratios)
+      if (ratio.mean != 0 && std::find(keys.begin(), keys.end(), ratio.key) == keys.end()) keys.push_back(ratio.key);
+  std::sort(keys.begin(), keys.end());
+  AppendSection(out, fmt::format("Pipe utilization by op type (PMU; top {} of {}, duration-weighted mean ratios)",
+                                 summary.pipe_ratios_by_op_type.size(), summary.distinct_pipe_ratio_op_types));
+  std::vector<Column> heads = {{"OP TYPE"}, {"TASKS", Align::kRight}, {"TOTAL", Align::kRight}};
+  for (const std::string& key : keys) {
+    std::string head = key.substr(0, key.size() - 6);  // without "_ratio"
+    for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    heads.push_back({head, Align::kRight});
+  }
+  TextTable table(heads);
+  for (const PipeRatioAggregate& agg : summary.pipe_ratios_by_op_type) {
+    std::vector<std::string> row = {TerminalSafe(agg.op_type), std::to_string(agg.count), FormatDuration(agg.total_ns)};
+    for (const std::string& key : keys) {
+      auto it = std::find_if(agg.ratios.begin(), agg.ratios.end(),
+                             [&](const PipeRatioMean& ratio) { return ratio.key == key; });
+      row.push_back(it == agg.ratios.end() ? "-" : FormatPercent(it->mean));
+    }
+    table.AddRow(row);
+  }
+  out->append(table.Render());
 }
 
 void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
@@ -218,8 +281,10 @@ std::string RenderAnalysisText(const AnalysisSummary& summary) {
   AppendHeader(&out, summary);
   AppendDevices(&out, summary);
   AppendSteps(&out, summary);
+  AppendStepBreakdown(&out, summary);
   AppendCriticalPath(&out, summary);
   AppendUtilization(&out, summary);
+  AppendPipeRatios(&out, summary);
   AppendTopTables(&out, summary);
   AppendCounts(&out, summary);
   AppendDataLoss(&out, summary);
