@@ -600,6 +600,10 @@ Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* 
   if (!has_header) return CorruptError(path + ": line 1: file is empty (expected a CSV header)");
   std::vector<std::string> header(reader->fields().begin(), reader->fields().end());
   CsvKind kind = ClassifyHeader(header);
+  // Writers end the header row with a line end; a header that is the whole
+  // file means the file was cut inside its first line (the columns after the
+  // cut and every row are lost), not an empty table.
+  if (reader->missing_final_newline()) profile->CountLoss(kLossHeaderCut, At(path, 1));
   if (kind == CsvKind::kUnknown || (expected != CsvKind::kUnknown && kind != expected)) {
     if (expected == CsvKind::kTaskTable) {
       // Say which required column is missing rather than "unknown".

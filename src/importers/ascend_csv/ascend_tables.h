@@ -20,6 +20,7 @@ namespace pypto::ascend {
 // Data-loss reasons (Profile::data_loss keys), shared by both importers.
 inline constexpr char kLossCellCount[] = "ascend csv: row has fewer or more cells than the header";
 inline constexpr char kLossRowCut[] = "ascend csv: last row cut (file truncated inside a quoted cell)";
+inline constexpr char kLossHeaderCut[] = "ascend csv: file ends inside the header row (truncated; no rows read)";
 inline constexpr char kLossNotNumeric[] = "ascend csv: value is not a number";
 inline constexpr char kLossNoTime[] = "ascend csv: task without start time or duration (row skipped)";
 
