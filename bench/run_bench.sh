@@ -151,3 +151,10 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   --env "cores=$(nproc)" --env "mem_gb=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)" \
   --env "loadavg_before=$LOAD_BEFORE" --env "loadavg_after=$LOAD_AFTER" \
   --env "sizes_mb=$SIZES" --env "seed=$SEED"
+
+# ---- 4. memory scaling (added with docs/reliability.md) ------------------------------
+# Peak RSS of `pypto analyze` at 10^5, 10^6 and 10^7 events, bytes per event
+# against a stated budget, linearity; BENCH_SKIP=memory leaves it out.
+if ! skipped memory; then
+  PYPTO=$PYPTO PY=$PY BUILD=$BUILD bash bench/memory_scaling.sh || say "memory scaling: MISS (see above)"
+fi
