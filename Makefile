@@ -36,7 +36,8 @@ help:
 setup: deps venv
 
 deps: $(STAMPS)/apt
-$(STAMPS)/apt:
+# Re-checked when the Makefile (its package lists) changes.
+$(STAMPS)/apt: Makefile
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "[setup] installing Debian packages:" $$missing; \
@@ -45,7 +46,7 @@ $(STAMPS)/apt:
 	@mkdir -p $(STAMPS) && touch $@
 
 venv: $(STAMPS)/venv
-$(STAMPS)/venv: $(STAMPS)/apt
+$(STAMPS)/venv: $(STAMPS)/apt Makefile
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	@echo "[setup] Python packages into $(VENV)"
 	@$(PIP) install -q $(PIP_PACKAGES)
