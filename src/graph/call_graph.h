@@ -180,7 +180,8 @@ struct CriticalPath {
   TimeNs latency_ns = 0;           // sum of segment durations = path end - path start
   TimeNs path_start = 0;
   TimeNs path_end = 0;
-  std::vector<PathSegment> segments;  // in time order, zero-length segments dropped
+  std::vector<PathSegment> segments;  // in time order, zero-length segments dropped (empty from ComputeCriticalPathTotals)
+  uint64_t segment_count = 0;      // number of segments (also when the list was not kept)
   std::array<TimeNs, kPathSegmentKindCount> breakdown_ns{};  // indexed by PathSegmentKind
   uint64_t nodes = 0;
   uint64_t edges = 0;
@@ -265,6 +266,10 @@ class OperatorCallGraph {
   // or of the whole profile when `step` is empty. Error only for a bad index.
   StatusOr<CriticalPath> ComputeCriticalPath(std::optional<size_t> step = std::nullopt) const;
   StatusOr<CriticalPath> ComputeCriticalPath(TimeWindow window) const;
+  // The same path without the segment list (latency, breakdown, counts filled;
+  // `segments` empty): what a summary needs. A whole 1 GB trace's path has ~2 M
+  // segments of 32 bytes, held next to the DAG at the peak.
+  StatusOr<CriticalPath> ComputeCriticalPathTotals(std::optional<size_t> step = std::nullopt) const;
   // Latency of ComputeCriticalPath(step) in ns (Python: get_critical_path_latency()).
   StatusOr<TimeNs> CriticalPathLatency(std::optional<size_t> step = std::nullopt) const;
   StatusOr<TimeNs> get_critical_path_latency(std::optional<size_t> step = std::nullopt) const {
@@ -279,6 +284,8 @@ class OperatorCallGraph {
   friend class CallGraphBuilder;  // call_graph.cc
   friend class CriticalPathBuilder;  // critical_path.cc
 
+  StatusOr<CriticalPath> ComputeCriticalPathImpl(std::optional<size_t> step, bool keep_segments) const;
+  StatusOr<CriticalPath> ComputeCriticalPathImpl(TimeWindow window, bool keep_segments) const;
   // Rows of task_by_anchor_ whose anchor lies in [window.start, window.end).
   std::pair<uint32_t, uint32_t> StepTaskRange(TimeWindow window) const;
 

@@ -28,8 +28,8 @@ const char* PathSegmentKindName(PathSegmentKind kind) {
 
 class CriticalPathBuilder {
  public:
-  explicit CriticalPathBuilder(const OperatorCallGraph& graph)
-      : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks) {}
+  CriticalPathBuilder(const OperatorCallGraph& graph, bool keep_segments)
+      : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks), keep_segments_(keep_segments) {}
 
   CriticalPath Run(TimeWindow window) {
     CriticalPath path;
@@ -321,12 +321,20 @@ class CriticalPathBuilder {
     for (uint32_t v : queue) {
       if (dist(v) > dist(end) || (dist(v) == dist(end) && node_time_[v] > node_time_[end])) end = v;
     }
+    std::vector<uint32_t>().swap(queue);
+    std::vector<uint32_t>().swap(first);
+    // Walk back twice: count, then fill, so neither list regrows.
+    size_t length = 0;
+    for (uint32_t v = end; pred[v] >= 0; v = edges_[pred[v]].src) ++length;
     std::vector<uint32_t> chain;  // edge indices, last first
+    chain.reserve(length);
     uint32_t v = end;
     for (int32_t e = pred[v]; e >= 0; e = pred[v]) {
       chain.push_back(static_cast<uint32_t>(e));
       v = edges_[e].src;
     }
+    std::vector<int32_t>().swap(pred);
+    if (keep_segments_) path.segments.reserve(length);
     path.path_start = node_time_[v];
     // Segments in time order; a cursor absorbs the small backward steps that
     // rounding overlaps allow, so segments never overlap and sum to the latency.
@@ -336,8 +344,11 @@ class CriticalPathBuilder {
       const TimeNs start = std::max(cursor, node_time_[edge.src]);
       const TimeNs stop = std::max(start, node_time_[edge.dst]);
       if (stop > start) {
-        const auto [host_op, task] = Owners(edge);
-        path.segments.push_back({edge.kind, host_op, task, start, stop - start});
+        if (keep_segments_) {
+          const auto [host_op, task] = Owners(edge);
+          path.segments.push_back({edge.kind, host_op, task, start, stop - start});
+        }
+        ++path.segment_count;
         path.breakdown_ns[static_cast<size_t>(edge.kind)] += stop - start;
       }
       cursor = stop;
@@ -358,29 +369,43 @@ class CriticalPathBuilder {
   std::vector<Edge> edges_;
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
+  bool keep_segments_ = true;
 };
 
-StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, bool keep_segments) const {
   if (window.end < window.start) return InvalidArgumentError("critical path: window ends before it starts");
-  CriticalPathBuilder builder(*this);
+  CriticalPathBuilder builder(*this, keep_segments);
   return builder.Run(window);
 }
 
-StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(std::optional<size_t> step) const {
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<size_t> step,
+                                                                  bool keep_segments) const {
   if (!step) {
     // Whole profile: one past the end so that the last instant is included.
     TimeWindow w = whole_window_;
     w.end += 1;
-    return ComputeCriticalPath(w);
+    return ComputeCriticalPathImpl(w, keep_segments);
   }
   if (*step >= steps_.size()) {
     return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
   }
-  return ComputeCriticalPath(steps_[*step].cpu);
+  return ComputeCriticalPathImpl(steps_[*step].cpu, keep_segments);
+}
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {
+  return ComputeCriticalPathImpl(window, true);
+}
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(std::optional<size_t> step) const {
+  return ComputeCriticalPathImpl(step, true);
+}
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathTotals(std::optional<size_t> step) const {
+  return ComputeCriticalPathImpl(step, false);
 }
 
 StatusOr<TimeNs> OperatorCallGraph::CriticalPathLatency(std::optional<size_t> step) const {
-  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, ComputeCriticalPath(step));
+  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, ComputeCriticalPathTotals(step));
   return path.latency_ns;
 }
 

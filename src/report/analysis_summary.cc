@@ -69,7 +69,7 @@ CriticalPathSummary ConvertCriticalPath(const CriticalPath& path) {
   out.latency_ns = path.latency_ns;
   out.path_start = path.path_start;
   out.path_end = path.path_end;
-  out.segment_count = path.segments.size();
+  out.segment_count = path.segment_count;
   for (size_t index = 0; index < kPathSegmentKindCount; ++index) {
     const auto kind = static_cast<PathSegmentKind>(index);
     out.breakdown.push_back({kind, PathSegmentKindName(kind), path.breakdown_ns[index]});
@@ -169,7 +169,8 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
   // The critical path defines the window of the per-step figures, so that
   // utilization and path latency describe the same interval.
   PhaseTimer path_timer("summary.critical_path");
-  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, graph.ComputeCriticalPath(step_index));
+  // Totals only: the summary prints the segment count, not the segments.
+  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, graph.ComputeCriticalPathTotals(step_index));
   path_timer.Stop();
   PhaseTimer rest_timer("summary.busy+aggregates");
   summary.critical_path = ConvertCriticalPath(path);
