@@ -462,7 +462,7 @@ class Reader {
     const char* p;
     const char* stop;
   };
-  const std::vector<EventSink*>& sinks_;
+  const std::vector<EventSink*> sinks_;           // a copy: the serial path passes a temporary
   std::vector<std::unique_ptr<Worker>> workers_;  // one per sink
   std::unique_ptr<WorkerPool> pool_;
   std::vector<Span> batch_;       // complete events found in this region, not parsed yet
