@@ -4,6 +4,7 @@
 // data loss with first locations, also around malformed events (a range is
 // discarded and re-read one event at a time) and buffer edges.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -161,7 +162,10 @@ TEST_P(KinetoParallelTest, SameProfileAsOneThread) {
   // 20 k events (~3 MB, one buffer, ranges of ~1 MB) and 80 k (~12 MB: crosses
   // the 8 MiB buffer edge).
   const int events = GetParam();
-  const std::string path = ::testing::TempDir() + "parallel_" + std::to_string(events) + ".json";
+  // The process id keeps concurrent runs of this test (ctest -j, several build
+  // trees) from writing the same file under each other.
+  const std::string path = ::testing::TempDir() + "parallel_" + std::to_string(events) + "_" +
+                           std::to_string(::getpid()) + ".json";
   std::ofstream(path, std::ios::binary) << MakeTrace(events);
   const Profile one = Import(path, "1");
   ASSERT_GT(one.host_ops.size(), 1000u);
