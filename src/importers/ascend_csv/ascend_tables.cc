@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -363,6 +364,66 @@ Status ImportOpStatistic(csv::CsvReader& reader, const std::vector<std::string>&
   return Status::Ok();
 }
 
+// ------------------------------------------------------------ operator_details / task_time
+
+// Files without timestamps that still hold numbers no other file has: every
+// row is kept as device attributes "<stem>/<name>/<column>" (a name that
+// repeats gives repeated keys, in file order). Columns in `text_columns` keep
+// their text (shapes, types, call stacks); every other cell must be a number
+// and counts as data loss (file:line, column) when it is not. N/A is absent.
+Status ImportKeyedRows(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                       const RunContext& run, Profile* profile, std::string_view stem, std::string_view name_column,
+                       std::initializer_list<std::string_view> text_columns) {
+  const int c_name = FindColumn(header, name_column), c_device = FindColumn(header, "Device_id");
+  if (c_name < 0)
+    return CorruptError(path + ": line 1: missing required column '" + std::string(name_column) + "' (" +
+                        std::string(stem) + ")");
+  std::vector<bool> is_text(header.size(), false);
+  for (std::string_view t : text_columns) {
+    int c = FindColumn(header, t);
+    if (c >= 0) is_text[static_cast<size_t>(c)] = true;
+  }
+  uint64_t rows = 0;
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (!RowUsable(reader, header.size(), path, profile)) continue;
+    if (++rows % kRowsBetweenProgressChecks == 0) {
+      if (CheckCancel(run, path)) return CancelledError(path + ": import cancelled");
+      Progress(run, reader);
+    }
+    int32_t device = run.device;
+    if (device < 0) device = c_device >= 0 ? std::max(0, DeviceFromText(reader[c_device])) : 0;
+    uint32_t owner = EnsureNpuDevice(profile, device);
+    std::string prefix = std::string(stem) + "/" + std::string(reader[c_name]) + "/";
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (static_cast<int>(i) == c_name || static_cast<int>(i) == c_device) continue;
+      std::string_view cell = reader[i];
+      StrId key = profile->Intern(prefix + header[i]);
+      if (is_text[i]) {
+        if (!csv::IsAbsent(cell)) profile->attributes.Add(OwnerKind::kDevice, owner, key, profile->Intern(cell), kNaN);
+        continue;
+      }
+      AddNumericAttribute(profile, OwnerKind::kDevice, owner, key, cell, path, reader.line(), header[i]);
+    }
+  }
+  Progress(run, reader);
+  profile->notes.push_back(path + ": " + std::string(stem) + " rows kept as device attributes '" + std::string(stem) +
+                           "/<" + std::string(name_column) + ">/<column>'");
+  return Status::Ok();
+}
+
+Status ImportOperatorDetails(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                             const RunContext& run, Profile* profile) {
+  return ImportKeyedRows(reader, header, path, run, profile, "operator_details", "Name",
+                         {"Input Shapes", "Input Type", "Input Types", "Call Stack"});
+}
+
+Status ImportTaskTime(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                      const RunContext& run, Profile* profile) {
+  return ImportKeyedRows(reader, header, path, run, profile, "task_time", "kernel_name", {"kernel_type"});
+}
+
 // ------------------------------------------------------------ step_trace_time
 
 Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
@@ -586,6 +647,9 @@ CsvKind ClassifyHeader(const std::vector<std::string>& header) {
   bool task_name = has("Name") || has("Op Name");
   if (duration && start && task_name) return CsvKind::kTaskTable;
   if (has("OP Type") && has("Core Type") && has("Count")) return CsvKind::kOpStatistic;
+  if (has("Name") && (has("Host Self Duration(us)") || has("Device Self Duration(us)")))
+    return CsvKind::kOperatorDetails;
+  if (has("kernel_name") && has("task_time(us)")) return CsvKind::kTaskTime;
   if (has("Step") && has("Computing") && has("Free")) return CsvKind::kStepTraceTime;
   if (has("Name") && has("Size(KB)") && has("Allocation Time(us)")) return CsvKind::kOperatorMemory;
   if (has("Component") && has("Timestamp(us)")) return CsvKind::kMemoryRecord;
@@ -610,14 +674,23 @@ Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* 
       RunContext r = run;
       return ImportTaskTable(*reader, header, path, r, profile);
     }
+    // Files found by name: say which required column is missing, or read a
+    // header-only / reduced-column file rather than refusing it.
+    if (expected == CsvKind::kOperatorDetails || expected == CsvKind::kTaskTime) {
+      profile->source_files.push_back(path);
+      return expected == CsvKind::kOperatorDetails ? ImportOperatorDetails(*reader, header, path, run, profile)
+                                                   : ImportTaskTime(*reader, header, path, run, profile);
+    }
     return UnsupportedError(path + ": line 1: header is not one of the Ascend summary files pypto reads "
-                            "(kernel_details, op_summary, op_statistic, step_trace_time, memory_record, "
-                            "operator_memory)");
+                            "(kernel_details, op_summary, op_statistic, operator_details, task_time, "
+                            "step_trace_time, memory_record, operator_memory)");
   }
   profile->source_files.push_back(path);
   switch (kind) {
     case CsvKind::kTaskTable: return ImportTaskTable(*reader, header, path, run, profile);
     case CsvKind::kOpStatistic: return ImportOpStatistic(*reader, header, path, run, profile);
+    case CsvKind::kOperatorDetails: return ImportOperatorDetails(*reader, header, path, run, profile);
+    case CsvKind::kTaskTime: return ImportTaskTime(*reader, header, path, run, profile);
     case CsvKind::kStepTraceTime: return ImportStepTraceTime(*reader, header, path, run, profile);
     case CsvKind::kMemoryRecord:
     case CsvKind::kOperatorMemory: return ImportMemoryCsv(*reader, header, path, kind, run, profile);

@@ -1,7 +1,7 @@
 // Readers for the Ascend summary files shared by the torch_npu
 // (ASCEND_PROFILER_OUTPUT) and msprof (PROF_*) layouts: per-task tables
-// (kernel_details.csv / op_summary*.csv), op_statistic, step_trace_time, memory
-// records, and the JSON side files (profiler_info*.json, info.json.N,
+// (kernel_details.csv / op_summary*.csv), op_statistic, operator_details,
+// msprof task_time, step_trace_time, memory records, and the JSON side files (profiler_info*.json, info.json.N,
 // communication.json). They fill the model faithfully and analyse nothing.
 // Format facts and sources: docs/formats/ascend.md.
 #pragma once
@@ -42,7 +42,16 @@ struct RunContext {
 };
 
 // Which Ascend summary file a CSV header belongs to.
-enum class CsvKind { kTaskTable, kOpStatistic, kStepTraceTime, kMemoryRecord, kOperatorMemory, kUnknown };
+enum class CsvKind {
+  kTaskTable,
+  kOpStatistic,
+  kOperatorDetails,  // ASCEND_PROFILER_OUTPUT/operator_details.csv (per-op host/device aggregates)
+  kTaskTime,         // msprof task_time*.csv (per-task rows, no shapes)
+  kStepTraceTime,
+  kMemoryRecord,
+  kOperatorMemory,
+  kUnknown
+};
 CsvKind ClassifyHeader(const std::vector<std::string>& header);
 // Reads the first line of `prefix` (file content) as a CSV header.
 std::vector<std::string> HeaderOfPrefix(std::string_view prefix);

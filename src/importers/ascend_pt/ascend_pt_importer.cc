@@ -102,6 +102,7 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
   static constexpr CsvFile kCsvFiles[] = {
       {"kernel_details.csv", ascend::CsvKind::kTaskTable},
       {"op_statistic.csv", ascend::CsvKind::kOpStatistic},
+      {"operator_details.csv", ascend::CsvKind::kOperatorDetails},
       {"step_trace_time.csv", ascend::CsvKind::kStepTraceTime},
       {"memory_record.csv", ascend::CsvKind::kMemoryRecord},
       {"operator_memory.csv", ascend::CsvKind::kOperatorMemory},
@@ -132,9 +133,6 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
       if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
       else ++read;
     }
-    if (e.name == "operator_details.csv")
-      profile->notes.push_back(e.path + ": not read (per-operator aggregates without times; host ops come from "
-                                        "trace_view.json)");
   }
   if (read == 0 && !database.empty()) {
     PYPTO_RETURN_IF_ERROR(AscendDbImporter()->Import(database, options, profile));
@@ -179,6 +177,8 @@ class AscendPtImporterImpl final : public Importer {
           return ascend::StyleOfHeader(header) == ascend::TableStyle::kKernelDetails ? 90 : 0;
         case ascend::CsvKind::kOpStatistic:
         case ascend::CsvKind::kStepTraceTime: return 80;
+        case ascend::CsvKind::kOperatorDetails: return 60;
+        case ascend::CsvKind::kTaskTime: return 0;  // msprof's file
         case ascend::CsvKind::kMemoryRecord:
         case ascend::CsvKind::kOperatorMemory: return 60;
         case ascend::CsvKind::kUnknown: return 0;

@@ -41,9 +41,10 @@ int64_t SliceIndex(std::string_view name) {
   return v;
 }
 
-// Summary CSVs msprof writes, by file-name stem. step_trace_*.csv (graph-mode
-// iterations) and task_time_*.csv (the same tasks as op_summary without
-// shapes) are listed so that the note says why they were skipped.
+// Summary CSVs msprof writes, by file-name stem. task_time_*.csv (the same
+// tasks as op_summary without shapes) is kept as device attributes
+// "task_time/<kernel_name>/<column>"; step_trace_*.csv (graph-mode
+// iterations) is listed so that the note says why it was skipped.
 struct SummaryFile {
   std::string_view stem;
   ascend::CsvKind kind;
@@ -54,7 +55,7 @@ constexpr SummaryFile kSummaryFiles[] = {
     {"op_statistic", ascend::CsvKind::kOpStatistic, true},
     {"memory_record", ascend::CsvKind::kMemoryRecord, true},
     {"operator_memory", ascend::CsvKind::kOperatorMemory, true},
-    {"task_time", ascend::CsvKind::kUnknown, false},
+    {"task_time", ascend::CsvKind::kTaskTime, true},
     {"step_trace", ascend::CsvKind::kUnknown, false},
 };
 
@@ -74,9 +75,7 @@ StatusOr<int> ImportSummaryDir(const std::string& dir, int32_t device, const Imp
     });
     for (const io::DirEntry* f : files) {
       if (!kind.read) {
-        profile->notes.push_back(f->path + ": not read (" +
-                                 (kind.stem == "task_time" ? std::string("same tasks as op_summary")
-                                                           : std::string("graph-mode iteration trace")) + ")");
+        profile->notes.push_back(f->path + ": not read (graph-mode iteration trace)");
         continue;
       }
       ascend::RunContext run;
@@ -147,6 +146,7 @@ class MsprofImporterImpl final : public Importer {
       if (ascend::ClassifyHeader(header) == ascend::CsvKind::kTaskTable &&
           ascend::StyleOfHeader(header) == ascend::TableStyle::kOpSummary)
         return 90;
+      if (ascend::ClassifyHeader(header) == ascend::CsvKind::kTaskTime) return 60;
       return 0;
     }
     if (input.kind != io::PathKind::kDirectory) return 0;

@@ -184,7 +184,7 @@ TEST(AscendLayouts, MsprofProfDirectoryWithDeviceInfo) {
   ASSERT_EQ(p->devices.size(), 1u);
   EXPECT_EQ(Attribute(*p, OwnerKind::kDevice, 0, "ai_core_num").second, 24);
   EXPECT_EQ(Attribute(*p, OwnerKind::kDevice, 0, "aic_frequency").second, 1800);
-  EXPECT_TRUE(HasNoteContaining(*p, "task_time_20240101000000.csv: not read (same tasks as op_summary)"));
+  EXPECT_TRUE(HasNoteContaining(*p, "task_time_20240101000000.csv: task_time rows kept as device attributes"));
   // A parent folder of PROF_* directories loads them too.
   auto parent = LoadProfile(dir.path());
   ASSERT_TRUE(parent.ok()) << parent.status().ToString();
