@@ -30,11 +30,12 @@ namespace {
 
 // Best-scoring importer for one path; nullptr when none claims it.
 StatusOr<std::pair<const Importer*, int>> BestImporter(const std::string& path, io::PathKind kind,
-                                                       const ImportOptions& options) {
+                                                       const ImportOptions& options,
+                                                       size_t prefix_bytes = kSniffPrefixBytes) {
   SniffInput input{path, kind, {}};
   std::string prefix;
   if (kind == io::PathKind::kFile) {
-    PYPTO_ASSIGN_OR_RETURN(prefix, io::ReadPrefix(path, kSniffPrefixBytes, options.limits));
+    PYPTO_ASSIGN_OR_RETURN(prefix, io::ReadPrefix(path, prefix_bytes, options.limits));
     if (prefix.empty()) return UnsupportedError(path + ": file is empty");
     input.prefix = prefix;
   }
@@ -51,6 +52,10 @@ StatusOr<std::pair<const Importer*, int>> BestImporter(const std::string& path, 
 // profile (importers give 80-100 to content they recognise; 10 to "a JSON
 // object that might be a trace").
 constexpr int kConfidentSniffScore = 50;
+// How much of each file a directory walk sniffs: more than a single-file
+// sniff, because a Kineto trace may open with a long user "metadata" object
+// (the TraceLens H100 sample puts "traceEvents" at byte 26,260).
+constexpr size_t kDirectoryScanPrefixBytes = 1u << 20;
 
 bool HasSuffix(std::string_view name, std::string_view suffix) {
   return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
@@ -71,7 +76,7 @@ StatusOr<std::string> ProfileFileInDirectory(const std::string& dir, const Impor
   std::vector<std::string> found;
   for (const auto& e : entries) {
     if (e.kind != io::PathKind::kFile || !HasProfileExtension(e.name)) continue;
-    auto best = BestImporter(e.path, e.kind, options);
+    auto best = BestImporter(e.path, e.kind, options, kDirectoryScanPrefixBytes);
     if (!best.ok() || !best->first) continue;
     // Inside a directory only a confident match counts, or the name the
     // PyTorch trace handler gives (a trace may put traceEvents past the sniff

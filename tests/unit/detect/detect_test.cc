@@ -38,6 +38,15 @@ TEST_F(DetectTest, DirectoryWithOneTraceLoadsThatTrace) {
   EXPECT_GT(profile->host_ops.size(), 0u);
 }
 
+TEST_F(DetectTest, FixtureFolderWhoseTraceOpensWithLongMetadataLoads) {
+  // Qwen_…json.gz puts "traceEvents" at byte 26,260 (after a "metadata"
+  // object), beyond a single-file sniff; the directory walk sniffs further.
+  auto profile = LoadProfile(std::string(PYPTO_FIXTURES_DIR) + "/kineto/tracelens_h100_qwen1.5_0.5b_hf_inference");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->metadata["format"], "kineto");
+  EXPECT_GT(profile->device_tasks.size(), 0u);
+}
+
 TEST_F(DetectTest, DirectoryWithSeveralTracesNamesThem) {
   fs::copy_file(kCpuOnlyTrace, dir_ + "/rank0.json.gz");
   fs::copy_file(kCpuOnlyTrace, dir_ + "/rank1.json.gz");
