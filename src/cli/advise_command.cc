@@ -8,6 +8,7 @@
 
 #include <simdjson.h>
 
+#include "advisor/advise_profile.h"
 #include "advisor/optimizers.h"
 #include "advisor/tuning_advisor.h"
 #include "analysis/structure.h"
@@ -39,37 +40,6 @@ void AddModelOptions(CLI::App* cmd, ModelConfigArgs* m) {
   cmd->add_option("--max-seq", m->model.max_seq, "KV-cache capacity in tokens")->check(CLI::PositiveNumber);
 }
 
-// Reads the fields of a transformers config.json that the advisor uses.
-StatusOr<advisor::ModelConfig> ReadHfConfig(const std::string& path) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (auto err = parser.load(path).get(root))
-    return InvalidArgumentError(path + ": cannot read JSON: " + simdjson::error_message(err));
-  simdjson::dom::object o;
-  if (root.get_object().get(o)) return InvalidArgumentError(path + ": not a JSON object");
-  advisor::ModelConfig m;
-  auto num = [&](const char* key) -> int64_t {
-    int64_t v = 0;
-    if (o[key].get_int64().get(v)) return 0;
-    return v;
-  };
-  std::string_view s;
-  if (!o["model_type"].get_string().get(s)) m.arch = std::string(s);
-  m.num_layers = int32_t(num("num_hidden_layers"));
-  m.num_heads = int32_t(num("num_attention_heads"));
-  m.num_kv_heads = int32_t(num("num_key_value_heads"));
-  m.hidden = int32_t(num("hidden_size"));
-  m.head_dim = int32_t(num("head_dim"));
-  if (m.head_dim <= 0 && m.num_heads > 0 && m.hidden > 0) m.head_dim = m.hidden / m.num_heads;
-  m.max_seq = num("max_position_embeddings");
-  if (!o["torch_dtype"].get_string().get(s) || !o["dtype"].get_string().get(s)) {
-    const std::string d(s);
-    m.dtype = d == "bfloat16" ? "bf16" : d == "float16" ? "fp16" : d == "float32" ? "fp32" : d;
-  }
-  m.source = "config " + path;
-  return m;
-}
-
 // Flags, then config.json: the user's model config.
 StatusOr<advisor::ModelConfig> UserModel(const ModelConfigArgs& args) {
   advisor::ModelConfig m = args.model;
@@ -77,22 +47,11 @@ StatusOr<advisor::ModelConfig> UserModel(const ModelConfigArgs& args) {
                    m.hidden > 0 || !m.dtype.empty() || m.max_seq > 0;
   if (any) m.source = "command line";
   if (!args.config_json.empty()) {
-    PYPTO_ASSIGN_OR_RETURN(advisor::ModelConfig file, ReadHfConfig(args.config_json));
+    PYPTO_ASSIGN_OR_RETURN(advisor::ModelConfig file, advisor::ReadHfConfigFile(args.config_json));
     m.FillFrom(file);
   }
-  if (m.hidden <= 0 && m.num_heads > 0 && m.head_dim > 0) m.hidden = m.num_heads * m.head_dim;
-  if (m.head_dim <= 0 && m.num_heads > 0 && m.hidden > 0) m.head_dim = m.hidden / m.num_heads;
+  advisor::CompleteDerivedFields(&m);
   return m;
-}
-
-Status EnsureDirectory(const std::string& dir) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(dir + ": exists and is not a directory");
-    return Status::Ok();
-  }
-  if (::mkdir(dir.c_str(), 0755) != 0) return IoError(dir + ": cannot create directory: " + std::strerror(errno));
-  return Status::Ok();
 }
 
 }  // namespace
@@ -128,8 +87,6 @@ int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptio
               const std::function<void()>& finish_progress) {
   StatusOr<advisor::ModelConfig> user = UserModel(args.model);
   if (!user.ok()) return Fail(user.status());
-  if (!args.output_dir.empty())
-    if (Status s = EnsureDirectory(args.output_dir); !s.ok()) return Fail(s);
   StatusOr<Profile> profile = LoadProfile(path, import);
   if (finish_progress) finish_progress();
   if (Interrupted()) {
@@ -139,29 +96,16 @@ int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptio
   if (!profile.ok()) return Fail(profile.status());
   StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
   if (!graph.ok()) return Fail(graph.status());
-  DiagnoseOptions options = args.options;
-  options.step = args.step;
-  options.model_arch = user->arch;
-  StatusOr<DiagnosticReport> report = DiagnoseGraph(*graph, options);
-  if (!report.ok()) return Fail(report.status());
-  if (report->source_path.empty()) report->source_path = path;
-  OpClassification classes = ClassifyProfile(*profile, *graph);
-  StructureOptions structure_options;
-  structure_options.model_arch = user->arch;
-  StatusOr<ModelStructure> structure = AnalyzeStructure(*profile, *graph, classes, structure_options);
-  advisor::ModelConfig model = *user;
-  model.FillFrom(advisor::InferModelConfig(*graph, classes, structure.ok() ? &*structure : nullptr));
-  advisor::AdviseOptions advise_options;
-  advise_options.backend = args.backend;
-  StatusOr<advisor::AdviceReport> advice = advisor::Advise(*report, model, advise_options);
-  if (!advice.ok()) return Fail(advice.status());
-  if (!args.output_dir.empty()) {
-    advisor::ArtifactInputs inputs;
-    inputs.report = &*report;
-    inputs.graph = &*graph;
-    inputs.classes = &classes;
-    if (Status s = advisor::WriteArtifacts(inputs, args.output_dir, args.force, &*advice); !s.ok()) return Fail(s);
-  }
+  advisor::AdviseProfileOptions options;
+  options.diagnose = args.options;
+  options.diagnose.step = args.step;
+  options.user_model = *user;
+  options.advise.backend = args.backend;
+  options.output_dir = args.output_dir;
+  options.force = args.force;
+  StatusOr<advisor::AdviseProfileResult> result = advisor::AdviseProfile(*graph, options);
+  if (!result.ok()) return Fail(result.status());
+  const advisor::AdviceReport* advice = &result->advice;
   const std::string text = args.json       ? report::RenderAdviceJson(*advice)
                            : args.markdown ? report::RenderAdviceMarkdown(*advice)
                                            : report::RenderAdviceText(*advice);

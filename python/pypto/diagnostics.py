@@ -1,0 +1,134 @@
+"""HotspotDetector and DiagnosticReport: the anti-pattern library against the hardware's peaks.
+
+Detectors (docs/architecture.md, docs/cost-model.md): matmul_tiling, attention_memory_bound,
+kv_cache_layout, norm_launch_overhead, host_bound, aicpu_fallback, dynamic_shape_compile,
+stream_sync, no_pipe_bound, fusible_sequence. Every issue carries its evidence and an estimated
+saving with the method used (roofline, measured gap, Amdahl).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+from ._native import diagnose_options, engine, fspath
+from ._records import Record
+from .graph import OperatorCallGraph
+
+# Defaults of the brief; the engine holds the same values (analysis/detector.h) with their sources.
+DEFAULT_TILING_UTILIZATION_THRESHOLD = 0.6
+DEFAULT_MEM_BOTTLENECK_RATIO_THRESHOLD = 0.7
+
+
+class Issue(Record):
+    """One finding: issue_type, severity, op_name, phase, detail, affected_us, estimated_saved_us,
+    saving_method, saving_formula, evidence (count, shapes, metrics, row ids)."""
+
+    @property
+    def hotspot_type(self) -> str:
+        return self.raw["issue_type"]
+
+
+class DiagnosticReport:
+    """The diagnosis of one profile (schema pypto.diagnose/1, docs/json-schema.md)."""
+
+    def __init__(self, document: Dict[str, Any], text: Optional[str] = None, markdown: Optional[str] = None):
+        self.data = document
+        self.issues: List[Issue] = [Issue(i) for i in document.get("issues", [])]
+        self._text = text
+        self._markdown = markdown
+
+    @property
+    def estimated_speedup(self) -> float:
+        return float(self.data.get("summary", {}).get("estimated_combined_speedup") or 1.0)
+
+    @property
+    def hardware(self) -> Dict[str, Any]:
+        return dict(self.data.get("hardware", {}))
+
+    @property
+    def structure(self) -> Dict[str, Any]:
+        return dict(self.data.get("structure", {}))
+
+    @property
+    def notes(self) -> List[str]:
+        return list(self.data.get("notes", []))
+
+    def issue_types(self) -> List[str]:
+        return sorted({i.issue_type for i in self.issues})
+
+    def by_type(self, issue_type: str) -> List[Issue]:
+        return [i for i in self.issues if i.issue_type == issue_type]
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, indent=2)
+
+    def to_markdown(self) -> str:
+        return self._markdown if self._markdown is not None else _render_fallback(self.data)
+
+    def to_text(self) -> str:
+        return self._text if self._text is not None else _render_fallback(self.data)
+
+    def __len__(self) -> int:
+        return len(self.issues)
+
+    def __iter__(self):
+        return iter(self.issues)
+
+    def __repr__(self) -> str:
+        return f"DiagnosticReport({len(self.issues)} issues, estimated speedup {self.estimated_speedup:.2f}x)"
+
+
+def _render_fallback(doc: Dict[str, Any]) -> str:
+    return "\n".join(f"- [{i['severity']}] {i['issue_type']} {i.get('op_name', '')}: {i.get('detail', '')}"
+                     for i in doc.get("issues", []))
+
+
+class HotspotDetector:
+    """Runs the detectors on a call graph.
+
+    ai_core_theoretical_peak (FLOP/s) and hbm_bandwidth (B/s) replace the detected hardware's
+    figures; hardware names a table entry ("910B3", "H100", "cpu-generic", …) instead of detecting;
+    tiling_utilization_threshold (0.6) and mem_bottleneck_ratio_threshold (0.7) are the brief's
+    defaults. `params` sets any other detector threshold by "<issue_type>.<name>".
+    """
+
+    def __init__(self, ai_core_theoretical_peak: Optional[float] = None, hbm_bandwidth: Optional[float] = None,
+                 tiling_utilization_threshold: float = DEFAULT_TILING_UTILIZATION_THRESHOLD,
+                 mem_bottleneck_ratio_threshold: float = DEFAULT_MEM_BOTTLENECK_RATIO_THRESHOLD,
+                 *, hardware: Optional[str] = None, model_arch: Optional[str] = None,
+                 only: Optional[Sequence[str]] = None, params: Optional[Dict[str, float]] = None):
+        self.options = diagnose_options(
+            ai_core_theoretical_peak=ai_core_theoretical_peak, hbm_bandwidth=hbm_bandwidth,
+            tiling_utilization_threshold=tiling_utilization_threshold,
+            mem_bottleneck_ratio_threshold=mem_bottleneck_ratio_threshold, hardware=hardware,
+            model_arch=model_arch, only=list(only) if only else None, params=params)
+
+    def detect(self, call_graph: Any, step: Optional[int] = None) -> DiagnosticReport:
+        """Diagnoses `call_graph` (an OperatorCallGraph or a path); `step` = step number N only."""
+        graph = _as_graph(call_graph)
+        options = dict(self.options)
+        if step is not None:
+            options["step"] = int(step)
+        if "model_arch" not in options and getattr(graph, "model_arch", None):
+            options["model_arch"] = graph.model_arch
+        loaded = graph._loaded
+        doc = json.loads(loaded.diagnose(options, "json"))
+        return DiagnosticReport(doc, text=loaded.diagnose(options, "text"),
+                                markdown=loaded.diagnose(options, "markdown"))
+
+    analyze = detect
+    diagnose = detect
+
+
+def _as_graph(value: Any) -> OperatorCallGraph:
+    if isinstance(value, OperatorCallGraph):
+        return value
+    graph = getattr(value, "call_graph", None)
+    if isinstance(graph, OperatorCallGraph):
+        return graph
+    from .graph import load_profile
+    return load_profile(fspath(value))
+
+
+__all__ = ["HotspotDetector", "DiagnosticReport", "Issue"]
