@@ -23,7 +23,7 @@ PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup deps venv build build-asan test test-unit test-asan demo bench clean \
+.PHONY: help setup deps venv build build-asan test test-unit test-asan test-python test-install demo bench clean \
   fuzz fuzz-deps build-fuzz build-tsan test-tsan
 
 help:
@@ -56,9 +56,15 @@ $(STAMPS)/venv-bench: $(STAMPS)/venv
 	@$(PIP) install -q torch==2.13.0 $(PIP_BENCH_PACKAGES)
 	@touch $@
 
-build: deps
-	@cmake --preset release >/dev/null
+# The release build also makes the Python extension (python/pypto/_engine*.so)
+# with the venv's Python and pybind11; the venv sees python/ through a .pth file.
+PY_CMAKE_ARGS = -DPython_EXECUTABLE=$(CURDIR)/$(PY) -Dpybind11_DIR=$$($(PY) -c 'import pybind11; print(pybind11.get_cmake_dir())')
+build: deps venv
+	@cmake --preset release $(PY_CMAKE_ARGS) >/dev/null
 	@cmake --build --preset release -j $(JOBS)
+	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	  echo "$(CURDIR)/python" > $$site/pypto-dev.pth; \
+	  ln -sf $(CURDIR)/$(PYPTO) $(VENV)/bin/pypto
 
 build-asan: deps
 	@cmake --preset asan >/dev/null
@@ -85,8 +91,20 @@ test-tsan: build-tsan
 	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=20 --gz-cuts=2 \
 	  --edits=100 --big-edits=5 --seed=11 | tail -4
 
-test: test-unit test-asan test-tsan
-	@if ls tests/python/test_*.py >/dev/null 2>&1; then $(PY) -m pytest -q tests/python; fi
+test-python: build
+	@PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python
+
+# `pip install .` into a fresh venv (scikit-build-core builds the engine, the
+# extension and the CLI), then a smoke test of the installed package and CLI.
+INSTALL_VENV := build/install-venv
+test-install: venv
+	@rm -rf $(INSTALL_VENV) && python3 -m venv $(INSTALL_VENV)
+	@$(INSTALL_VENV)/bin/pip install -q scikit-build-core pybind11
+	@echo "[install] pip install . (builds the engine; a few minutes)"
+	@$(INSTALL_VENV)/bin/pip install -q --no-build-isolation .
+	@$(INSTALL_VENV)/bin/python tests/install/smoke.py --fixtures ../shared/fixtures
+
+test: test-unit test-asan test-tsan test-python test-install
 
 demo: build venv
 	@PYPTO=$(PYPTO) PY=$(PY) bash examples/demo.sh
