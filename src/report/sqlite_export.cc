@@ -23,7 +23,7 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE tracks(id INTEGER PRIMARY KEY, pid TEXT, tid TEXT, name TEXT, process_name TEXT, kind TEXT NOT NULL,
   device INTEGER, stream INTEGER);
-CREATE TABLE devices(idx INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT);
+CREATE TABLE devices(id INTEGER PRIMARY KEY, idx INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT);
 CREATE TABLE host_ops(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
   track INTEGER NOT NULL, ts INTEGER NOT NULL, dur INTEGER NOT NULL, self_ns INTEGER NOT NULL, depth INTEGER, parent INTEGER,
   op_class TEXT NOT NULL, input_dims_id INTEGER NOT NULL, input_types_id INTEGER NOT NULL, correlation INTEGER,
@@ -33,10 +33,19 @@ CREATE TABLE device_tasks(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, cate
   class_source TEXT NOT NULL, launcher INTEGER, operator INTEGER, link TEXT NOT NULL, graph_launched INTEGER NOT NULL,
   correlation INTEGER, external_id INTEGER, bytes INTEGER, core_type_id INTEGER NOT NULL, op_type_id INTEGER NOT NULL,
   block_dim INTEGER, input_shapes_id INTEGER NOT NULL, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
-  block_x INTEGER, block_y INTEGER, block_z INTEGER);
+  block_x INTEGER, block_y INTEGER, block_z INTEGER, mix_block_dim INTEGER, input_types_id INTEGER NOT NULL,
+  input_formats_id INTEGER NOT NULL, output_shapes_id INTEGER NOT NULL, output_types_id INTEGER NOT NULL,
+  output_formats_id INTEGER NOT NULL);
 CREATE TABLE attributes(owner_kind TEXT NOT NULL, owner INTEGER NOT NULL, key TEXT NOT NULL, text TEXT, number REAL);
 CREATE TABLE steps(id INTEGER PRIMARY KEY, number INTEGER, name TEXT, source TEXT, device INTEGER, cpu_start INTEGER,
   cpu_end INTEGER, device_start INTEGER, device_end INTEGER, device_task_count INTEGER, latency_ns INTEGER);
+CREATE TABLE profile_steps(id INTEGER PRIMARY KEY, number INTEGER NOT NULL, name_id INTEGER NOT NULL, ts INTEGER,
+  dur INTEGER, source_id INTEGER NOT NULL, device INTEGER, computing INTEGER, communication_not_overlapped INTEGER,
+  overlapped INTEGER, communication INTEGER, free INTEGER, stage INTEGER, bubble INTEGER,
+  communication_not_overlapped_excluding_receive INTEGER, preparing INTEGER);
+CREATE TABLE flows(flow_id INTEGER NOT NULL, category_id INTEGER NOT NULL, phase TEXT NOT NULL, track INTEGER NOT NULL,
+  ts INTEGER NOT NULL);
+CREATE TABLE counters(name_id INTEGER NOT NULL, track INTEGER NOT NULL, ts INTEGER NOT NULL, value REAL);
 CREATE TABLE data_loss(reason TEXT PRIMARY KEY, count INTEGER NOT NULL, first_location TEXT);
 CREATE TABLE notes(id INTEGER PRIMARY KEY, source TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE issues(id INTEGER PRIMARY KEY, type TEXT NOT NULL, severity TEXT NOT NULL, op_name TEXT, op_type TEXT,
@@ -130,6 +139,9 @@ void BindRow(sqlite3_stmt* s, int i, int64_t v) {  // negative row -> NULL
 void BindTime(sqlite3_stmt* s, int i, TimeNs v) {
   if (v == kNoTime) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);
 }
+void BindUnknown(sqlite3_stmt* s, int i, TimeNs v) {  // kUnknownNs -> NULL
+  if (v == kUnknownNs) sqlite3_bind_null(s, i); else sqlite3_bind_int64(s, i, v);
+}
 void BindReal(sqlite3_stmt* s, int i, double v) {
   if (std::isnan(v)) sqlite3_bind_null(s, i); else sqlite3_bind_double(s, i, v);
 }
@@ -156,6 +168,10 @@ const char* OwnerKindText(OwnerKind k) {
 Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* diagnosis, SqliteExportStats* stats) {
   const Profile& p = graph.profile();
   PYPTO_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"));
+  // Header marks that let a sniffer that sees only the first bytes know the file.
+  PYPTO_RETURN_IF_ERROR(db.Exec(("PRAGMA application_id=" + std::to_string(pypto_db::kApplicationId) +
+                                 "; PRAGMA user_version=" + std::to_string(kSqliteSchemaVersion) + ";")
+                                    .c_str()));
   PYPTO_RETURN_IF_ERROR(db.Exec("BEGIN"));
   PYPTO_RETURN_IF_ERROR(db.Exec(kSchemaSql));
   const OpClassification classes = ClassifyProfile(p, graph, OpClassifier::Builtin());
@@ -213,12 +229,14 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // devices
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT OR REPLACE INTO devices VALUES(?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO devices VALUES(?,?,?,?)");
     if (!s.ok()) return s.status();
-    for (const DeviceRow& d : p.devices.rows) {
-      sqlite3_bind_int64(*s, 1, d.index);
-      BindTextStatic(*s, 2, DeviceKindName(d.kind));
-      BindTextStatic(*s, 3, p.Str(d.name));
+    for (size_t i = 0; i < p.devices.rows.size(); ++i) {
+      const DeviceRow& d = p.devices.rows[i];
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));  // row: what device attributes name as owner
+      sqlite3_bind_int64(*s, 2, d.index);
+      BindTextStatic(*s, 3, DeviceKindName(d.kind));
+      BindTextStatic(*s, 4, p.Str(d.name));
       PYPTO_RETURN_IF_ERROR(db.Step(*s));
     }
   }
@@ -251,7 +269,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   // device tasks
   {
     StatusOr<sqlite3_stmt*> s =
-        db.Prepare("INSERT INTO device_tasks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        db.Prepare("INSERT INTO device_tasks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!s.ok()) return s.status();
     const DeviceTaskTable& t = p.device_tasks;
     for (size_t i = 0; i < t.size(); ++i) {
@@ -283,6 +301,12 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
         if (t.grid[i][k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid[i][k]); else sqlite3_bind_null(*s, 23 + k);
         if (t.block[i][k] > 0) sqlite3_bind_int(*s, 26 + k, t.block[i][k]); else sqlite3_bind_null(*s, 26 + k);
       }
+      BindRow(*s, 29, t.mix_block_dim(i));
+      sqlite3_bind_int64(*s, 30, t.input_types(i));
+      sqlite3_bind_int64(*s, 31, t.input_formats(i));
+      sqlite3_bind_int64(*s, 32, t.output_shapes(i));
+      sqlite3_bind_int64(*s, 33, t.output_types(i));
+      sqlite3_bind_int64(*s, 34, t.output_formats(i));
       PYPTO_RETURN_IF_ERROR(db.Step(*s));
       ++stats->device_tasks;
     }
@@ -321,6 +345,51 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
       sqlite3_bind_int64(*s, 11, st.latency_ns());
       PYPTO_RETURN_IF_ERROR(db.Step(*s));
       ++stats->steps;
+    }
+  }
+  // the model's own step rows (the table the graph reads; Ascend breakdown included)
+  {
+    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO profile_steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!s.ok()) return s.status();
+    for (size_t i = 0; i < p.steps.rows.size(); ++i) {
+      const StepRow& st = p.steps.rows[i];
+      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+      sqlite3_bind_int64(*s, 2, st.number);
+      sqlite3_bind_int64(*s, 3, st.name);
+      BindUnknown(*s, 4, st.ts);
+      BindUnknown(*s, 5, st.dur);
+      sqlite3_bind_int64(*s, 6, st.source);
+      BindRow(*s, 7, st.device);
+      const TimeNs breakdown[] = {st.computing, st.communication_not_overlapped, st.overlapped, st.communication,
+                                  st.free, st.stage, st.bubble, st.communication_not_overlapped_excluding_receive,
+                                  st.preparing};
+      for (int k = 0; k < 9; ++k) BindUnknown(*s, 8 + k, breakdown[k]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    }
+  }
+  // flows and counters as imported
+  {
+    StatusOr<sqlite3_stmt*> f = db.Prepare("INSERT INTO flows VALUES(?,?,?,?,?)");
+    if (!f.ok()) return f.status();
+    const FlowTable& fl = p.flows;
+    for (size_t i = 0; i < fl.size(); ++i) {
+      sqlite3_bind_int64(*f, 1, static_cast<int64_t>(fl.id[i]));  // uint64 kept as its int64 bit pattern
+      sqlite3_bind_int64(*f, 2, fl.category[i]);
+      const char phase[1] = {fl.phase[i]};
+      BindText(*f, 3, std::string_view(phase, 1));
+      sqlite3_bind_int64(*f, 4, fl.track[i]);
+      sqlite3_bind_int64(*f, 5, fl.ts[i]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*f));
+    }
+    StatusOr<sqlite3_stmt*> c = db.Prepare("INSERT INTO counters VALUES(?,?,?,?)");
+    if (!c.ok()) return c.status();
+    const CounterTable& ct = p.counters;
+    for (size_t i = 0; i < ct.size(); ++i) {
+      sqlite3_bind_int64(*c, 1, ct.name[i]);
+      sqlite3_bind_int64(*c, 2, ct.track[i]);
+      sqlite3_bind_int64(*c, 3, ct.ts[i]);
+      BindReal(*c, 4, ct.value[i]);
+      PYPTO_RETURN_IF_ERROR(db.Step(*c));
     }
   }
   // data loss and notes

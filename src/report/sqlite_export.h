@@ -1,4 +1,5 @@
 // `pypto export-sqlite`: the profile model and the findings as SQLite tables
+// (also pypto's own saved profile format, read back by importers/pypto_db)
 // (docs/sqlite-schema.md documents every table and gives example queries).
 // Written through the SQLite C API with prepared statements inside one
 // transaction, into a temporary file renamed into place.
@@ -9,12 +10,14 @@
 #include "analysis/diagnostic_report.h"
 #include "core/status.h"
 #include "graph/call_graph.h"
+#include "importers/pypto_db/pypto_db_format.h"
 
 namespace pypto::report {
 
-// Value of meta.schema_version; bump on any incompatible table change.
-inline constexpr int kSqliteSchemaVersion = 1;
-inline constexpr char kSqliteSchemaName[] = "pypto.sqlite/1";
+// Value of meta.schema_version and meta.schema; defined with the importer
+// that reads the file back (pypto's saved profile format).
+inline constexpr int kSqliteSchemaVersion = pypto_db::kSchemaVersion;
+inline constexpr std::string_view kSqliteSchemaName = pypto_db::kSchemaName;
 
 struct SqliteExportStats {
   uint64_t tracks = 0;

@@ -12,15 +12,16 @@
 #include <vector>
 
 #include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/pypto_db/pypto_db_format.h"
+#include "importers/sqlite_input/sqlite_input.h"
 
 namespace pypto {
 namespace {
 
+using sqlite_input::kSqliteMagic;
+using sqlite_input::Row;
+
 constexpr std::string_view kImporterName = "ascend-db";
-// The 16-byte header every SQLite 3 database file starts with (sqlite.org/fileformat.html §1.3).
-constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
-// Check for cancellation every this many rows.
-constexpr uint64_t kCancelCheckRows = 65536;
 // CANN_API / PYTORCH_API globalTid = pid << 32 | tid (reference §7 "Joins").
 constexpr int kGlobalTidShift = 32;
 // ENUM_API_TYPE ids of PYTORCH_API.type (reference §7; the 2025 sample's enum table).
@@ -35,54 +36,6 @@ constexpr std::string_view kRequiredTables[] = {"STRING_IDS", "TASK"};
 bool SpanNs(int64_t start, int64_t end, int64_t* dur) {
   return end >= start && !__builtin_sub_overflow(end, start, dur);
 }
-
-std::string PercentEncode(const std::string& path) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : path) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
-                 c == '.' || c == '_' || c == '-' || c == '~';
-    if (plain) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-};
-struct StmtCloser {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-
-// One row of a query, with helpers that hide NULLs and STRING_IDS lookups.
-class Row {
- public:
-  Row(sqlite3_stmt* stmt, uint64_t index) : stmt_(stmt), index_(index) {}
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t Int(int col, int64_t if_null = kNoId) const {
-    return IsNull(col) ? if_null : sqlite3_column_int64(stmt_, col);
-  }
-  double Real(int col) const {
-    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, col);
-  }
-  bool IsText(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_TEXT; }
-  std::string_view Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    if (!t) return {};
-    return {reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
-  }
-  uint64_t index() const { return index_; }
-
- private:
-  sqlite3_stmt* stmt_;
-  uint64_t index_;
-};
 
 class DbReader {
  public:
@@ -99,7 +52,7 @@ class DbReader {
   // A text column: an id into STRING_IDS (integer) or literal text (some columns, some versions).
   StrId Str(const Row& row, int col);
   std::string Loc(const std::string& table, uint64_t row) const {
-    return path_ + ": table " + table + " row " + std::to_string(row + 1);
+    return sqlite_input::RowLocation(path_, table, row);
   }
   void Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id);
 
@@ -116,7 +69,7 @@ class DbReader {
   const std::string& path_;
   const ImportOptions& options_;
   Profile& p_;
-  std::unique_ptr<sqlite3, DbCloser> db_;
+  sqlite_input::DbHandle db_;
   std::set<std::string> tables_;
   std::unordered_map<int64_t, StrId> strings_;
   std::unordered_map<int64_t, uint32_t> task_by_global_id_;
@@ -128,44 +81,8 @@ class DbReader {
 };
 
 Status DbReader::Open() {
-  switch (io::GetPathKind(path_)) {
-    case io::PathKind::kMissing:
-      return NotFoundError(path_ + ": no such file");
-    case io::PathKind::kSymlink:
-      if (!options_.limits.follow_symlinks)
-        return InvalidArgumentError(path_ + ": is a symbolic link (not followed by default; pass --follow-symlinks to allow)");
-      break;
-    case io::PathKind::kFile:
-      break;
-    default:
-      return InvalidArgumentError(path_ + ": not a regular file");
-  }
-  // Size cap and regular-file check through the same guarded open as every input.
-  { PYPTO_ASSIGN_OR_RETURN(auto source, io::OpenByteSource(path_, options_.limits)); }
-  PYPTO_ASSIGN_OR_RETURN(std::string head, io::ReadPrefix(path_, kSqliteMagic.size(), options_.limits));
-  if (head != kSqliteMagic)
-    return UnsupportedError(path_ + ": byte 0: not an SQLite database (no 'SQLite format 3' header)");
-
-  std::string uri = "file:" + PercentEncode(path_) + "?mode=ro&immutable=1";
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
-  db_.reset(raw);
-  if (rc != SQLITE_OK)
-    return IoError(path_ + ": cannot open as SQLite database: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-  // Untrusted file: no extensions, no functions called from schema objects, no writes.
-  sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
-  sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-
-  sqlite3_stmt* stmt = nullptr;
-  rc = sqlite3_prepare_v2(raw, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1, &stmt, nullptr);
-  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
-  if (rc != SQLITE_OK) return CorruptError(path_ + ": cannot read the database schema: " + sqlite3_errmsg(raw));
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    const unsigned char* t = sqlite3_column_text(stmt, 0);
-    if (t) tables_.insert(reinterpret_cast<const char*>(t));
-  }
-  if (rc != SQLITE_DONE) return CorruptError(path_ + ": cannot read the database schema: " + sqlite3_errmsg(raw));
+  PYPTO_ASSIGN_OR_RETURN(db_, sqlite_input::OpenUntrusted(path_, options_.limits));
+  PYPTO_ASSIGN_OR_RETURN(tables_, sqlite_input::TableNames(db_.get(), path_));
   for (std::string_view t : kRequiredTables)
     if (!HasTable(t)) return UnsupportedError(path_ + ": not an Ascend profiler database: missing table " + std::string(t));
   return Status::Ok();
@@ -173,42 +90,7 @@ Status DbReader::Open() {
 
 Status DbReader::Select(const std::string& table, const std::vector<std::string>& columns,
                         const std::function<Status(const Row&)>& on_row, const std::string& tail) {
-  // Which of the wanted columns exist (schemas differ across CANN versions and
-  // MindStudio Insight adds columns).
-  std::set<std::string> present;
-  {
-    sqlite3_stmt* info = nullptr;
-    std::string pragma = "PRAGMA table_info(\"" + table + "\")";
-    if (sqlite3_prepare_v2(db_.get(), pragma.c_str(), -1, &info, nullptr) != SQLITE_OK)
-      return CorruptError(path_ + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db_.get()));
-    std::unique_ptr<sqlite3_stmt, StmtCloser> guard(info);
-    int rc;
-    while ((rc = sqlite3_step(info)) == SQLITE_ROW) {
-      const unsigned char* name = sqlite3_column_text(info, 1);
-      if (name) present.insert(reinterpret_cast<const char*>(name));
-    }
-    if (rc != SQLITE_DONE)
-      return CorruptError(path_ + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db_.get()));
-  }
-  std::string sql = "SELECT ";
-  for (size_t i = 0; i < columns.size(); ++i) {
-    if (i) sql += ", ";
-    sql += present.count(columns[i]) ? "\"" + columns[i] + "\"" : std::string("NULL");
-  }
-  sql += " FROM \"" + table + "\" " + tail;
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
-    return CorruptError(path_ + ": table " + table + ": " + sqlite3_errmsg(db_.get()));
-  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
-  uint64_t index = 0;
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    PYPTO_RETURN_IF_ERROR(on_row(Row(stmt, index)));
-    if (++index % kCancelCheckRows == 0 && options_.cancel && options_.cancel->load())
-      return CancelledError(path_ + ": import cancelled");
-  }
-  if (rc != SQLITE_DONE) return CorruptError(Loc(table, index) + ": " + sqlite3_errmsg(db_.get()));
-  return Status::Ok();
+  return sqlite_input::SelectRows(db_.get(), path_, table, columns, on_row, tail, options_.cancel);
 }
 
 StrId DbReader::Str(const Row& row, int col) {
@@ -625,7 +507,9 @@ class AscendDb final : public Importer {
   int Sniff(const SniffInput& input) const override {
     // Any SQLite file: the tables are checked on import (a sniffer sees only
     // the first bytes), which gives a clear "missing table" error for others.
+    // pypto's own saved profile (application id in the header) is not ours.
     if (input.kind != io::PathKind::kFile) return 0;
+    if (sqlite_input::ApplicationId(input.prefix) == pypto_db::kApplicationId) return 0;
     return input.prefix.starts_with(kSqliteMagic) ? 60 : 0;
   }
   Status Import(const std::string& path, const ImportOptions& options, Profile* profile) const override {

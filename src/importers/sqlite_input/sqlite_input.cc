@@ -1,0 +1,124 @@
+#include "importers/sqlite_input/sqlite_input.h"
+
+#include "io/file.h"
+
+namespace pypto::sqlite_input {
+namespace {
+
+std::string PercentEncode(const std::string& path) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+                 c == '.' || c == '_' || c == '-' || c == '~';
+    if (plain) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t ApplicationId(std::string_view prefix) {
+  if (!prefix.starts_with(kSqliteMagic) || prefix.size() < kApplicationIdOffset + 4) return 0;
+  uint32_t id = 0;
+  for (size_t i = 0; i < 4; ++i) id = (id << 8) | static_cast<unsigned char>(prefix[kApplicationIdOffset + i]);
+  return id;
+}
+
+std::string RowLocation(const std::string& path, const std::string& table, uint64_t row_index) {
+  return path + ": table " + table + " row " + std::to_string(row_index + 1);
+}
+
+StatusOr<DbHandle> OpenUntrusted(const std::string& path, const io::Limits& limits) {
+  switch (io::GetPathKind(path)) {
+    case io::PathKind::kMissing:
+      return NotFoundError(path + ": no such file");
+    case io::PathKind::kSymlink:
+      if (!limits.follow_symlinks)
+        return InvalidArgumentError(path + ": is a symbolic link (not followed by default; pass --follow-symlinks to allow)");
+      break;
+    case io::PathKind::kFile:
+      break;
+    default:
+      return InvalidArgumentError(path + ": not a regular file");
+  }
+  // Size cap and regular-file check through the same guarded open as every input.
+  { PYPTO_ASSIGN_OR_RETURN(auto source, io::OpenByteSource(path, limits)); }
+  PYPTO_ASSIGN_OR_RETURN(std::string head, io::ReadPrefix(path, kSqliteMagic.size(), limits));
+  if (head != kSqliteMagic)
+    return UnsupportedError(path + ": byte 0: not an SQLite database (no 'SQLite format 3' header)");
+
+  std::string uri = "file:" + PercentEncode(path) + "?mode=ro&immutable=1";
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  DbHandle db(raw);
+  if (rc != SQLITE_OK)
+    return IoError(path + ": cannot open as SQLite database: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  // Untrusted file: no extensions, no functions called from schema objects, no writes.
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  return db;
+}
+
+StatusOr<std::set<std::string>> TableNames(sqlite3* db, const std::string& path) {
+  std::set<std::string> tables;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type IN ('table','view')", -1, &stmt, nullptr);
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  if (rc != SQLITE_OK) return CorruptError(path + ": cannot read the database schema: " + sqlite3_errmsg(db));
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(stmt, 0);
+    if (t) tables.insert(reinterpret_cast<const char*>(t));
+  }
+  if (rc != SQLITE_DONE) return CorruptError(path + ": cannot read the database schema: " + sqlite3_errmsg(db));
+  return tables;
+}
+
+StatusOr<std::set<std::string>> ColumnNames(sqlite3* db, const std::string& path, const std::string& table) {
+  std::set<std::string> present;
+  sqlite3_stmt* info = nullptr;
+  std::string pragma = "PRAGMA table_info(\"" + table + "\")";
+  if (sqlite3_prepare_v2(db, pragma.c_str(), -1, &info, nullptr) != SQLITE_OK)
+    return CorruptError(path + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db));
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(info);
+  int rc;
+  while ((rc = sqlite3_step(info)) == SQLITE_ROW) {
+    const unsigned char* name = sqlite3_column_text(info, 1);
+    if (name) present.insert(reinterpret_cast<const char*>(name));
+  }
+  if (rc != SQLITE_DONE) return CorruptError(path + ": table " + table + ": cannot read columns: " + sqlite3_errmsg(db));
+  return present;
+}
+
+Status SelectRows(sqlite3* db, const std::string& path, const std::string& table,
+                  const std::vector<std::string>& columns, const std::function<Status(const Row&)>& on_row,
+                  const std::string& tail, const std::atomic<bool>* cancel) {
+  PYPTO_ASSIGN_OR_RETURN(std::set<std::string> present, ColumnNames(db, path, table));
+  std::string sql = "SELECT ";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) sql += ", ";
+    sql += present.count(columns[i]) ? "\"" + columns[i] + "\"" : std::string("NULL");
+  }
+  sql += " FROM \"" + table + "\" " + tail;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+    return CorruptError(path + ": table " + table + ": " + sqlite3_errmsg(db));
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  uint64_t index = 0;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    PYPTO_RETURN_IF_ERROR(on_row(Row(stmt, index)));
+    if (++index % kCancelCheckRows == 0 && cancel && cancel->load()) return CancelledError(path + ": import cancelled");
+  }
+  if (rc != SQLITE_DONE) return CorruptError(RowLocation(path, table, index) + ": " + sqlite3_errmsg(db));
+  return Status::Ok();
+}
+
+}  // namespace pypto::sqlite_input
