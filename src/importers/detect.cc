@@ -5,6 +5,7 @@
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/msprof/msprof_importer.h"
+#include "importers/pypto_db/pypto_db_importer.h"
 
 namespace pypto {
 
@@ -16,6 +17,7 @@ const std::vector<const Importer*>& AllImporters() {
       AscendDbImporter(),
       AscendPtImporter(),
       MsprofImporter(),
+      PyptoDbImporter(),
   };
   return importers;
 }

@@ -23,6 +23,13 @@ inline constexpr uint64_t kGzipRatioGraceBytes = 64ull << 20;
 // 2 GiB: kernel_details.csv of a long Level2 run is a few hundred MB.
 inline constexpr uint64_t kDefaultMaxWholeFileBytes = 2ull << 30;
 
+// Most rows accepted in one table of a saved pypto profile (the SQLite file of
+// `pypto export-sqlite`), rows. 2^31 - 1: the call graph indexes host ops and
+// device tasks with int32 (graph/call_graph.cc refuses more), and string ids
+// are uint32. A count beyond it is a corrupt or hostile file, refused before
+// any table is sized from it.
+inline constexpr uint64_t kMaxSavedProfileTableRows = (1ull << 31) - 1;
+
 struct Limits {
   uint64_t max_input_bytes = kDefaultMaxInputBytes;
   uint64_t max_gzip_ratio = kDefaultMaxGzipRatio;
