@@ -315,8 +315,8 @@ Status SavedProfileReader::ReadTracks() {
   return Read("tracks", {"pid", "tid", "name", "process_name", "kind", "device", "stream"}, "id", true, [&](Fields& f) {
     std::string_view pid = f.Text(0), tid = f.Text(1), name = f.Text(2), process = f.Text(3);
     std::optional<TrackKind> kind = ParseTrackKind(f.Text(4));
-    const int64_t device = f.Ranged(5, 0, std::numeric_limits<int32_t>::max(), -1);
-    const int64_t stream = f.Ranged(6, 0, std::numeric_limits<int64_t>::max(), -1);
+    const int64_t device = f.Ranged(5, -1, std::numeric_limits<int32_t>::max(), -1);
+    const int64_t stream = f.Ranged(6, -1, std::numeric_limits<int64_t>::max(), -1);
     if (!f.status().ok()) return;
     if (!kind) return f.Fail(4, "unknown track kind '" + std::string(f.Text(4)) + "'");
     const uint32_t row = p_.TrackFor(pid, tid, *kind);
@@ -451,7 +451,7 @@ Status SavedProfileReader::ReadProfileSteps() {
                 step.ts = f.OptInt(2).value_or(kUnknownNs);
                 step.dur = f.OptInt(3).value_or(kUnknownNs);
                 step.source = Str(f, 4);
-                step.device = static_cast<int32_t>(f.Ranged(5, 0, std::numeric_limits<int32_t>::max(), -1));
+                step.device = static_cast<int32_t>(f.Ranged(5, -1, std::numeric_limits<int32_t>::max(), -1));
                 TimeNs* breakdown[] = {&step.computing, &step.communication_not_overlapped, &step.overlapped,
                                        &step.communication, &step.free, &step.stage, &step.bubble,
                                        &step.communication_not_overlapped_excluding_receive, &step.preparing};
@@ -474,7 +474,7 @@ Status SavedProfileReader::ReadSchemaOneSteps() {
                                step.number = f.Int(0);
                                std::string_view name = f.Text(1), source = f.Text(2);
                                step.device = static_cast<int32_t>(
-                                   f.Ranged(3, 0, std::numeric_limits<int32_t>::max(), -1));
+                                   f.Ranged(3, -1, std::numeric_limits<int32_t>::max(), -1));
                                const int64_t start = f.Int(4), end = f.Int(5);
                                if (!f.status().ok()) return;
                                if (source == "ProfilerStep annotation" || source == "whole window") return;
