@@ -18,6 +18,15 @@ files in the cases directory, each holding {"cases": [case, ...]}. A case has a
                 exit code and stderr substrings checked; stderr must be one line.
   expect_trace  `export-trace` output file checked as a Chrome trace: valid JSON,
                 numeric ts, flow ids below 2^53 and paired, plus JSON paths.
+  expect_same_json  {"reference_args": [...], "paths": [...], "checked_by": "..."}:
+                run both commands (stdout JSON) and require every listed path
+                to hold the same value in both (a derived file gives the same
+                figures as the original).
+
+A case may also have "prepare": a list of pypto command lines run first, in
+order, in a fresh temp dir ({tmp}); each must succeed. The case's own command
+then reads what they wrote (e.g. `export-sqlite {fixture} {tmp}/saved.db`, then
+`analyze --json {tmp}/saved.db`).
 
 Paths: `a.b[0].c`, `a["key.with.dots"]`, `rows[?name=value]` (first element
 whose field equals value), `len(a.b)`. Placeholders in args: {fixture} (path
@@ -179,6 +188,20 @@ def check_chrome_trace(path):
 
 
 def run_case(case, options, fixtures_cwd):
+    if "prepare" in case:
+        fixture = case.get("fixture")
+        if fixture and not os.path.exists(os.path.join(fixtures_cwd, fixture)):
+            raise CaseError(f"fixture {fixture} not found under {fixtures_cwd}")
+        with tempfile.TemporaryDirectory(prefix="pypto_golden_prep_") as tmp:
+            placeholders = dict(fixture=fixture, fixtures=fixtures_cwd, tmp=tmp)
+            for step in case["prepare"]:
+                result = run_pypto(options.pypto, expand(step, **placeholders), fixtures_cwd,
+                                   case.get("timeout", options.timeout))
+                try:
+                    require_success(result)
+                except CaseError as error:
+                    raise CaseError(f"prepare step {step}: {error}")
+            return check_case(case, options, fixtures_cwd, placeholders)
     if "setup" in case:
         with tempfile.TemporaryDirectory(prefix="pypto_golden_") as tmp:
             name = make_input(case["setup"], tmp, fixtures_cwd)
@@ -225,6 +248,25 @@ def check_case(case, options, cwd, placeholders):
                                     f"{spec['refuses_overwrite']}, got {again.returncode}: {again.stderr!r}")
         return "ok"
 
+    if "expect_same_json" in case:
+        spec = case["expect_same_json"]
+        if "checked_by" not in spec:
+            raise CaseError("expect_same_json gives no 'checked_by' note")
+        documents = []
+        for command in (args, spec["reference_args"]):
+            result = run_pypto(options.pypto, expand(command, **placeholders), cwd, timeout)
+            require_success(result)
+            try:
+                documents.append(json.loads(result.stdout))
+            except json.JSONDecodeError as error:
+                raise CaseError(f"stdout of {command} is not JSON: {error}")
+        for path in spec["paths"]:
+            actual, reference = resolve(documents[0], path), resolve(documents[1], path)
+            if actual != reference:
+                raise CaseError(f"{path}: {str(actual)[:200]!r} differs from the reference {str(reference)[:200]!r}")
+        check_paths(documents[0], case.get("expect_json", {}))
+        return "ok"
+
     result = run_pypto(options.pypto, expand(args, **placeholders), cwd, timeout)
     require_success(result)
     if "expect_json" in case:
@@ -252,7 +294,7 @@ def check_case(case, options, cwd, placeholders):
             raise CaseError("output differs from " + case["expect_text"]["golden"] + ":\n    " +
                             "\n    ".join(diff[:DIFF_LINES_SHOWN]))
         return "ok"
-    raise CaseError("the case has no expect_json / expect_text / expect_error / expect_trace")
+    raise CaseError("the case has no expect_json / expect_text / expect_error / expect_trace / expect_same_json")
 
 
 def load_cases(cases_dir):
