@@ -122,7 +122,7 @@ fuzz-deps: deps
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
 	fi
 
-FUZZ_BINARIES := fuzz_detect fuzz_kineto fuzz_ascend_csv fuzz_trace_view fuzz_ascend_db fuzz_graph_report
+FUZZ_BINARIES := fuzz_detect fuzz_kineto fuzz_ascend_csv fuzz_trace_view fuzz_ascend_db fuzz_pypto_db fuzz_graph_report
 build-fuzz: fuzz-deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS) --target $(FUZZ_BINARIES)

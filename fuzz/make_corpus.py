@@ -350,6 +350,87 @@ def ascend_db_bytes():
             return f.read()
 
 
+# pypto's saved profile (`pypto export-sqlite`, schema pypto.sqlite/2; docs/sqlite-schema.md):
+# the tables the importer reads, without the views and indexes the export adds for queries.
+PYPTO_DB_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tracks(id INTEGER PRIMARY KEY, pid TEXT, tid TEXT, name TEXT, process_name TEXT, kind TEXT NOT NULL,
+  device INTEGER, stream INTEGER);
+CREATE TABLE devices(id INTEGER PRIMARY KEY, idx INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT);
+CREATE TABLE host_ops(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  track INTEGER NOT NULL, ts INTEGER NOT NULL, dur INTEGER NOT NULL, self_ns INTEGER NOT NULL, depth INTEGER, parent INTEGER,
+  op_class TEXT NOT NULL, input_dims_id INTEGER NOT NULL, input_types_id INTEGER NOT NULL, correlation INTEGER,
+  external_id INTEGER, sequence_number INTEGER);
+CREATE TABLE device_tasks(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  track INTEGER NOT NULL, device INTEGER, stream INTEGER, ts INTEGER NOT NULL, dur INTEGER NOT NULL, op_class TEXT NOT NULL,
+  class_source TEXT NOT NULL, launcher INTEGER, operator INTEGER, link TEXT NOT NULL, graph_launched INTEGER NOT NULL,
+  correlation INTEGER, external_id INTEGER, bytes INTEGER, core_type_id INTEGER NOT NULL, op_type_id INTEGER NOT NULL,
+  block_dim INTEGER, input_shapes_id INTEGER NOT NULL, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER, mix_block_dim INTEGER, input_types_id INTEGER NOT NULL,
+  input_formats_id INTEGER NOT NULL, output_shapes_id INTEGER NOT NULL, output_types_id INTEGER NOT NULL,
+  output_formats_id INTEGER NOT NULL);
+CREATE TABLE attributes(owner_kind TEXT NOT NULL, owner INTEGER NOT NULL, key TEXT NOT NULL, text TEXT, number REAL);
+CREATE TABLE steps(id INTEGER PRIMARY KEY, number INTEGER, name TEXT, source TEXT, device INTEGER, cpu_start INTEGER,
+  cpu_end INTEGER, device_start INTEGER, device_end INTEGER, device_task_count INTEGER, latency_ns INTEGER);
+CREATE TABLE profile_steps(id INTEGER PRIMARY KEY, number INTEGER NOT NULL, name_id INTEGER NOT NULL, ts INTEGER,
+  dur INTEGER, source_id INTEGER NOT NULL, device INTEGER, computing INTEGER, communication_not_overlapped INTEGER,
+  overlapped INTEGER, communication INTEGER, free INTEGER, stage INTEGER, bubble INTEGER,
+  communication_not_overlapped_excluding_receive INTEGER, preparing INTEGER);
+CREATE TABLE flows(flow_id INTEGER NOT NULL, category_id INTEGER NOT NULL, phase TEXT NOT NULL, track INTEGER NOT NULL,
+  ts INTEGER NOT NULL);
+CREATE TABLE counters(name_id INTEGER NOT NULL, track INTEGER NOT NULL, ts INTEGER NOT NULL, value REAL);
+CREATE TABLE data_loss(reason TEXT PRIMARY KEY, count INTEGER NOT NULL, first_location TEXT);
+CREATE TABLE notes(id INTEGER PRIMARY KEY, source TEXT NOT NULL, text TEXT NOT NULL);
+"""
+PYPTO_DB_APPLICATION_ID = 0x50595054  # "PYPT" (src/importers/pypto_db/pypto_db_format.h)
+
+
+def pypto_db_bytes():
+    """A tiny saved profile: one step, an operator launching a matmul kernel, a memcpy, a flow, a counter."""
+    t0 = 1736410576395000000
+    strings = ["", "ProfilerStep#7", "aten::mm", "cpu_op", "cudaLaunchKernel", "cuda_runtime",
+               "ampere_bf16_gemm_128x64", "kernel", "[[16, 4096], [4096, 4096]]", "[\"c10::BFloat16\"]",
+               "Memcpy HtoD", "gpu_memcpy", "ac2g", "Total Allocated", "user_annotation", "step table"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "seed.db")
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA page_size=512")
+        db.execute(f"PRAGMA application_id={PYPTO_DB_APPLICATION_ID}")
+        db.execute("PRAGMA user_version=2")
+        db.executescript(PYPTO_DB_SCHEMA)
+        db.executemany("INSERT INTO meta VALUES (?,?)", [
+            ("schema", "pypto.sqlite/2"), ("schema_version", "2"), ("pypto_version", "0.1.0"),
+            ("profile.format", "kineto"), ("profile.clock", "epoch")])
+        db.executemany("INSERT INTO strings VALUES (?,?)", list(enumerate(strings)))
+        db.executemany("INSERT INTO tracks VALUES (?,?,?,?,?,?,?,?)", [
+            (0, "100", "101", "python", "proc", "host_thread", None, None),
+            (1, "0", "7", "stream 7", "GPU 0", "device_stream", 0, 7)])
+        db.execute("INSERT INTO devices VALUES (0, 0, 'cuda', 'NVIDIA A100-SXM4-80GB')")
+        db.executemany("INSERT INTO host_ops VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+            (0, 1, 14, "user_annotation", 0, t0, 20000, 5000, 0, None, "other", 0, 0, None, None, None),
+            (1, 2, 3, "operator", 0, t0 + 1000, 10000, 6000, 1, 0, "matmul", 8, 9, None, 5, 42),
+            (2, 4, 5, "runtime", 0, t0 + 2000, 4000, 4000, 2, 1, "other", 0, 0, 11, 5, None)])
+        db.executemany("INSERT INTO device_tasks VALUES (" + ",".join("?" * 34) + ")", [
+            (0, 6, 7, "kernel", 1, 0, 7, t0 + 7000, 9000, "matmul", "name", 2, 1, "external_id", 0, 11, 5, None,
+             0, 0, None, 0, 128, 1, 1, 256, 1, 1, None, 0, 0, 0, 0, 0),
+            (1, 10, 11, "memcpy", 1, 0, 7, t0 + 16500, 1000, "copy", "kind", None, None, "none", 0, None, None, 4096,
+             0, 0, None, 0, None, None, None, None, None, None, None, 0, 0, 0, 0, 0)])
+        db.executemany("INSERT INTO attributes VALUES (?,?,?,?,?)", [
+            ("device_task", 0, "registers per thread", "128", 128.0), ("device", 0, "numSms", "108", 108.0)])
+        db.execute("INSERT INTO profile_steps VALUES (0, 7, 1, ?, 20000, 15, -1, 12000, NULL, NULL, NULL, 8000, "
+                   "NULL, NULL, NULL, NULL)", (t0,))
+        db.executemany("INSERT INTO flows VALUES (?,?,?,?,?)", [(11, 12, "s", 0, t0 + 2000), (11, 12, "f", 1, t0 + 7000)])
+        db.execute("INSERT INTO counters VALUES (13, 0, ?, 1048576.0)", (t0 + 500,))
+        db.execute("INSERT INTO data_loss VALUES ('malformed event (skipped)', 1, 'trace.json: byte 1234')")
+        db.execute("INSERT INTO notes VALUES (0, 'import', 'synthetic seed')")
+        db.commit()
+        db.execute("VACUUM")
+        db.close()
+        with open(path, "rb") as f:
+            return f.read()
+
+
 # --- writing -------------------------------------------------------------------------
 
 def gz(data):
@@ -387,6 +468,7 @@ def main():
         "ascend_csv": csvs,
         "trace_view": timelines,
         "ascend_db": dbs,
+        "pypto_db": {"saved_profile_tiny.db": pypto_db_bytes()},
         "detect": everything,
         "graph_report": everything,
     }

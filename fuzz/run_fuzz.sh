@@ -16,8 +16,8 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}            # targets run side by side (one core each)
 # far above what a 4 KB input should ever need (libFuzzer's default is also 2048).
 FUZZ_TIMEOUT_S=${FUZZ_TIMEOUT_S:-10}
 FUZZ_RSS_LIMIT_MB=${FUZZ_RSS_LIMIT_MB:-2048}
-FUZZ_MAX_LEN=${FUZZ_MAX_LEN:-16384}  # the largest seed is 8.5 KB (the SQLite database)
-TARGETS=${FUZZ_TARGETS:-"detect kineto ascend_csv trace_view ascend_db graph_report"}
+FUZZ_MAX_LEN=${FUZZ_MAX_LEN:-16384}  # the largest seed is 12.8 KB (the saved-profile SQLite database)
+TARGETS=${FUZZ_TARGETS:-"detect kineto ascend_csv trace_view ascend_db pypto_db graph_report"}
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
