@@ -1,0 +1,813 @@
+"""Collecting profiles of a model's generate loop: Profiler, TuningSession, ProfileResults.
+
+    import torch
+    from pypto.collection import Profiler
+
+    with Profiler(model=model) as prof:          # every forward of `model` becomes one step
+        with torch.no_grad():
+            model.generate(prompt, max_new_tokens=16)
+    results = prof.get_results()
+    results.get_latency_stats()                  # p50 / p90 / p99 ms per generated token
+    results.call_graph.steps()                   # the engine's view: one step per token
+
+Backends, chosen at run time:
+- torch_npu importable and an NPU available: torch_npu.profiler (CPU + NPU activities, AI-core
+  PipeUtilization metrics), written by tensorboard_trace_handler as an `*_ascend_pt` directory that
+  the engine's Ascend importer reads;
+- CUDA available: torch.profiler with CPU + CUDA activities, exported as a Kineto Chrome trace;
+- otherwise torch.profiler with the CPU activity, exported as a Kineto Chrome trace.
+On torch builds without Kineto (or with PYPTO_FORCE_IN_MEMORY_EVENTS=1) the trace is written from the
+profiler's in-memory events, in the Kineto layout, with input shapes and types.
+
+Steps: with a model watched, forward pre/post hooks open and close a `ProfilerStep#N` record_function
+around every forward call (N = the forward's index since the profiler started; the engine treats these
+as steps) and time the forward with perf_counter_ns (after a device synchronize on CUDA / NPU).
+The first forward of each `generate` call is the prefill, the others are decode tokens.
+
+Sampling: `schedule=dict(wait=19, warmup=0, active=1, repeat=0)` (or a torch.profiler.schedule
+object) records one forward in 20; each watched forward advances the schedule. Forwards outside the
+active window still get their wall time measured (two perf_counter_ns calls and a dict append), so the
+latency statistics cover every token while the detailed trace covers only the sampled ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import math
+import os
+import platform
+import shutil
+import tempfile
+import time
+import warnings
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from .errors import InvalidArgumentError, ProfileNotFoundError, PyptoError
+
+RESULTS_SIDECAR_NAME = "pypto_results.json"
+RESULTS_SCHEMA = "pypto.results/1"
+SAVED_TRACE_NAME = "trace.json.gz"
+SAVED_ASCEND_DIR_NAME = "ascend_profile"
+SAVED_SQLITE_NAME = "profile.sqlite"
+FORCE_IN_MEMORY_ENV = "PYPTO_FORCE_IN_MEMORY_EVENTS"
+STEP_NAME_PREFIX = "ProfilerStep#"           # what torch.profiler writes and the engine reads as steps
+TRACE_LEVELS = ("minimal", "operator", "detailed")
+SCHEDULE_KEYS = ("wait", "warmup", "active", "repeat", "skip_first")
+# A saved sidecar is a few KB per thousand tokens; anything larger is not one (guards `load`).
+MAX_SIDECAR_BYTES = 64 * 1024 * 1024
+PERCENTILES = (50, 90, 99)
+# torch warns once that each schedule cycle starts with no events; pypto exports every cycle itself.
+_CYCLE_CLEAR_WARNING = "Warning: Profiler clears events at the end of each cycle"
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def nearest_rank_percentile(sorted_values: Sequence[float], percent: float) -> float:
+    """The nearest-rank percentile: the smallest value with at least `percent`% of values at or below it."""
+    if not sorted_values:
+        raise InvalidArgumentError("percentile of an empty list")
+    rank = max(1, math.ceil(percent / 100.0 * len(sorted_values)))
+    return float(sorted_values[min(rank, len(sorted_values)) - 1])
+
+
+def latency_summary(values_ms: Sequence[float]) -> Dict[str, Any]:
+    """count, mean, min, max, p50, p90, p99 (nearest rank) of latencies in ms; None values when empty."""
+    ordered = sorted(float(v) for v in values_ms)
+    if not ordered:
+        return {"count": 0, "mean": None, "min": None, "max": None, **{f"p{p}": None for p in PERCENTILES}}
+    summary: Dict[str, Any] = {"count": len(ordered), "mean": sum(ordered) / len(ordered),
+                               "min": ordered[0], "max": ordered[-1]}
+    for p in PERCENTILES:
+        summary[f"p{p}"] = nearest_rank_percentile(ordered, p)
+    return summary
+
+
+# --------------------------------------------------------------------------- results
+
+
+class ProfileResults:
+    """What one profiling run produced: the trace, per-token latencies, step phases and settings.
+
+    `forwards` holds one record per watched forward call: index, phase ("prefill" / "decode"),
+    latency_ms, recorded (inside the profiler's active window), generate_call, batch, seq_len.
+    """
+
+    def __init__(self, trace_path: Optional[str], forwards: Optional[List[Dict[str, Any]]] = None,
+                 settings: Optional[Dict[str, Any]] = None, model_config: Optional[Dict[str, Any]] = None,
+                 generate_calls: Optional[List[Dict[str, Any]]] = None):
+        self.trace_path = trace_path
+        self.forwards: List[Dict[str, Any]] = list(forwards or [])
+        self.settings: Dict[str, Any] = dict(settings or {})
+        self.model_config = model_config
+        self.generate_calls: List[Dict[str, Any]] = list(generate_calls or [])
+        self._call_graph = None
+
+    # -- latencies
+    @property
+    def token_latencies_ms(self) -> List[float]:
+        """Wall time of every watched forward (one generated token each), in order."""
+        return [f["latency_ms"] for f in self.forwards]
+
+    @property
+    def step_phases(self) -> List[str]:
+        return [f["phase"] for f in self.forwards]
+
+    def get_latency_stats(self) -> Dict[str, Any]:
+        """Milliseconds per generated token (nearest-rank percentiles).
+
+        Top level: count, mean, min, max, p50, p90, p99 over all tokens; "prefill" and "decode": the
+        same over the first forward of each generate call and over the others; "profiled_tokens": how
+        many forwards ran inside the profiler's active window (their latency includes its overhead).
+        """
+        stats = latency_summary(self.token_latencies_ms)
+        stats["prefill"] = latency_summary([f["latency_ms"] for f in self.forwards if f["phase"] == "prefill"])
+        stats["decode"] = latency_summary([f["latency_ms"] for f in self.forwards if f["phase"] == "decode"])
+        stats["profiled_tokens"] = sum(1 for f in self.forwards if f.get("recorded"))
+        stats["unit"] = "ms per generated token"
+        return stats
+
+    # -- the trace, through the engine
+    @property
+    def call_graph(self):
+        """The OperatorCallGraph of the trace (loaded by the engine on first use)."""
+        if self._call_graph is None:
+            if not self.trace_path:
+                raise ProfileNotFoundError("these results hold no trace (no forward was inside the profiler's "
+                                           "active window, or the profiler recorded nothing)")
+            from .graph import load_profile
+            self._call_graph = load_profile(self.trace_path)
+        return self._call_graph
+
+    # -- save / load
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": RESULTS_SCHEMA, "trace": None, "settings": self.settings, "model_config": self.model_config,
+                "forwards": self.forwards, "generate_calls": self.generate_calls,
+                "latency_stats": self.get_latency_stats()}
+
+    def save(self, path: Any, overwrite: bool = False, with_sqlite: bool = False) -> str:
+        """Writes a directory: the trace (Kineto JSON gzipped as trace.json.gz, or the Ascend
+        directory copied) and pypto_results.json (latencies, phases, settings, model config).
+        `with_sqlite` also writes the engine's SQLite export (profile.sqlite). Returns the directory.
+        """
+        directory = os.fspath(path)
+        if os.path.exists(directory):
+            if not os.path.isdir(directory):
+                raise InvalidArgumentError(f"{directory}: exists and is not a directory")
+            if os.listdir(directory) and not overwrite:
+                raise InvalidArgumentError(f"{directory}: directory is not empty (pass overwrite=True to replace "
+                                           "the saved results in it)")
+        os.makedirs(directory, exist_ok=True)
+        document = self.to_dict()
+        if self.trace_path:
+            if not os.path.exists(self.trace_path):
+                raise ProfileNotFoundError(f"{self.trace_path}: the trace of these results no longer exists")
+            if os.path.isdir(self.trace_path):
+                target = os.path.join(directory, SAVED_ASCEND_DIR_NAME)
+                if os.path.exists(target):
+                    shutil.rmtree(target)
+                shutil.copytree(self.trace_path, target)
+                document["trace"] = SAVED_ASCEND_DIR_NAME
+            else:
+                target = os.path.join(directory, SAVED_TRACE_NAME)
+                with open(self.trace_path, "rb") as source:
+                    already_gzip = source.read(2) == b"\x1f\x8b"
+                    source.seek(0)
+                    if already_gzip:
+                        with open(target, "wb") as sink:
+                            shutil.copyfileobj(source, sink)
+                    else:
+                        with gzip.open(target, "wb", compresslevel=6) as sink:
+                            shutil.copyfileobj(source, sink)
+                document["trace"] = SAVED_TRACE_NAME
+            if with_sqlite:
+                self.call_graph.export_to_sqlite(os.path.join(directory, SAVED_SQLITE_NAME), force=True,
+                                                 findings=False)
+                document["sqlite"] = SAVED_SQLITE_NAME
+        sidecar = os.path.join(directory, RESULTS_SIDECAR_NAME)
+        temporary = sidecar + ".tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(document, f, indent=1, default=str)
+        os.replace(temporary, sidecar)
+        return directory
+
+    @classmethod
+    def load(cls, path: Any) -> "ProfileResults":
+        """Reads results written by save(): the directory, or its pypto_results.json."""
+        given = os.fspath(path)
+        if not os.path.exists(given):
+            raise ProfileNotFoundError(f"{given}: no such file or directory")
+        sidecar = os.path.join(given, RESULTS_SIDECAR_NAME) if os.path.isdir(given) else given
+        if not os.path.isfile(sidecar):
+            raise ProfileNotFoundError(f"{given}: not saved pypto results ({RESULTS_SIDECAR_NAME} is missing)")
+        size = os.path.getsize(sidecar)
+        if size > MAX_SIDECAR_BYTES:
+            raise InvalidArgumentError(f"{sidecar}: {size} bytes, more than a results file holds "
+                                       f"({MAX_SIDECAR_BYTES}); not a {RESULTS_SIDECAR_NAME}")
+        try:
+            with open(sidecar, "r", encoding="utf-8") as f:
+                document = json.load(f)
+        except UnicodeDecodeError as exc:
+            raise InvalidArgumentError(f"{sidecar}: not a {RESULTS_SIDECAR_NAME} (not UTF-8 text: {exc.reason} "
+                                       f"at byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise InvalidArgumentError(f"{sidecar}: not a {RESULTS_SIDECAR_NAME} (malformed JSON at line "
+                                       f"{exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        if not isinstance(document, dict) or document.get("schema") != RESULTS_SCHEMA:
+            found = document.get("schema") if isinstance(document, dict) else type(document).__name__
+            raise InvalidArgumentError(f"{sidecar}: not a {RESULTS_SIDECAR_NAME} (schema {found!r}, "
+                                       f"expected {RESULTS_SCHEMA!r})")
+        forwards = document.get("forwards")
+        if not isinstance(forwards, list) or not all(
+                isinstance(f, dict) and isinstance(f.get("latency_ms"), (int, float)) and f.get("phase") in
+                ("prefill", "decode") for f in forwards):
+            raise InvalidArgumentError(f"{sidecar}: malformed \"forwards\" (a list of objects with latency_ms "
+                                       "and phase prefill/decode expected)")
+        trace_path = None
+        trace_name = document.get("trace")
+        if trace_name is not None:
+            if not isinstance(trace_name, str) or os.path.isabs(trace_name) or ".." in trace_name.split("/"):
+                raise InvalidArgumentError(f"{sidecar}: \"trace\" must name a file inside the results directory, "
+                                           f"got {trace_name!r}")
+            trace_path = os.path.join(os.path.dirname(os.path.abspath(sidecar)), trace_name)
+            if not os.path.exists(trace_path):
+                raise ProfileNotFoundError(f"{trace_path}: the trace named by {sidecar} is missing")
+        return cls(trace_path, forwards, document.get("settings") or {}, document.get("model_config"),
+                   document.get("generate_calls") or [])
+
+    def __repr__(self) -> str:
+        return (f"ProfileResults(trace_path={self.trace_path!r}, tokens={len(self.forwards)}, "
+                f"backend={self.settings.get('backend')!r})")
+
+
+# --------------------------------------------------------------------------- backend helpers
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is a requirement of collection
+        raise PyptoError("pypto.collection needs PyTorch (import torch failed)") from exc
+    return torch
+
+
+def _npu_available() -> bool:
+    try:
+        import torch_npu  # noqa: F401
+    except Exception:
+        return False
+    torch = _torch()
+    return bool(getattr(torch, "npu", None) is not None and torch.npu.is_available())
+
+
+def detect_backend() -> str:
+    """"npu", "cuda" or "cpu": what this machine profiles with."""
+    if _npu_available():
+        return "npu"
+    if _torch().cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def _schedule_fields(schedule: Any) -> Optional[Dict[str, int]]:
+    if schedule is None or callable(schedule):
+        return None
+    if not isinstance(schedule, dict):
+        raise InvalidArgumentError("schedule must be a dict (wait, warmup, active, repeat, skip_first) or a "
+                                   f"torch.profiler.schedule(...) object, not {type(schedule).__name__}")
+    unknown = sorted(set(schedule) - set(SCHEDULE_KEYS))
+    if unknown:
+        raise InvalidArgumentError(f"schedule: unknown keys {unknown} (allowed: {', '.join(SCHEDULE_KEYS)})")
+    fields = {"wait": 0, "warmup": 0, "active": 1, "repeat": 0, "skip_first": 0}
+    for key, value in schedule.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgumentError(f"schedule: {key} must be a non-negative int, got {value!r}")
+        fields[key] = value
+    if fields["active"] < 1:
+        raise InvalidArgumentError("schedule: active must be at least 1")
+    return fields
+
+
+def _first_tensor_shape(args: tuple, kwargs: Dict[str, Any]) -> Optional[tuple]:
+    torch = _torch()
+    for key in ("input_ids", "inputs_embeds"):
+        value = kwargs.get(key)
+        if isinstance(value, torch.Tensor):
+            return tuple(value.shape)
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return tuple(value.shape)
+    return None
+
+
+def _model_config_dict(model: Any) -> Optional[Dict[str, Any]]:
+    config = getattr(model, "config", None)
+    if config is None:
+        return None
+    if hasattr(config, "to_dict"):
+        config = config.to_dict()
+    elif not isinstance(config, dict) and hasattr(config, "__dict__"):
+        config = vars(config)
+    if not isinstance(config, dict):
+        return None
+    plain = {k: v for k, v in config.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    if "torch_dtype" in config and not isinstance(config["torch_dtype"], (str, type(None))):
+        plain["torch_dtype"] = str(config["torch_dtype"]).replace("torch.", "")
+    return plain
+
+
+def _event_trace_name(event: Any) -> str:
+    """The event's name as recorded: events() renames "ProfilerStep#N" to "ProfilerStep*" but keeps trace_name."""
+    return getattr(event, "trace_name", None) or event.name
+
+
+def write_events_as_kineto_trace(events: Any, path: str, time_offset_us: float = 0.0,
+                                 metadata: Optional[Dict[str, Any]] = None) -> int:
+    """Writes torch profiler in-memory events (FunctionEvent list) as a Kineto-style Chrome trace.
+
+    Each event becomes a complete ("X") event: cat "user_annotation" for record_function ranges
+    (ProfilerStep#N among them), "cpu_op" for operators, with args "Input Dims", "Input type",
+    "Sequence number", "External id". Times are microseconds (+ time_offset_us). Returns the count.
+    """
+    pid = os.getpid()
+    trace_events: List[Dict[str, Any]] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0, "args": {"name": "python"}}]
+    for event in events:
+        interval = getattr(event, "time_range", None)
+        if interval is None:
+            continue
+        start, end = float(interval.start), float(interval.end)
+        args: Dict[str, Any] = {"External id": int(getattr(event, "id", 0) or 0)}
+        shapes = getattr(event, "input_shapes", None)
+        if shapes:
+            args["Input Dims"] = [list(s) if isinstance(s, (list, tuple)) else [] for s in shapes]
+        dtypes = getattr(event, "input_dtypes", None)
+        if dtypes:
+            args["Input type"] = [str(t) if t is not None else "" for t in dtypes]
+        sequence_number = getattr(event, "sequence_nr", -1)
+        if sequence_number is not None and sequence_number >= 0:
+            args["Sequence number"] = int(sequence_number)
+        name = _event_trace_name(event)
+        annotation = bool(getattr(event, "is_user_annotation", False)) or name.startswith(STEP_NAME_PREFIX)
+        trace_events.append({
+            "ph": "X", "cat": "user_annotation" if annotation else "cpu_op", "name": name,
+            "pid": pid, "tid": int(getattr(event, "thread", 0) or 0),
+            "ts": round(start + time_offset_us, 3), "dur": round(max(0.0, end - start), 3), "args": args})
+    document = {"schemaVersion": 1, "displayTimeUnit": "ms", "record_shapes": 1,
+                "traceName": os.path.basename(path), "traceEvents": trace_events}
+    if metadata:
+        document["pypto_writer"] = metadata
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(document, f, separators=(",", ":"))
+    return len(trace_events) - 1
+
+
+def merge_kineto_traces(paths: Sequence[str], output: str) -> str:
+    """Concatenates the events of several Kineto Chrome traces (one per schedule cycle) into one file.
+
+    Timestamps are made comparable through each file's baseTimeNanoseconds (the first file's base is
+    kept); other top-level keys come from the first file.
+    """
+    merged: Optional[Dict[str, Any]] = None
+    base_ns = 0
+    for path in paths:
+        with open(path, "r", encoding="utf-8") as f:
+            document = json.load(f)
+        events = document.get("traceEvents", [])
+        this_base = int(document.get("baseTimeNanoseconds", 0) or 0)
+        if merged is None:
+            merged = document
+            base_ns = this_base
+            continue
+        shift_us = (this_base - base_ns) / 1000.0
+        if shift_us:
+            for event in events:
+                if isinstance(event.get("ts"), (int, float)):
+                    event["ts"] = event["ts"] + shift_us
+        merged["traceEvents"].extend(e for e in events if e.get("ph") != "M")
+    if merged is None:
+        raise InvalidArgumentError("merge_kineto_traces: no trace to merge")
+    with open(output, "w", encoding="utf-8") as f:
+        json.dump(merged, f, separators=(",", ":"))
+    return output
+
+
+# --------------------------------------------------------------------------- the profiler
+
+
+class Profiler:
+    """Context manager that profiles what runs inside it; `get_results()` afterwards.
+
+    device_id: the accelerator to synchronise for per-token timing (CUDA / NPU); recorded.
+    trace_level: "minimal" (operators without shapes; Ascend Level0), "operator" (operators with
+      shapes; Ascend Level1, the default), "detailed" (plus Python stacks and modules; Ascend Level2).
+    capture_memory_access: the profiler's memory events (profile_memory).
+    capture_ai_core_usage: Ascend AI-core pipe utilization metrics (AiCMetrics.PipeUtilization).
+    output_dir: where the trace goes (a new temporary directory when None).
+    schedule: dict(wait=, warmup=, active=, repeat=, skip_first=) or a torch.profiler.schedule object.
+    record_shapes / with_stack: as torch.profiler (record_shapes is forced off by trace_level="minimal").
+    model: a torch.nn.Module whose forward calls become steps (or call watch(model) later).
+    """
+
+    def __init__(self, device_id: int = 0, trace_level: str = "operator", capture_memory_access: bool = True,
+                 capture_ai_core_usage: bool = True, *, output_dir: Any = None, schedule: Any = None,
+                 record_shapes: bool = True, with_stack: bool = False, model: Any = None,
+                 backend: Optional[str] = None, _force_in_memory: Optional[bool] = None):
+        if trace_level not in TRACE_LEVELS:
+            raise InvalidArgumentError(f"trace_level must be one of {', '.join(TRACE_LEVELS)}, got {trace_level!r}")
+        if not isinstance(device_id, int) or device_id < 0:
+            raise InvalidArgumentError(f"device_id must be a non-negative int, got {device_id!r}")
+        if backend is not None and backend not in ("npu", "cuda", "cpu"):
+            raise InvalidArgumentError(f"backend must be npu, cuda or cpu, got {backend!r}")
+        self.device_id = device_id
+        self.trace_level = trace_level
+        self.capture_memory_access = bool(capture_memory_access)
+        self.capture_ai_core_usage = bool(capture_ai_core_usage)
+        self.schedule = schedule
+        self._schedule_fields = _schedule_fields(schedule)
+        self.record_shapes = bool(record_shapes) and trace_level != "minimal"
+        self.with_stack = bool(with_stack) or trace_level == "detailed"
+        self._requested_output_dir = None if output_dir is None else os.fspath(output_dir)
+        self.output_dir: Optional[str] = None
+        self._requested_backend = backend
+        self.backend: Optional[str] = None
+        if _force_in_memory is None:
+            _force_in_memory = os.environ.get(FORCE_IN_MEMORY_ENV, "") not in ("", "0")
+        self._force_in_memory = bool(_force_in_memory)
+        self.in_memory_events = False
+        self._torch_profiler: Any = None
+        self._cycle_traces: List[str] = []
+        self._cycle_alignments: List[Optional[float]] = []
+        self._watched: List[Any] = []          # (model ref, handles, generate patch)
+        self._forwards: List[Dict[str, Any]] = []
+        self._generate_calls: List[Dict[str, Any]] = []
+        self._open_step: Optional[Dict[str, Any]] = None
+        self._forward_count = 0
+        self._pending_prefill = False
+        self._any_generate_wrapped = False
+        self._model_config: Optional[Dict[str, Any]] = None
+        self._active = False
+        self._results: Optional[ProfileResults] = None
+        self._initial_model = model
+        self._step_starts_us: Dict[int, float] = {}
+
+    # -- context manager
+    def __enter__(self) -> "Profiler":
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        if self._active:
+            raise InvalidArgumentError("this Profiler is already running")
+        self.backend = self._requested_backend or detect_backend()
+        self.in_memory_events = self.backend != "npu" and (
+            self._force_in_memory or not _torch().autograd.kineto_available())
+        self.output_dir = self._requested_output_dir or tempfile.mkdtemp(prefix="pypto_profile_")
+        os.makedirs(self.output_dir, exist_ok=True)
+        if self.backend == "npu":
+            self._torch_profiler = self._make_npu_profiler()
+        else:
+            self._torch_profiler = self._make_torch_profiler()
+        self._active = True
+        try:
+            if self._initial_model is not None:
+                self._torch_profiler.record_steps = False   # the watched forwards are the steps
+            self._torch_profiler.start()
+            if self._initial_model is not None:
+                self.watch(self._initial_model)
+        except BaseException:
+            self._active = False
+            self._remove_hooks()
+            raise
+
+    def stop(self) -> None:
+        if not self._active:
+            return
+        self._active = False
+        try:
+            self._close_open_step()
+        finally:
+            self._remove_hooks()
+            self._torch_profiler.stop()
+        self._results = self._build_results()
+
+    def step(self) -> None:
+        """Advances the schedule by one step (done for you per forward of a watched model)."""
+        if not self._active:
+            raise InvalidArgumentError("Profiler.step() outside the profiler's `with` block")
+        self._advance_schedule()
+
+    def _advance_schedule(self) -> None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_CYCLE_CLEAR_WARNING)
+            self._torch_profiler.step()
+
+    def get_results(self) -> ProfileResults:
+        if self._active:
+            raise InvalidArgumentError("get_results() inside the profiler's `with` block; call it after the block")
+        if self._results is None:
+            raise InvalidArgumentError("the profiler has not run yet (use it as `with Profiler(...) as prof:`)")
+        return self._results
+
+    # -- backends
+    def _make_torch_profiler(self):
+        torch = _torch()
+        from torch.profiler import ProfilerActivity, profile
+        activities = [ProfilerActivity.CPU]
+        if self.backend == "cuda":
+            activities.append(ProfilerActivity.CUDA)
+        schedule = self._torch_schedule(torch.profiler.schedule)
+        return profile(activities=activities, schedule=schedule, on_trace_ready=self._on_trace_ready,
+                       record_shapes=self.record_shapes, profile_memory=self.capture_memory_access,
+                       with_stack=self.with_stack, with_modules=self.trace_level == "detailed")
+
+    def _make_npu_profiler(self):
+        """torch_npu.profiler with CPU + NPU activities, written as `<output_dir>/*_ascend_pt` (Ascend docs:
+        torch_npu.profiler.profile, _ExperimentalConfig, tensorboard_trace_handler)."""
+        import inspect
+
+        import torch_npu
+        npu_profiler = torch_npu.profiler
+        level = {"minimal": npu_profiler.ProfilerLevel.Level0, "operator": npu_profiler.ProfilerLevel.Level1,
+                 "detailed": npu_profiler.ProfilerLevel.Level2}[self.trace_level]
+        wanted = {"profiler_level": level, "l2_cache": False, "data_simplification": False}
+        if self.capture_ai_core_usage:
+            wanted["aic_metrics"] = npu_profiler.AiCMetrics.PipeUtilization
+        accepted = inspect.signature(npu_profiler._ExperimentalConfig).parameters
+        experimental = npu_profiler._ExperimentalConfig(**{k: v for k, v in wanted.items() if k in accepted})
+        schedule = self._torch_schedule(npu_profiler.schedule)
+        handler = npu_profiler.tensorboard_trace_handler(self.output_dir)
+        return npu_profiler.profile(
+            activities=[npu_profiler.ProfilerActivity.CPU, npu_profiler.ProfilerActivity.NPU],
+            schedule=schedule, on_trace_ready=handler, record_shapes=self.record_shapes,
+            profile_memory=self.capture_memory_access, with_stack=self.with_stack,
+            experimental_config=experimental)
+
+    def _torch_schedule(self, make_schedule: Callable[..., Any]):
+        if self.schedule is None:
+            return None
+        if self._schedule_fields is None:
+            return self.schedule  # a schedule callable given by the caller
+        return make_schedule(**self._schedule_fields)
+
+    def _on_trace_ready(self, torch_profiler: Any) -> None:
+        cycle = len(self._cycle_traces)
+        path = os.path.join(self.output_dir, f"pypto_trace_cycle{cycle}.json")
+        if self.in_memory_events:
+            events = torch_profiler.events()
+            alignment = self._alignment_us(events)
+            write_events_as_kineto_trace(events, path, alignment or 0.0,
+                                         metadata={"source": "torch profiler in-memory events", "cycle": cycle})
+            self._cycle_alignments.append(alignment)
+        else:
+            torch_profiler.export_chrome_trace(path)
+        self._cycle_traces.append(path)
+
+    def _alignment_us(self, events: Any) -> Optional[float]:
+        """Offset that puts in-memory event times (relative to the cycle start) on perf_counter's clock,
+        from the first ProfilerStep#N event whose start time we measured."""
+        for event in events:
+            name = _event_trace_name(event)
+            if name.startswith(STEP_NAME_PREFIX):
+                try:
+                    number = int(name[len(STEP_NAME_PREFIX):])
+                except ValueError:
+                    continue
+                if number in self._step_starts_us:
+                    return self._step_starts_us[number] - float(event.time_range.start)
+        return None
+
+    # -- steps from a watched model
+    def watch(self, model: Any) -> None:
+        """Makes every forward call of `model` one profiler step (ProfilerStep#N) and times it."""
+        torch = _torch()
+        if not isinstance(model, torch.nn.Module):
+            raise InvalidArgumentError(f"watch() needs a torch.nn.Module, got {type(model).__name__}")
+        if not self._active:
+            raise InvalidArgumentError("watch() outside the profiler's `with` block (or pass model= to Profiler)")
+        if any(entry["model"]() is model for entry in self._watched):
+            return
+        torch_profiler = self._torch_profiler
+        if getattr(torch_profiler, "record_steps", False):
+            # The profiler opened its own ProfilerStep#0 at start: the forwards are the steps instead.
+            if getattr(torch_profiler, "step_rec_fn", None) is not None:
+                torch_profiler.step_rec_fn.__exit__(None, None, None)
+                torch_profiler.step_rec_fn = None
+            torch_profiler.record_steps = False
+        handles = [model.register_forward_pre_hook(self._before_forward, with_kwargs=True),
+                   model.register_forward_hook(self._after_forward, always_call=True)]
+        entry = {"model": weakref.ref(model), "handles": handles, "generate": None}
+        generate = getattr(model, "generate", None)
+        if callable(generate):
+            had_instance_attribute = "generate" in model.__dict__
+            previous = model.__dict__.get("generate")
+
+            def generate_with_phase(*args: Any, **kwargs: Any) -> Any:
+                self._pending_prefill = True
+                started = time.perf_counter_ns()
+                first_forward = self._forward_count
+                try:
+                    return generate(*args, **kwargs)
+                finally:
+                    self._generate_calls.append({
+                        "first_forward": first_forward, "forwards": self._forward_count - first_forward,
+                        "wall_ms": (time.perf_counter_ns() - started) / 1e6})
+                    self._pending_prefill = False
+
+            model.__dict__["generate"] = generate_with_phase
+            entry["generate"] = (had_instance_attribute, previous)
+            self._any_generate_wrapped = True
+        self._watched.append(entry)
+        if self._model_config is None:
+            self._model_config = _model_config_dict(model)
+
+    def _synchronize(self) -> None:
+        if self.backend == "cuda":
+            _torch().cuda.synchronize(self.device_id)
+        elif self.backend == "npu":
+            _torch().npu.synchronize(self.device_id)
+
+    def _before_forward(self, module: Any, args: tuple, kwargs: Dict[str, Any]) -> None:
+        if self._open_step is not None:
+            return  # a nested call of the same model (e.g. a sub-forward): part of the open step
+        index = self._forward_count
+        if index > 0 and self.schedule is not None:
+            self._advance_schedule()
+        shape = _first_tensor_shape(args, kwargs)
+        if self._any_generate_wrapped:
+            phase = "prefill" if self._pending_prefill else "decode"
+        else:
+            phase = "prefill" if index == 0 or (shape is not None and len(shape) >= 2 and shape[1] > 1) else "decode"
+        self._pending_prefill = False
+        self._synchronize()
+        record = _torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}")
+        started_ns = time.perf_counter_ns()
+        record.__enter__()
+        self._step_starts_us[index] = started_ns / 1000.0
+        self._open_step = {"index": index, "phase": phase, "record": record, "started_ns": started_ns,
+                           "module": module, "shape": shape,
+                           "recorded": self._recording_now(), "generate_call": len(self._generate_calls)}
+        self._forward_count += 1
+
+    def _after_forward(self, module: Any, args: tuple, output: Any) -> None:
+        step = self._open_step
+        if step is None or step["module"] is not module:
+            return
+        self._open_step = None
+        self._synchronize()
+        step["record"].__exit__(None, None, None)
+        elapsed_ns = time.perf_counter_ns() - step["started_ns"]
+        shape = step["shape"]
+        self._forwards.append({
+            "index": step["index"], "phase": step["phase"], "latency_ms": elapsed_ns / 1e6,
+            "recorded": step["recorded"], "generate_call": step["generate_call"],
+            "batch": shape[0] if shape else None, "seq_len": shape[1] if shape and len(shape) > 1 else None})
+
+    def _recording_now(self) -> bool:
+        action = getattr(self._torch_profiler, "current_action", None)
+        if action is None:
+            return True
+        return "RECORD" in str(action)
+
+    def _close_open_step(self) -> None:
+        step, self._open_step = self._open_step, None
+        if step is not None:
+            step["record"].__exit__(None, None, None)
+
+    def _remove_hooks(self) -> None:
+        while self._watched:
+            entry = self._watched.pop()
+            for handle in entry["handles"]:
+                handle.remove()
+            model = entry["model"]()
+            if model is not None and entry["generate"] is not None:
+                had_instance_attribute, previous = entry["generate"]
+                if had_instance_attribute:
+                    model.__dict__["generate"] = previous
+                else:
+                    model.__dict__.pop("generate", None)
+
+    # -- results
+    def _build_results(self) -> ProfileResults:
+        torch = _torch()
+        trace_path: Optional[str] = None
+        if self.backend == "npu":
+            produced = sorted(d for d in os.listdir(self.output_dir) if d.endswith("_ascend_pt"))
+            trace_path = os.path.join(self.output_dir, produced[-1]) if produced else None
+        elif len(self._cycle_traces) == 1:
+            trace_path = self._cycle_traces[0]
+        elif self._cycle_traces:
+            trace_path = merge_kineto_traces(self._cycle_traces, os.path.join(self.output_dir, "pypto_trace.json"))
+        settings = {
+            "backend": self.backend, "torch_version": torch.__version__, "device_id": self.device_id,
+            "device": self._device_name(), "trace_level": self.trace_level,
+            "schedule": self._schedule_fields if self.schedule is None or self._schedule_fields is not None
+            else repr(self.schedule),
+            "record_shapes": self.record_shapes, "with_stack": self.with_stack,
+            "capture_memory_access": self.capture_memory_access, "capture_ai_core_usage": self.capture_ai_core_usage,
+            "trace_source": "in-memory events" if self.in_memory_events else (
+                "torch_npu tensorboard_trace_handler" if self.backend == "npu" else "kineto export_chrome_trace"),
+            "schedule_cycles": len(self._cycle_traces) if self.backend != "npu" else None,
+            "python": platform.python_version(), "host": platform.node(),
+        }
+        return ProfileResults(trace_path, self._forwards, settings, self._model_config, self._generate_calls)
+
+    def _device_name(self) -> str:
+        torch = _torch()
+        try:
+            if self.backend == "cuda":
+                return torch.cuda.get_device_name(self.device_id)
+            if self.backend == "npu":
+                return torch.npu.get_device_name(self.device_id)
+        except Exception:
+            pass
+        return platform.processor() or platform.machine() or "cpu"
+
+
+# --------------------------------------------------------------------------- session
+
+
+class TuningSession:
+    """A series of profiling runs with the same settings (baseline, candidate, …).
+
+        session = TuningSession(device_id=0)
+        with session.profiling(model=model):
+            model.generate(prompt, max_new_tokens=16)
+        baseline = session.get_profile_data()
+
+    cannon_profiling / cann_profiling: profile the device too (False: host operators only).
+    capture_memory: the profiler's memory events. Other keyword arguments go to Profiler
+    (output_dir, schedule, record_shapes, with_stack, capture_ai_core_usage, backend).
+    """
+
+    def __init__(self, device_id: int = 0, cannon_profiling: Optional[bool] = None, trace_level: str = "operator",
+                 capture_memory: bool = True, *, cann_profiling: Optional[bool] = None, **profiler_options: Any):
+        if cannon_profiling is not None and cann_profiling is not None and cannon_profiling != cann_profiling:
+            raise InvalidArgumentError("cannon_profiling and cann_profiling are the same argument; pass one")
+        chosen = cann_profiling if cann_profiling is not None else cannon_profiling
+        self.cann_profiling = True if chosen is None else bool(chosen)
+        unknown = sorted(set(profiler_options) - {"output_dir", "schedule", "record_shapes", "with_stack",
+                                                  "capture_ai_core_usage", "backend", "_force_in_memory"})
+        if unknown:
+            raise InvalidArgumentError(f"TuningSession: unknown keyword arguments {unknown}")
+        if trace_level not in TRACE_LEVELS:
+            raise InvalidArgumentError(f"trace_level must be one of {', '.join(TRACE_LEVELS)}, got {trace_level!r}")
+        self.device_id = device_id
+        self.trace_level = trace_level
+        self.capture_memory = bool(capture_memory)
+        self.profiler_options = profiler_options
+        self.runs: List[ProfileResults] = []
+        self._current: Optional[Profiler] = None
+
+    @property
+    def cannon_profiling(self) -> bool:
+        return self.cann_profiling
+
+    @contextlib.contextmanager
+    def profiling(self, model: Any = None, **overrides: Any) -> Iterator[Profiler]:
+        """Profiles the block; the results become get_profile_data() (and are appended to runs)."""
+        if self._current is not None:
+            raise InvalidArgumentError("TuningSession.profiling() is already active; runs cannot nest")
+        options = dict(self.profiler_options)
+        options.update(overrides)
+        if not self.cann_profiling:
+            options["backend"] = "cpu" if options.get("backend") in (None, "npu") else options["backend"]
+            options.setdefault("capture_ai_core_usage", False)
+        output_dir = options.pop("output_dir", None)
+        if output_dir is not None:
+            output_dir = os.path.join(os.fspath(output_dir), f"run{len(self.runs)}")
+        profiler = Profiler(self.device_id, self.trace_level, self.capture_memory,
+                            options.pop("capture_ai_core_usage", True), output_dir=output_dir, model=model, **options)
+        self._current = profiler
+        try:
+            with profiler:
+                yield profiler
+        finally:
+            self._current = None
+        self.runs.append(profiler.get_results())
+
+    def step(self) -> None:
+        """Advances the active run's schedule (needed only when no model is watched)."""
+        if self._current is None:
+            raise InvalidArgumentError("TuningSession.step() outside `with session.profiling(...)`")
+        self._current.step()
+
+    def get_profile_data(self, run: int = -1) -> ProfileResults:
+        """The results of the last run (or of run number `run`)."""
+        if not self.runs:
+            raise InvalidArgumentError("no profiling run has finished yet (use `with session.profiling(model=...)`)")
+        try:
+            return self.runs[run]
+        except IndexError:
+            raise InvalidArgumentError(f"run {run} does not exist ({len(self.runs)} runs so far)") from None
+
+
+__all__ = ["Profiler", "TuningSession", "ProfileResults", "detect_backend", "latency_summary",
+           "nearest_rank_percentile", "write_events_as_kineto_trace", "merge_kineto_traces",
+           "RESULTS_SIDECAR_NAME", "FORCE_IN_MEMORY_ENV"]
