@@ -39,6 +39,7 @@ import math
 import os
 import platform
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -324,6 +325,15 @@ def _event_trace_name(event: Any) -> str:
     return getattr(event, "trace_name", None) or event.name
 
 
+def _plain_nested(value: Any) -> Any:
+    """Tuples / lists of ints (nested) as JSON lists; anything else as []."""
+    if isinstance(value, (list, tuple)):
+        return [_plain_nested(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return []
+
+
 def write_events_as_kineto_trace(events: Any, path: str, time_offset_us: float = 0.0,
                                  metadata: Optional[Dict[str, Any]] = None) -> int:
     """Writes torch profiler in-memory events (FunctionEvent list) as a Kineto-style Chrome trace.
@@ -341,12 +351,19 @@ def write_events_as_kineto_trace(events: Any, path: str, time_offset_us: float =
             continue
         start, end = float(interval.start), float(interval.end)
         args: Dict[str, Any] = {"External id": int(getattr(event, "id", 0) or 0)}
-        shapes = getattr(event, "input_shapes", None)
+        # structured_* keep tensor lists (aten::cat's inputs) that input_shapes flattens to [].
+        shapes = getattr(event, "structured_input_shapes", None) or getattr(event, "input_shapes", None)
         if shapes:
-            args["Input Dims"] = [list(s) if isinstance(s, (list, tuple)) else [] for s in shapes]
+            args["Input Dims"] = _plain_nested(shapes)
         dtypes = getattr(event, "input_dtypes", None)
         if dtypes:
             args["Input type"] = [str(t) if t is not None else "" for t in dtypes]
+        strides = getattr(event, "structured_input_strides", None)
+        if strides:
+            args["Input Strides"] = _plain_nested(strides)
+        concrete = getattr(event, "concrete_inputs", None)
+        if concrete and any(c is not None for c in concrete):
+            args["Concrete Inputs"] = ["" if c is None else str(c) for c in concrete]
         sequence_number = getattr(event, "sequence_nr", -1)
         if sequence_number is not None and sequence_number >= 0:
             args["Sequence number"] = int(sequence_number)
@@ -446,6 +463,7 @@ class Profiler:
         self._generate_calls: List[Dict[str, Any]] = []
         self._open_step: Optional[Dict[str, Any]] = None
         self._forward_count = 0
+        self._failed_forwards = 0
         self._pending_prefill = False
         self._any_generate_wrapped = False
         self._model_config: Optional[Dict[str, Any]] = None
@@ -660,6 +678,11 @@ class Profiler:
         if step is None or step["module"] is not module:
             return
         self._open_step = None
+        if output is None and sys.exc_info()[1] is not None:
+            # Called by torch while the forward's exception propagates (always_call): not a token.
+            step["record"].__exit__(None, None, None)
+            self._failed_forwards += 1
+            return
         self._synchronize()
         step["record"].__exit__(None, None, None)
         elapsed_ns = time.perf_counter_ns() - step["started_ns"]
@@ -714,6 +737,7 @@ class Profiler:
             "trace_source": "in-memory events" if self.in_memory_events else (
                 "torch_npu tensorboard_trace_handler" if self.backend == "npu" else "kineto export_chrome_trace"),
             "schedule_cycles": len(self._cycle_traces) if self.backend != "npu" else None,
+            "failed_forwards": self._failed_forwards,
             "python": platform.python_version(), "host": platform.node(),
         }
         return ProfileResults(trace_path, self._forwards, settings, self._model_config, self._generate_calls)
