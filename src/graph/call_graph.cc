@@ -584,6 +584,10 @@ std::pair<uint32_t, uint32_t> OperatorCallGraph::StepTaskRange(TimeWindow window
 uint64_t OperatorCallGraph::OpCount() const {
   uint64_t count = 0;
   for (HostOpKind kind : profile_->host_ops.kind) count += kind == HostOpKind::kOperator;
+  if (count > 0) return count;
+  // Device-only exports (Ascend kernel_details / op_summary without host rows):
+  // each compute task row is one operator launch.
+  for (DeviceTaskKind kind : profile_->device_tasks.kind) count += kind == DeviceTaskKind::kKernel;
   return count;
 }
 

@@ -205,7 +205,9 @@ class OperatorCallGraph {
   const GraphOptions& options() const { return options_; }
 
   // ---- host ops
-  // Number of host ops of kind kOperator (Python: get_op_count()).
+  // Number of host ops of kind kOperator (Python: get_op_count()); for
+  // profiles without host operators (device-only Ascend exports), the number
+  // of compute (kernel) tasks, one per operator launch.
   uint64_t OpCount() const;
   uint64_t get_op_count() const { return OpCount(); }
   // Host op counts indexed by HostOpKind, device task counts by DeviceTaskKind.

@@ -1,0 +1,86 @@
+"""Reliability of the Python entry points: Ctrl-C during a long import is honoured
+quickly, and loading/freeing profiles many times does not grow memory."""
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import pypto
+
+from conftest import REPO
+
+# Ctrl-C must stop an import within this many seconds (the reliability issue's bound).
+INTERRUPT_BOUND_S = 1.0
+# Size of the synthetic trace the interrupted import reads: large enough that the
+# import runs for seconds on a fast machine (about 2-3 s/GB of CPU time).
+INTERRUPT_TRACE_BYTES = "600M"
+# Load/free cycles and the RSS growth allowed over them after a warm-up (bytes).
+# 8 MiB over 1,000 cycles = 8 KiB per cycle: far below one profile (a leak of
+# the profile would grow by its size, here ~1 MiB per cycle).
+LOAD_CYCLES = 1000
+WARMUP_CYCLES = 100
+MAX_RSS_GROWTH_BYTES = 8 << 20
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_load_free_cycles_do_not_grow_memory(fixtures):
+    path = os.path.join(fixtures, "kineto", "hta_critical_path_simple_add_a100")
+    for _ in range(WARMUP_CYCLES):
+        pypto.load_profile(path).get_op_count()
+    gc.collect()
+    before = rss_bytes()
+    for _ in range(LOAD_CYCLES - WARMUP_CYCLES):
+        graph = pypto.load_profile(path)
+        graph.get_op_count()
+        del graph
+    gc.collect()
+    growth = rss_bytes() - before
+    print(f"RSS growth over {LOAD_CYCLES - WARMUP_CYCLES} load/free cycles: {growth / 1024:.0f} KiB")
+    assert growth < MAX_RSS_GROWTH_BYTES, f"RSS grew by {growth} bytes"
+
+
+@pytest.fixture(scope="module")
+def big_trace(tmp_path_factory):
+    gen = os.path.join(REPO, "build", "release", "bench", "gen_kineto_trace")
+    if not os.access(gen, os.X_OK):
+        pytest.fail(f"{gen} is missing (make build builds it)")
+    out = tmp_path_factory.mktemp("big") / "big.json"
+    subprocess.run([gen, "--out", str(out), "--bytes", INTERRUPT_TRACE_BYTES, "--quiet"], check=True)
+    yield str(out)
+    out.unlink()
+
+
+def test_ctrl_c_during_a_long_import_is_honoured(big_trace):
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {os.path.join(REPO, 'python')!r})
+        import pypto
+        print("loading", flush=True)
+        try:
+            pypto.load_profile({big_trace!r})
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(130)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "loading"
+    time.sleep(0.5)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    elapsed = time.monotonic() - sent
+    print(f"exit {elapsed * 1000:.0f} ms after SIGINT")
+    assert out.strip() == "interrupted", f"the import was not interrupted: {out!r}"
+    assert proc.returncode == 130
+    assert elapsed < INTERRUPT_BOUND_S, f"Ctrl-C took {elapsed:.2f} s"
