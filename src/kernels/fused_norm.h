@@ -17,11 +17,12 @@
 namespace pypto::kernels {
 
 // Smallest tensor (rows * cols elements) whose row loop is split across
-// threads. Source: starting and joining a std::thread costs ~20-50 us on
-// Linux x86-64 (measured for this kernel, docs/fusion.md); one element costs
-// ~0.5 ns per pass, so 256K elements (~130-250 us of work) is where a second
-// thread starts to pay off. A decode step of a 4096-wide model (rows <= 32)
-// stays single-threaded.
+// threads. Source: starting and joining a std::thread measured 20-60 us on
+// Linux x86-64 (~56 us on a busy 2-core build host); the kernel runs at
+// ~1 ns per element (read + write, bench/fusion_bench.py: 64 x 4096 in
+// ~250 us), so from 256K elements the work is several times the cost of a
+// thread. A decode step of a 4096-wide model (rows <= 32) stays
+// single-threaded.
 inline constexpr int64_t kNormParallelMinElements = int64_t{1} << 18;
 // Each worker gets at least this many elements (same rationale).
 inline constexpr int64_t kNormMinElementsPerThread = int64_t{1} << 17;
