@@ -664,13 +664,17 @@ class Profiler:
             phase = "prefill" if index == 0 or (shape is not None and len(shape) >= 2 and shape[1] > 1) else "decode"
         self._pending_prefill = False
         self._synchronize()
-        record = _torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}")
+        recording = self._recording_now()
+        # The step annotation only matters while the profiler records; outside the active window the
+        # forward pays for two perf_counter_ns calls and this bookkeeping alone.
+        record = _torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}") if recording else None
         started_ns = time.perf_counter_ns()
-        record.__enter__()
-        self._step_starts_us[index] = started_ns / 1000.0
+        if record is not None:
+            record.__enter__()
+            self._step_starts_us[index] = started_ns / 1000.0
         self._open_step = {"index": index, "phase": phase, "record": record, "started_ns": started_ns,
                            "module": module, "shape": shape,
-                           "recorded": self._recording_now(), "generate_call": len(self._generate_calls)}
+                           "recorded": recording, "generate_call": len(self._generate_calls)}
         self._forward_count += 1
 
     def _after_forward(self, module: Any, args: tuple, output: Any) -> None:
@@ -680,11 +684,13 @@ class Profiler:
         self._open_step = None
         if output is None and sys.exc_info()[1] is not None:
             # Called by torch while the forward's exception propagates (always_call): not a token.
-            step["record"].__exit__(None, None, None)
+            if step["record"] is not None:
+                step["record"].__exit__(None, None, None)
             self._failed_forwards += 1
             return
         self._synchronize()
-        step["record"].__exit__(None, None, None)
+        if step["record"] is not None:
+            step["record"].__exit__(None, None, None)
         elapsed_ns = time.perf_counter_ns() - step["started_ns"]
         shape = step["shape"]
         self._forwards.append({
@@ -700,7 +706,7 @@ class Profiler:
 
     def _close_open_step(self) -> None:
         step, self._open_step = self._open_step, None
-        if step is not None:
+        if step is not None and step["record"] is not None:
             step["record"].__exit__(None, None, None)
 
     def _remove_hooks(self) -> None:
