@@ -17,7 +17,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config python3-venv \
   libgtest-dev libbenchmark-dev chromium
 # Python packages for tests and the Python package. torch is pinned: 2.13.0 is
 # the CPU build available offline; an unpinned torch would pull a CUDA build.
-PIP_PACKAGES := torch==2.13.0 transformers numpy pytest pybind11 scikit-build-core
+PIP_PACKAGES := torch==2.13.0 transformers numpy pytest pybind11 scikit-build-core atheris
 # Peers measured by `make bench` (HolisticTraceAnalysis pulls jupyterlab: bench only).
 PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
@@ -127,8 +127,15 @@ build-fuzz: fuzz-deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS) --target $(FUZZ_BINARIES)
 
-fuzz: build-fuzz
+fuzz: build-fuzz build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash fuzz/run_fuzz.sh
+	@echo "fuzz: python_api (atheris) for $(FUZZ_SECONDS) s"
+	@mkdir -p build/fuzz/work/python_api build/fuzz/artifacts/python_api
+	@$(PY) fuzz/python/fuzz_python_api.py -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+	  -artifact_prefix=build/fuzz/artifacts/python_api/ build/fuzz/work/python_api fuzz/regressions/python_api \
+	  fuzz/corpus/kineto fuzz/corpus/detect fuzz/corpus/ascend_csv fuzz/corpus/pypto_db 2>&1 \
+	  | grep -E "^(Done|==[0-9]+== ERROR|SUMMARY)" ; \
+	  n=$$(find build/fuzz/artifacts/python_api -type f | wc -l); echo "python_api findings: $$n"; [ $$n -eq 0 ]
 
 clean:
 	rm -rf build

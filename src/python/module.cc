@@ -52,6 +52,22 @@ struct EngineError {
   Status status;
 };
 
+// Profile strings are bytes from other people's files: invalid UTF-8 becomes
+// U+FFFD instead of a UnicodeDecodeError in the caller.
+py::str Text(std::string_view s) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+py::list TextList(const std::vector<std::string>& items) {
+  py::list out;
+  for (const std::string& s : items) out.append(Text(s));
+  return out;
+}
+py::dict TextDict(const std::map<std::string, std::string>& items) {
+  py::dict out;
+  for (const auto& [k, v] : items) out[Text(k)] = Text(v);
+  return out;
+}
+
 template <typename T>
 T Unwrap(StatusOr<T>&& value) {
   if (!value.ok()) throw EngineError{value.status()};
@@ -155,7 +171,7 @@ py::dict BusyTimeDict(const BusyTime& b) {
   py::dict d;
   d["device"] = b.device;
   d["stream"] = b.stream;
-  d["label"] = b.label;
+  d["label"] = Text(b.label);
   d["task_count"] = b.task_count;
   d["task_sum_ns"] = b.task_sum_ns;
   d["busy_ns"] = b.busy_ns;
@@ -179,12 +195,12 @@ void BindEngine(py::module_& m) {
   py::class_<LoadedProfile, std::shared_ptr<LoadedProfile>> profile(m, "LoadedProfile",
       "A profile read by the engine, with its operator call graph.");
   profile
-      .def_property_readonly("metadata", [](LoadedProfile& p) { return p.profile().metadata; })
-      .def_property_readonly("notes", [](LoadedProfile& p) { return p.profile().notes; })
+      .def_property_readonly("metadata", [](LoadedProfile& p) { return TextDict(p.profile().metadata); })
+      .def_property_readonly("notes", [](LoadedProfile& p) { return TextList(p.profile().notes); })
       .def_property_readonly("data_loss", [](LoadedProfile& p) {
         py::dict d;
         for (const auto& [reason, entry] : p.profile().data_loss)
-          d[py::str(reason)] = py::make_tuple(entry.count, entry.first_location);
+          d[Text(reason)] = py::make_tuple(entry.count, Text(entry.first_location));
         return d;
       })
       .def("op_count", [](LoadedProfile& p) { return p.graph().OpCount(); })
@@ -193,8 +209,8 @@ void BindEngine(py::module_& m) {
         for (const StepInfo& s : p.graph().Steps()) {
           py::dict d;
           d["number"] = s.number;
-          d["name"] = s.name;
-          d["source"] = s.source;
+          d["name"] = Text(s.name);
+          d["source"] = Text(s.source);
           d["device"] = s.device;
           d["cpu_start_ns"] = s.cpu.start;
           d["cpu_end_ns"] = s.cpu.end;
@@ -238,7 +254,7 @@ void BindEngine(py::module_& m) {
           }
         }
         Check(status);
-        return text;
+        return Text(text);
       }, py::arg("step") = py::none(), py::arg("top") = 0, py::arg("format") = "json")
       .def("export_chrome_trace", [](LoadedProfile& p, const std::string& path, bool force,
                                      std::optional<size_t> critical_path_step) {
@@ -291,7 +307,7 @@ void BindEngine(py::module_& m) {
           }
         }
         Check(report.status());
-        return text;
+        return Text(text);
       }, py::arg("options") = py::dict(), py::arg("format") = "json")
       .def("advise", [](LoadedProfile& p, const py::dict& kw, const std::string& model_config_json,
                         const std::string& backend, const std::string& output_dir, bool force) {
@@ -308,11 +324,11 @@ void BindEngine(py::module_& m) {
         }
         advisor::AdviseProfileResult r = Unwrap(std::move(result));
         py::dict d;
-        d["json"] = report::RenderAdviceJson(r.advice);
-        d["markdown"] = report::RenderAdviceMarkdown(r.advice);
-        d["text"] = report::RenderAdviceText(r.advice);
-        d["diagnosis_json"] = report::RenderDiagnosisJson(r.diagnosis);
-        d["artifacts"] = r.advice.artifacts;
+        d["json"] = Text(report::RenderAdviceJson(r.advice));
+        d["markdown"] = Text(report::RenderAdviceMarkdown(r.advice));
+        d["text"] = Text(report::RenderAdviceText(r.advice));
+        d["diagnosis_json"] = Text(report::RenderDiagnosisJson(r.diagnosis));
+        d["artifacts"] = TextList(r.advice.artifacts);
         return d;
       }, py::arg("options") = py::dict(), py::arg("model_config_json") = "", py::arg("backend") = "",
          py::arg("output_dir") = "", py::arg("force") = false)
@@ -331,12 +347,12 @@ void BindEngine(py::module_& m) {
         const OpClassification classes = ClassifyProfile(p.profile(), p.graph());
         const advisor::TuningConfig config = advisor::TilingOptimizer(p.graph(), classes).GenerateTuningConfig(r, backend);
         py::dict d;
-        d["detail_json"] = config.DetailJson();
-        d["tune_ops_json"] = config.TuneOpsFileJson();
+        d["detail_json"] = Text(config.DetailJson());
+        d["tune_ops_json"] = Text(config.TuneOpsFileJson());
         d["op_count"] = config.ops.size();
         if (!output_dir.empty()) {
           Check(advisor::EnsureDirectory(output_dir));
-          d["paths"] = Unwrap(config.Save(output_dir, force));
+          d["paths"] = TextList(Unwrap(config.Save(output_dir, force)));
         }
         return d;
       }, py::arg("options") = py::dict(), py::arg("backend") = "", py::arg("output_dir") = "", py::arg("force") = false)
@@ -357,7 +373,7 @@ void BindEngine(py::module_& m) {
           }
         }
         Check(status);
-        return text;
+        return Text(text);
       }, py::arg("options") = py::dict(), py::arg("format") = "html");
 
   m.def("load_profile", &Load, py::arg("path"), py::arg("format") = "", py::arg("cann_version") = "",
@@ -383,15 +399,15 @@ void BindEngine(py::module_& m) {
     }
     ComparisonReport r = Unwrap(std::move(report));
     py::dict d;
-    d["json"] = r.to_json();
-    d["markdown"] = r.to_markdown();
-    d["html"] = r.to_html();
+    d["json"] = Text(r.to_json());
+    d["markdown"] = Text(r.to_markdown());
+    d["html"] = Text(r.to_html());
     return d;
   }, py::arg("baseline"), py::arg("candidate"), py::arg("actions_json") = "",
      py::arg("alpha") = kDefaultSignificanceAlpha, py::arg("options") = py::dict());
 
   m.def("kv_cache_patch", [](const std::string& model_config_json) {
-    return Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text;
+    return Text(Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text);
   }, py::arg("model_config_json") = "");
 
   m.def("importers", [] {
@@ -416,7 +432,7 @@ void RegisterErrorTranslator() {
       // also derive from the builtin they resemble (FileNotFoundError, …).
       py::object errors = py::module_::import("pypto.errors");
       py::object cls = errors.attr("exception_for_code")(StatusCodeName(e.status.code()));
-      PyErr_SetObject(cls.ptr(), py::str(e.status.ToString()).ptr());
+      PyErr_SetObject(cls.ptr(), Text(e.status.ToString()).ptr());
     }
   });
 }
