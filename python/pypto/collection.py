@@ -494,7 +494,7 @@ class Profiler:
             self._torch_profiler = self._make_torch_profiler()
         self._active = True
         try:
-            if self._initial_model is not None:
+            if self._initial_model is not None and self._own_step_annotations():
                 self._torch_profiler.record_steps = False   # the watched forwards are the steps
             self._torch_profiler.start()
             if self._initial_model is not None:
@@ -612,7 +612,7 @@ class Profiler:
         if any(entry["model"]() is model for entry in self._watched):
             return
         torch_profiler = self._torch_profiler
-        if getattr(torch_profiler, "record_steps", False):
+        if self._own_step_annotations() and getattr(torch_profiler, "record_steps", False):
             # The profiler opened its own ProfilerStep#0 at start: the forwards are the steps instead.
             if getattr(torch_profiler, "step_rec_fn", None) is not None:
                 torch_profiler.step_rec_fn.__exit__(None, None, None)
@@ -645,6 +645,11 @@ class Profiler:
         if self._model_config is None:
             self._model_config = _model_config_dict(model)
 
+    def _own_step_annotations(self) -> bool:
+        """Whether the hooks write ProfilerStep#N themselves. torch_npu with a schedule marks its steps
+        itself on each step() (the Ascend step ids its analysis uses): forward k is its step k there too."""
+        return not (self.backend == "npu" and self.schedule is not None)
+
     def _synchronize(self) -> None:
         if self.backend == "cuda":
             _torch().cuda.synchronize(self.device_id)
@@ -667,7 +672,8 @@ class Profiler:
         recording = self._recording_now()
         # The step annotation only matters while the profiler records; outside the active window the
         # forward pays for two perf_counter_ns calls and this bookkeeping alone.
-        record = _torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}") if recording else None
+        record = (_torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}")
+                  if recording and self._own_step_annotations() else None)
         started_ns = time.perf_counter_ns()
         if record is not None:
             record.__enter__()

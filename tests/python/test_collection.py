@@ -263,3 +263,52 @@ def test_nearest_rank_percentiles():
     assert (stats["p50"], stats["p90"], stats["p99"], stats["min"], stats["max"]) == (50, 90, 99, 1, 100)
     assert latency_summary([7.0])["p99"] == 7.0
     assert latency_summary([])["count"] == 0
+
+
+def test_npu_backend_wiring_with_a_stub_torch_npu(decoder, tmp_path, monkeypatch):
+    """The torch_npu path cannot run here; a stub module checks what the profiler is built with."""
+    import types
+
+    created = {}
+
+    class StubNpuProfile:
+        def __init__(self, **kwargs):
+            created.update(kwargs)
+            self.current_action = "ProfilerAction.RECORD"
+            self.steps = 0
+
+        def start(self):
+            pass
+
+        def step(self):
+            self.steps += 1
+
+        def stop(self):
+            os.makedirs(os.path.join(created["on_trace_ready"], "host_1_ascend_pt"))
+
+    class ExperimentalConfig:
+        def __init__(self, profiler_level=None, aic_metrics=None, l2_cache=False, data_simplification=True):
+            self.profiler_level, self.aic_metrics = profiler_level, aic_metrics
+
+    profiler_module = types.SimpleNamespace(
+        profile=StubNpuProfile, _ExperimentalConfig=ExperimentalConfig,
+        ProfilerLevel=types.SimpleNamespace(Level0="L0", Level1="L1", Level2="L2"),
+        AiCMetrics=types.SimpleNamespace(PipeUtilization="PipeUtilization"),
+        ProfilerActivity=types.SimpleNamespace(CPU="CPU", NPU="NPU"),
+        schedule=lambda **fields: ("npu schedule", fields),
+        tensorboard_trace_handler=lambda directory: directory)
+    monkeypatch.setitem(sys.modules, "torch_npu", types.SimpleNamespace(profiler=profiler_module))
+    monkeypatch.setattr(torch, "npu", types.SimpleNamespace(
+        is_available=lambda: True, synchronize=lambda device=None: None,
+        get_device_name=lambda device=None: "Ascend stub"), raising=False)
+    with Profiler(model=decoder, output_dir=tmp_path / "npu", schedule=dict(wait=1, active=1)) as prof:
+        decoder_generate(decoder, new_tokens=3)
+    results = prof.get_results()
+    assert results.settings["backend"] == "npu" and results.settings["device"] == "Ascend stub"
+    assert created["activities"] == ["CPU", "NPU"] and created["record_shapes"] and created["profile_memory"]
+    assert created["experimental_config"].profiler_level == "L1"
+    assert created["experimental_config"].aic_metrics == "PipeUtilization"
+    assert created["schedule"] == ("npu schedule", dict(wait=1, warmup=0, active=1, repeat=0, skip_first=0))
+    assert results.trace_path.endswith("host_1_ascend_pt")
+    assert len(results.token_latencies_ms) == 3
+    assert_hooks_removed(decoder)
