@@ -1,6 +1,6 @@
 """Overhead of pypto.collection on a generate loop: unprofiled vs sampled vs fully profiled.
 
-    PYTHONPATH=python python bench/collection_overhead.py [--rounds 4] [--generates 2] [--new-tokens 40]
+    PYTHONPATH=python python bench/collection_overhead.py [--rounds 4] [--generates 2] [--new-tokens 40] [--sample-every 20]
 
 The model is examples/models/hf_llama.py's default (random weights, eager attention, dynamic cache)
 or, with --model handwritten, examples/models/handwritten_decoder.py. Each round runs, in turn:
@@ -80,11 +80,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--generates", type=int, default=2, help="generate calls per mode per round")
     parser.add_argument("--new-tokens", type=int, default=40)
+    parser.add_argument("--sample-every", type=int, default=SAMPLE_EVERY_FORWARDS,
+                        help="sampled mode traces one forward in this many (at least 3)")
     args = parser.parse_args()
 
     model, generate = build(args.model)
     generate(4)  # warm-up: first-call allocations and lazy initialisation
-    schedule = dict(wait=SAMPLE_EVERY_FORWARDS - 2, warmup=1, active=1, repeat=0)
+    if args.sample_every < 3:
+        parser.error("--sample-every must be at least 3 (wait, warm up, record)")
+    schedule = dict(wait=args.sample_every - 2, warmup=1, active=1, repeat=0)
     clocks = {"unprofiled": [], "sampled": [], "full": []}
     with tempfile.TemporaryDirectory(prefix="pypto_overhead_") as scratch:
         for round_index in range(args.rounds):
@@ -104,7 +108,7 @@ def main() -> int:
     print(f"model={args.model} torch={torch.__version__} threads={torch.get_num_threads()} "
           f"prompt={PROMPT_LENGTH} new_tokens={args.new_tokens} rounds={args.rounds} "
           f"generates/mode/round={args.generates} load average (1 min) {os.getloadavg()[0]:.2f}")
-    print(f"sampled: 1 forward in {SAMPLE_EVERY_FORWARDS} traced ({sampled_traced} traced in the last round's "
+    print(f"sampled: 1 forward in {args.sample_every} traced ({sampled_traced} traced in the last round's "
           f"{args.generates * args.new_tokens} forwards); every token timed")
     print("wall: median tokens/s (min..max); cpu: median CPU ms per token of this process (less sensitive to "
           "other load on the machine); overhead against the unprofiled median")
