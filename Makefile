@@ -23,11 +23,11 @@ PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup deps venv build build-asan test test-unit test-asan test-python test-install demo bench clean \
+.PHONY: help setup deps venv build build-asan test test-unit test-asan test-python test-install demo demo-trace bench clean \
   fuzz fuzz-deps build-fuzz build-tsan test-tsan
 
 help:
-	@echo "make demo   - set up, build, analyze a built-in LLM-decode trace"
+	@echo "make demo   - set up, build, run the closed tuning loop (profile, diagnose, advise, apply, compare) on two CPU models"
 	@echo "make test   - set up, build (release + ASan/UBSan), run every test"
 	@echo "make bench  - set up, build, run the benchmarks and print figures"
 	@echo "make fuzz   - build the libFuzzer targets (clang, ASan+UBSan), run each FUZZ_SECONDS (default 60)"
@@ -106,7 +106,12 @@ test-install: venv
 
 test: test-unit test-asan test-tsan test-python test-install
 
+# The closed tuning loop on two example models (examples/closed_loop.py).
 demo: build venv
+	@$(PY) examples/closed_loop.py --out out/demo
+
+# The engine alone on a synthetic GPU decode trace (analyze, diagnose, export).
+demo-trace: build venv
 	@PYPTO=$(PYPTO) PY=$(PY) bash examples/demo.sh
 
 bench: build $(STAMPS)/venv-bench

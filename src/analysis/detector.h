@@ -84,8 +84,10 @@ struct AttentionMemoryOptions {
 // A cat/copy/transpose of K or V counts as per-step cache traffic when it feeds
 // an attention op within this many ops on the same thread (unitless count).
 // Source: a transformer layer's K/V path is project -> rope -> cache -> attention,
-// i.e. a handful of ops (structure.h); 8 covers reshape/view chains in between.
-inline constexpr int kDefaultKvFeedWindowOps = 8;
+// i.e. a handful of ops (structure.h); 12 covers reshape/view chains in between,
+// incl. the grouped-query repeat of K and V (unsqueeze/expand/reshape each, plus
+// a transpose: 7 ops between the value cat and the QK matmul in transformers).
+inline constexpr int kDefaultKvFeedWindowOps = 12;
 
 struct KvCacheLayoutOptions {
   int feed_window_ops = kDefaultKvFeedWindowOps;

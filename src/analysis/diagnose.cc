@@ -106,11 +106,7 @@ bool IsAcceleratorProfile(const Profile& p) {
   for (const DeviceRow& d : p.devices.rows) {
     if (d.kind != DeviceKind::kCpu && d.kind != DeviceKind::kOther) return true;
   }
-  for (size_t i = 0; i < p.device_tasks.size(); ++i) {
-    DeviceTaskKind k = p.device_tasks.kind[i];
-    if (k == DeviceTaskKind::kKernel || k == DeviceTaskKind::kMemcpy) return true;
-  }
-  return false;
+  return HasAcceleratorTasks(p);
 }
 
 DiagnoseOptions EffectiveOptions(const DiagnoseOptions& in) {

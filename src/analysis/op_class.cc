@@ -317,14 +317,16 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
     if (IsBusyKind(kind)) out.task_time_ns[static_cast<size_t>(cls)] += tasks.dur[t];
   }
 
-  // Unfused attention: matmul → (≤ 3 elementwise/copy) → softmax → (≤ 3) → matmul,
+  // Unfused attention: matmul → (≤ kUnfusedAttentionMaxGapOps elementwise /
+  // copy / other ops) → softmax → (≤ the same) → matmul,
   // on the same host thread (operators) or device stream (tasks).
   auto relabel = [&](std::vector<uint32_t>& order, std::vector<OpClass>& cls_col, std::vector<std::string_view>& sub_col,
-                     std::vector<ClassSource>* src_col, bool count) {
+                     std::vector<ClassSource>* src_col, bool count) -> uint64_t {
+    uint64_t groups = 0;
     std::string_view qk = classifier.InternSubKind("qk_bmm");
     std::string_view sm = classifier.InternSubKind("scores_softmax");
     std::string_view pv = classifier.InternSubKind("pv_bmm");
-    constexpr int kMaxGap = 3;
+    constexpr int kMaxGap = kUnfusedAttentionMaxGapOps;
     for (size_t i = 0; i < order.size(); ++i) {
       if (cls_col[order[i]] != OpClass::kSoftmax) continue;
       // previous matmul
@@ -332,12 +334,12 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
       for (int64_t j = static_cast<int64_t>(i) - 1, gap = 0; j >= 0 && gap <= kMaxGap; --j, ++gap) {
         OpClass c = cls_col[order[j]];
         if (c == OpClass::kMatmul) { before = j; break; }
-        if (c != OpClass::kElementwise && c != OpClass::kCopy) break;
+        if (c != OpClass::kElementwise && c != OpClass::kCopy && c != OpClass::kOther) break;
       }
       for (size_t j = i + 1, gap = 0; j < order.size() && gap <= kMaxGap; ++j, ++gap) {
         OpClass c = cls_col[order[j]];
         if (c == OpClass::kMatmul) { after = static_cast<int64_t>(j); break; }
-        if (c != OpClass::kElementwise && c != OpClass::kCopy) break;
+        if (c != OpClass::kElementwise && c != OpClass::kCopy && c != OpClass::kOther) break;
       }
       if (before < 0 || after < 0) continue;
       uint32_t rows[3] = {order[before], order[i], order[after]};
@@ -351,9 +353,11 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
         if (count) ++out.task_counts[static_cast<size_t>(OpClass::kAttention)];
         else ++out.host_counts[static_cast<size_t>(OpClass::kAttention)];
       }
-      if (count) ++out.unfused_attention_groups;
+      ++groups;
     }
+    return groups;
   };
+  uint64_t host_groups = 0;
   {
     // Top-level host operators per track in time order (aten::matmul, not the
     // aten::bmm inside it).
@@ -372,17 +376,40 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       return ops.track[a] != ops.track[b] ? ops.track[a] < ops.track[b] : ops.ts[a] < ops.ts[b];
     });
-    relabel(order, out.host_class, out.host_sub_kind, nullptr, false);
+    host_groups = relabel(order, out.host_class, out.host_sub_kind, nullptr, false);
+  }
+  // Tasks run by an operator relabelled as unfused attention (the aten::bmm
+  // CPU task inside aten::matmul, a GEMM kernel launched inside it) are parts
+  // of that attention, not stand-alone GEMMs.
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const OpClass c = out.task_class[t];
+    if (c != OpClass::kMatmul && c != OpClass::kSoftmax) continue;
+    int32_t op = graph.OperatorOf(static_cast<uint32_t>(t));
+    for (int hops = 0; op >= 0 && static_cast<size_t>(op) < ops.size() && hops < kMaxAttentionAncestorHops; ++hops) {
+      if (ops.kind[op] == HostOpKind::kOperator && out.host_class[op] == OpClass::kAttention) {
+        --out.task_counts[static_cast<size_t>(c)];
+        ++out.task_counts[static_cast<size_t>(OpClass::kAttention)];
+        out.task_class[t] = OpClass::kAttention;
+        out.task_sub_kind[t] = out.host_sub_kind[op];
+        out.task_source[t] = ClassSource::kSequence;
+        break;
+      }
+      op = ops.parent.size() == ops.size() ? ops.parent[op] : kNoIndex;
+    }
   }
   {
     std::vector<uint32_t> order;
     for (size_t t = 0; t < tasks.size(); ++t)
-      if (tasks.kind[t] == DeviceTaskKind::kKernel) order.push_back(static_cast<uint32_t>(t));
+      if (tasks.kind[t] == DeviceTaskKind::kKernel && out.task_sub_kind[t] != "view" && out.task_sub_kind[t] != "alloc")
+        order.push_back(static_cast<uint32_t>(t));
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       return tasks.track[a] != tasks.track[b] ? tasks.track[a] < tasks.track[b] : tasks.ts[a] < tasks.ts[b];
     });
     // Time per class changes with the relabelling: recompute after.
-    relabel(order, out.task_class, out.task_sub_kind, &out.task_source, true);
+    // Groups seen on either side (tasks of relabelled operators are already
+    // attention, so the task pass finds only groups without host operators).
+    const uint64_t task_groups = relabel(order, out.task_class, out.task_sub_kind, &out.task_source, true);
+    out.unfused_attention_groups = std::max(host_groups, task_groups);
     out.task_time_ns.fill(0);
     for (size_t t = 0; t < tasks.size(); ++t)
       if (IsBusyKind(tasks.kind[t])) out.task_time_ns[static_cast<size_t>(out.task_class[t])] += tasks.dur[t];

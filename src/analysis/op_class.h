@@ -114,6 +114,19 @@ struct OpClassification {
   uint64_t unfused_attention_groups = 0;  // bmm → softmax → bmm triples re-labelled as attention
 };
 
+// Unfused attention (matmul → softmax → matmul relabelled as attention): ops
+// allowed between the matmuls and the softmax (unitless count). Source: eager
+// attention of transformers and hand-written decoders puts a scale, a mask
+// built in place (ones/tril/bitwise_not/masked_fill or slice+add) and casts
+// there: up to 5 ops observed on Llama-style models; 8 leaves room for a
+// dropout and a dtype round trip while a softmax between two matmuls stays
+// specific.
+inline constexpr int kUnfusedAttentionMaxGapOps = 8;
+// How far up the operator nesting a task's attention ancestor is looked for
+// (levels). Source: aten::matmul -> aten::bmm (CPU), or -> aten::bmm ->
+// cudaLaunchKernel (GPU) is 1-3 levels; 8 bounds the walk on deep stacks.
+inline constexpr int kMaxAttentionAncestorHops = 8;
+
 // Host ops of kind kOperator are classified by name (others stay kOther).
 // Device tasks: Ascend op type, else own name, else task kind, else the class
 // of their operator (OperatorOf). Unfused attention (a matmul/bmm followed by

@@ -128,6 +128,8 @@ class CallGraphBuilder {
     { PhaseTimer t("graph.nest"); NestHostOps(); }
     { PhaseTimer t("graph.children+self"); ComputeChildrenAndSelfTime(); }
     { PhaseTimer t("graph.enclosing"); ComputeEnclosingOperators(); }
+    first_cpu_task_ = static_cast<uint32_t>(p_.device_tasks.size());
+    if (g_.options_.cpu_ops_as_device_tasks && p_.device_tasks.size() == 0) AddCpuComputeTasks();
     { PhaseTimer t("graph.link"); LinkDeviceTasks(); }
     { PhaseTimer t("graph.device_times"); ComputeDeviceTimesPerOp(); }
     { PhaseTimer t("graph.order_tasks"); OrderDeviceTasks(); }
@@ -293,6 +295,78 @@ class CallGraphBuilder {
     }
   }
 
+  // CPU-only profiles: one compute task per leaf operator (GraphOptions::
+  // cpu_ops_as_device_tasks). The task keeps the operator's External id, so a
+  // saved profile re-links it the same way, and is tied to the operator
+  // explicitly after linking (LinkCpuComputeTasks) for traces without ids.
+  void AddCpuComputeTasks() {
+    HostOpTable& h = p_.host_ops;
+    const size_t n = h.size();
+    std::vector<uint8_t> has_operator_child(n, 0);
+    bool any_operator = false;
+    for (size_t op = 0; op < n; ++op) {
+      if (h.kind[op] != HostOpKind::kOperator) continue;
+      any_operator = true;
+      const int32_t parent = h.parent[op];
+      if (parent >= 0 && h.kind[parent] == HostOpKind::kOperator) has_operator_child[parent] = 1;
+    }
+    if (!any_operator) return;
+    // Top-down: the outermost operator that does its own work (no operator
+    // inside it, or at least kCpuTaskMinSelfShare of its time outside its
+    // children: aten::mm around a tiny aten::resolve_conj) is the task; what
+    // runs inside it is part of it.
+    std::vector<uint8_t> inside_task(n, 0);
+    std::vector<uint32_t> chosen;
+    for (uint32_t op : g_.host_by_track_ts_) {
+      const int32_t parent = h.parent[op];
+      if (parent >= 0 && inside_task[parent]) {
+        inside_task[op] = 1;
+        continue;
+      }
+      if (h.kind[op] != HostOpKind::kOperator) continue;
+      const TimeNs dur = std::max<TimeNs>(h.dur[op], 0);
+      if (!has_operator_child[op] || double(g_.self_ns_[op]) >= kCpuTaskMinSelfShare * double(dur)) {
+        inside_task[op] = 1;
+        chosen.push_back(op);
+      }
+    }
+    int32_t cpu_device = -1, next_index = 0;
+    for (const DeviceRow& row : p_.devices.rows) {
+      if (row.kind == DeviceKind::kCpu && cpu_device < 0) cpu_device = row.index;
+      next_index = std::max(next_index, row.index + 1);
+    }
+    if (cpu_device < 0) {
+      cpu_device = next_index;
+      p_.devices.rows.push_back(DeviceRow{cpu_device, DeviceKind::kCpu, p_.Intern("cpu")});
+    }
+    const StrId category = p_.Intern("cpu_op");
+    std::vector<uint32_t> stream_track(p_.tracks.size(), UINT32_MAX);
+    DeviceTaskTable& d = p_.device_tasks;
+    for (uint32_t op : chosen) {
+      uint32_t& track = stream_track[h.track[op]];
+      if (track == UINT32_MAX) {
+        const std::string tid = "cpu ops of thread " + std::string(p_.Str(p_.tracks.tid_token[h.track[op]]));
+        track = p_.DeviceTrack(p_.Str(p_.tracks.pid_token[h.track[op]]), tid, cpu_device, h.track[op]);
+      }
+      DeviceTaskRow row;
+      row.name = h.name[op];
+      row.category = category;
+      row.kind = DeviceTaskKind::kKernel;
+      row.track = track;
+      row.ts = h.ts[op];
+      row.dur = std::max<TimeNs>(h.dur[op], 0);
+      row.external_id = h.external_id[op];
+      d.Add(row);
+      cpu_task_source_.push_back(op);
+    }
+    d.graph_launched.resize(d.size(), 0);
+    g_.stats_.cpu_compute_tasks = cpu_task_source_.size();
+    if (!cpu_task_source_.empty()) {
+      p_.notes.push_back("CPU-only profile: " + std::to_string(cpu_task_source_.size()) +
+                         " operators doing their own work are the compute tasks of device cpu (one stream per host thread)");
+    }
+  }
+
   // Top-down over (track, ts) order: parents come before their children.
   void ComputeEnclosingOperators() {
     const HostOpTable& h = p_.host_ops;
@@ -362,6 +436,13 @@ class CallGraphBuilder {
     g_.task_operator_.assign(m, kNoIndex);
     g_.task_link_.assign(m, TaskLink::kNone);
     for (uint32_t t = 0; t < m; ++t) {
+      if (t >= first_cpu_task_ && t - first_cpu_task_ < cpu_task_source_.size()) {
+        // A CPU compute task (AddCpuComputeTasks): its operator is known.
+        g_.task_operator_[t] = static_cast<int32_t>(cpu_task_source_[t - first_cpu_task_]);
+        g_.task_link_[t] = TaskLink::kExternalId;
+        ++g_.stats_.tasks_attributed_by_external_id;
+        continue;
+      }
       int32_t launcher = kNoIndex;
       if (d.correlation[t] == kNoId) {
         ++g_.stats_.tasks_without_correlation;
@@ -561,6 +642,8 @@ class CallGraphBuilder {
   }
 
   Profile& p_;
+  std::vector<uint32_t> cpu_task_source_;  // AddCpuComputeTasks: source operator of each added task
+  uint32_t first_cpu_task_ = 0;            // row of the first of them
   OperatorCallGraph& g_;
 };
 

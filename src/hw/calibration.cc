@@ -382,6 +382,16 @@ StatusOr<CalibrationResult> LoadCalibration(const std::string& path_in) {
   return r;
 }
 
+int32_t CpuFp32Lanes() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return kFp32LanesAvx512;
+  if (__builtin_cpu_supports("avx2")) return kFp32LanesAvx2;
+  return kFp32LanesSse;
+#else
+  return kFp32LanesNeon;
+#endif
+}
+
 HardwareSpec CalibratedCpuSpec(const CalibrationResult& r) {
   HardwareSpec spec;
   auto generic = HardwareTable::Builtin().Find("cpu-generic");
@@ -402,6 +412,10 @@ HardwareSpec CalibratedCpuSpec(const CalibrationResult& r) {
   spec.memory_bandwidth = SourcedValue{r.memory_bandwidth, "", src + " (STREAM triad)"};
   spec.selection = "CPU-only profile -> calibration of " + (r.host.empty() ? std::string("this host") : r.host);
   spec.source_summary = r.method;
+  // GEMM micro-kernels (oneDNN, MKL, OpenBLAS) block N and K by the fp32 lanes
+  // of a vector register: a dimension that is not a multiple leaves a masked
+  // remainder loop. This machine's width (the calibration ran here too).
+  spec.mma_dim_multiple = CpuFp32Lanes();
   return spec;
 }
 

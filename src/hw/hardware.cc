@@ -580,6 +580,20 @@ void ApplyHardwareOverrides(const HardwareOverrides& overrides, HardwareSpec* sp
   }
 }
 
+bool HasAcceleratorTasks(const Profile& profile) {
+  std::vector<int32_t> cpu_devices;
+  for (const DeviceRow& row : profile.devices.rows)
+    if (row.kind == DeviceKind::kCpu) cpu_devices.push_back(row.index);
+  for (size_t t = 0; t < profile.device_tasks.size(); ++t) {
+    const DeviceTaskKind kind = profile.device_tasks.kind[t];
+    if (kind == DeviceTaskKind::kAnnotation || kind == DeviceTaskKind::kSync) continue;
+    const uint32_t track = profile.device_tasks.track[t];
+    const int32_t device = track < profile.tracks.size() ? profile.tracks.device[track] : -1;
+    if (std::find(cpu_devices.begin(), cpu_devices.end(), device) == cpu_devices.end()) return true;
+  }
+  return false;
+}
+
 HardwareSpec DetectHardware(const Profile& profile, const HardwareOverrides& overrides) {
   std::vector<std::string> table_notes;
   HardwareTable table = EffectiveTable(overrides.table_path, &table_notes);
@@ -603,8 +617,10 @@ HardwareSpec DetectHardware(const Profile& profile, const HardwareOverrides& ove
     DeviceKind k = profile.devices.rows[i].kind;
     if (k == DeviceKind::kCuda || k == DeviceKind::kRocm || k == DeviceKind::kNpu) { accel = static_cast<int32_t>(i); break; }
   }
-  // Device tasks without device rows still mean an accelerator (format tells which).
-  if (!chosen && accel < 0 && profile.device_tasks.size() > 0) {
+  // Device tasks without device rows still mean an accelerator (format tells
+  // which), unless they all run on a CPU device (the graph's CPU compute tasks
+  // of a CPU-only profile).
+  if (!chosen && accel < 0 && HasAcceleratorTasks(profile)) {
     auto fmt_it = profile.metadata.find("format");
     std::string format = fmt_it == profile.metadata.end() ? "" : fmt_it->second;
     bool ascend = format.find("ascend") != std::string::npos || format.find("msprof") != std::string::npos;

@@ -168,6 +168,11 @@ inline constexpr std::string_view kDefaultAscend910BSku = "910B3";
 //   4. CPU-only profile: the calibrated CPU (calibration file) else generic CPU.
 // Then overrides.peak_flops / memory_bandwidth. Never fails: the fallback is
 // the generic entry of the family with a note saying so. `selection` says how.
+// True when the profile has device tasks (other than step annotations and
+// syncs) that do not run on a CPU device: an accelerator ran them even when
+// the profile names no device.
+bool HasAcceleratorTasks(const Profile& profile);
+
 HardwareSpec DetectHardware(const Profile& profile, const HardwareOverrides& overrides = {});
 
 // Applies figure overrides to a spec (used by DetectHardware; exposed for front ends).
@@ -206,6 +211,15 @@ Status SaveCalibration(const CalibrationResult& result, const std::string& path 
 StatusOr<CalibrationResult> LoadCalibration(const std::string& path = "");
 // The generic CPU entry with the calibrated figures (peaks from fp32_gemm_flops /
 // fp32_flops, bandwidth measured), selection saying so.
+// fp32 lanes of one vector register (the GEMM micro-kernel's N/K blocking
+// unit on CPUs): 512-bit AVX-512, 256-bit AVX2, 128-bit SSE / NEON.
+inline constexpr int32_t kFp32LanesAvx512 = 16;
+inline constexpr int32_t kFp32LanesAvx2 = 8;
+inline constexpr int32_t kFp32LanesSse = 4;
+inline constexpr int32_t kFp32LanesNeon = 4;
+// This machine's widest supported width.
+int32_t CpuFp32Lanes();
+
 HardwareSpec CalibratedCpuSpec(const CalibrationResult& result);
 
 }  // namespace pypto

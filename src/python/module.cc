@@ -410,6 +410,33 @@ void BindEngine(py::module_& m) {
     return Text(Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text);
   }, py::arg("model_config_json") = "");
 
+  m.def("calibrate", [](double seconds, int threads, const std::string& output) {
+    CalibrationOptions options;
+    options.compute_seconds = seconds * 2.0 / 3.0;  // the CLI's split: 2/3 compute, 1/3 bandwidth
+    options.bandwidth_seconds = seconds / 3.0;
+    options.threads = threads;
+    StatusOr<CalibrationResult> result = InternalError("not run");
+    {
+      py::gil_scoped_release release;
+      result = CalibrateThisMachine(options);
+    }
+    CalibrationResult r = Unwrap(std::move(result));
+    const std::string path = output.empty() ? DefaultCalibrationPath() : output;
+    Check(SaveCalibration(r, path));
+    py::dict d;
+    d["path"] = Text(path);
+    d["cpu_model"] = Text(r.cpu_model);
+    d["threads"] = r.threads;
+    d["fp32_flops"] = r.fp32_flops;
+    d["fp32_gemm_flops"] = r.fp32_gemm_flops;
+    d["memory_bandwidth"] = r.memory_bandwidth;
+    d["method"] = Text(r.method);
+    d["measured_at"] = Text(r.measured_at);
+    return d;
+  }, py::arg("seconds") = 1.5, py::arg("threads") = 0, py::arg("output") = "");
+  m.def("calibration_path", [] { return Text(DefaultCalibrationPath()); });
+  m.def("has_calibration", [](const std::string& path) { return LoadCalibration(path).ok(); }, py::arg("path") = "");
+
   m.def("importers", [] {
     py::list out;
     for (const Importer* importer : AllImporters())

@@ -276,12 +276,40 @@ TEST(Steps, ProfileStepTableWinsAndWholeWindowIsTheFallback) {
   ProfileBuilder plain;
   plain.Op(plain.Thread(), "aten::add", 5'000, 1'000);
   plain.Op(plain.Thread(), "aten::mul", 7'000, 1'000);
-  OperatorCallGraph whole = BuildOrDie(plain.profile);
+  GraphOptions host_only;
+  host_only.cpu_ops_as_device_tasks = false;  // no CPU compute tasks: no device time at all
+  auto built = OperatorCallGraph::Build(plain.profile, host_only);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  OperatorCallGraph whole = std::move(*built);
   ASSERT_EQ(whole.Steps().size(), 1u);
   EXPECT_EQ(whole.Steps()[0].source, "whole window");
   EXPECT_EQ(whole.Steps()[0].cpu.start, 5'000);
   EXPECT_EQ(whole.Steps()[0].cpu.end, 8'000);
   EXPECT_EQ(whole.Steps()[0].device_start, kNoTime);
+}
+
+// CPU-only profiles: the outermost operator doing its own work is a compute
+// task of a "cpu" device, linked to that operator.
+TEST(CpuComputeTasks, OutermostOperatorDoingItsOwnWork) {
+  ProfileBuilder b;
+  uint32_t th = b.Thread();
+  b.Op(th, "aten::linear", 0, 1'000'000);             // all its time inside aten::mm
+  b.Op(th, "aten::t", 10'000, 20'000);                // leaf
+  uint32_t mm = b.Op(th, "aten::mm", 40'000, 950'000); // its own GEMM around a tiny resolve_conj
+  b.Op(th, "aten::resolve_conj", 50'000, 5'000);
+  b.Op(th, "aten::add", 2'000'000, 100'000);          // leaf
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const DeviceTaskTable& d = b.profile.device_tasks;
+  ASSERT_EQ(d.size(), 3u);
+  std::vector<std::string> names;
+  for (size_t t = 0; t < d.size(); ++t) names.emplace_back(b.profile.Str(d.name[t]));
+  EXPECT_EQ(names, (std::vector<std::string>{"aten::t", "aten::mm", "aten::add"}));
+  EXPECT_EQ(g.OperatorOf(1), static_cast<int32_t>(mm));
+  EXPECT_EQ(g.stats().cpu_compute_tasks, 3u);
+  ASSERT_EQ(b.profile.devices.size(), 1u);
+  EXPECT_EQ(b.profile.devices.rows[0].kind, DeviceKind::kCpu);
+  EXPECT_EQ(g.Steps()[0].device_start, 10'000);
+  EXPECT_GT(g.TotalDeviceBusyNs(), 0);
 }
 
 TEST(BusyTime, UnionAcrossOverlappingStreams) {
