@@ -51,7 +51,7 @@ HOTSPOT_KINDS = {
 # CPU (per-op dispatch of unfused norms and attention, KV copies growing with the
 # context) and runs in well under a minute per model on 2 cores; --small is the test size.
 WORKLOADS = {
-    "default": dict(batch=4, prompt=96, new_tokens=24, timing_runs=5),
+    "default": dict(batch=8, prompt=256, new_tokens=32, timing_runs=5),
     "small": dict(batch=2, prompt=24, new_tokens=8, timing_runs=3),
 }
 

@@ -36,10 +36,37 @@ inline constexpr double kDefaultMinRepeatsExclusive = 5;
 
 struct FusionPattern {
   const char* key;        // issue op_type
-  const char* fused_api;  // issue op_name
+  const char* fused_api;  // issue op_name on Ascend
   const char* since_cann;
   const char* regex;      // over "-name-" tokens (aten:: removed)
 };
+
+// The fused op to name on CUDA / ROCm / CPU, by pattern key: what the
+// installed torch offers (or torch.compile, which fuses the chain).
+struct PortableApi {
+  const char* key;
+  const char* api;
+};
+const PortableApi kPortableApis[] = {
+    {"rms_norm", "torch.nn.functional.rms_norm"},
+    {"rotary_mul", "a fused rotary embedding (torch.compile)"},
+    {"swiglu", "a fused SwiGLU (torch.compile)"},
+    {"fusion_attention", "torch.nn.functional.scaled_dot_product_attention"},
+    {"geglu", "a fused GeGLU (torch.compile)"},
+    {"group_norm_silu", "a fused GroupNorm + SiLU (torch.compile)"},
+    {"addmm", "torch.addmm"},
+    {"add_layer_norm", "a fused add + layer_norm (torch.compile)"},
+    {"scaled_masked_softmax", "torch.nn.functional.scaled_dot_product_attention"},
+    {"confusion_transpose", "a view instead of transpose + contiguous"},
+};
+
+// The op to name for `pattern` on the profile's hardware.
+std::string FusedApiFor(const DiagnosisContext& ctx, const FusionPattern& pattern) {
+  if (ctx.hardware->family == HardwareFamily::kAscend) return pattern.fused_api;
+  for (const PortableApi& p : kPortableApis)
+    if (std::string_view(p.key) == pattern.key) return p.api;
+  return pattern.fused_api;
+}
 
 // diagnosis-rules §1.3 (timeline_fusion_ops.yaml), patterns as written there.
 const FusionPattern kPatterns[] = {
@@ -169,12 +196,12 @@ class FusibleSequence final : public Detector {
     for (auto& [key, grp] : groups) {
       if (double(grp.occ.size()) <= min_repeats) {
         out->notes.push_back(fmt::format("{} sequence(s) for {} (not more than {}: not reported)", grp.occ.size(),
-                                         grp.pattern->fused_api, min_repeats));
+                                         FusedApiFor(ctx, *grp.pattern), min_repeats));
         continue;
       }
       Issue issue;
       issue.type = IssueType::kFusibleSequence;
-      issue.op_name = grp.pattern->fused_api;
+      issue.op_name = FusedApiFor(ctx, *grp.pattern);
       issue.op_type = key;
       TimeNs exec = 0, wall = 0, idle = 0, launch = 0;
       uint64_t kernels = 0;
@@ -217,9 +244,11 @@ class FusibleSequence final : public Detector {
         if (listed++ == 3) break;
         seqs += (seqs.empty() ? "" : ", ") + fmt::format("{} x{}", seq, n);
       }
-      issue.detail = fmt::format("{} sequence(s) {} ({} kernels, {} kernel time, {} idle inside); fused API {} "
-                                 "(CANN >= {})", grp.occ.size(), seqs, kernels, detectors::FormatUs(exec),
-                                 detectors::FormatUs(idle), grp.pattern->fused_api, grp.pattern->since_cann);
+      issue.detail = fmt::format("{} sequence(s) {} ({} kernels, {} kernel time, {} idle inside); fused API {}",
+                                 grp.occ.size(), seqs, kernels, detectors::FormatUs(exec), detectors::FormatUs(idle),
+                                 issue.op_name);
+      if (ctx.hardware->family == HardwareFamily::kAscend)
+        issue.detail += fmt::format(" (CANN >= {})", grp.pattern->since_cann);
       detectors::AddMetric(&issue, "occurrences", double(grp.occ.size()), "count");
       detectors::AddMetric(&issue, "kernels", double(kernels), "count");
       detectors::AddMetric(&issue, "kernel_time_us", double(exec) / 1000.0, "us");
