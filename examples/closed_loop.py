@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import json
 import statistics
 import sys
 import time
@@ -81,14 +82,29 @@ def build(name: str, small: bool):
     return model, generate, lambda b, p: model.make_prompt(b, p, seed=1), model.config
 
 
-def time_per_token(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int) -> List[float]:
-    """Unprofiled wall time per generated token (ms) of `runs` whole generate calls."""
-    out = []
+def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int) -> Dict[str, List[float]]:
+    """Unprofiled wall times of `runs` rounds: the prefill (generate of one token), the whole
+    generate, and the decode time per token = (whole - prefill) / (new_tokens - 1), in ms."""
+    prefill, whole, decode = [], [], []
     for _ in range(runs):
         start = time.perf_counter()
+        generate(ids, 1)
+        one = (time.perf_counter() - start) * 1000.0
+        start = time.perf_counter()
         generate(ids, new_tokens)
-        out.append((time.perf_counter() - start) * 1000.0 / new_tokens)
-    return out
+        full = (time.perf_counter() - start) * 1000.0
+        prefill.append(one)
+        whole.append(full)
+        decode.append(max(full - one, 0.0) / max(new_tokens - 1, 1))
+    return {"prefill": prefill, "whole": whole, "decode": decode}
+
+
+def median(values: List[float]) -> float:
+    return statistics.median(values)
+
+
+def spread(values: List[float]) -> str:
+    return f"{median(values):.2f} ms (min {min(values):.2f}, max {max(values):.2f})"
 
 
 def profile(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, out_dir: str):
@@ -128,10 +144,11 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     with torch.no_grad():
         reference = generate(ids, n)                      # warm-up and the reference output
         log("[1/7] baseline: timing and profile")
-        before_ms = time_per_token(generate, ids, n, work["timing_runs"])
+        before = time_generate(generate, ids, n, work["timing_runs"])
         base = profile(model, generate, ids, n, os.path.join(out, "baseline_profile"))
-        log(f"      per-token latency (unprofiled, median of {len(before_ms)} runs): "
-            f"{statistics.median(before_ms):.2f} ms; profiled decode: {fmt_stats(base.get_latency_stats()['decode'])}")
+        log(f"      unprofiled, {work['timing_runs']} runs: decode {spread(before['decode'])} per token, "
+            f"prefill {spread(before['prefill'])}")
+        log(f"      profiled decode steps: {fmt_stats(base.get_latency_stats()['decode'])}")
 
         log("[2/7] diagnosis")
         diagnosis = HotspotDetector().detect(base.call_graph)
@@ -163,10 +180,11 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
         log("[6/7] re-profile")
         generate(ids, n)                                  # warm-up of the optimized model
-        after_ms = time_per_token(generate, ids, n, work["timing_runs"])
+        after = time_generate(generate, ids, n, work["timing_runs"])
         opt = profile(model, generate, ids, n, os.path.join(out, "optimized_profile"))
-        log(f"      per-token latency (unprofiled, median of {len(after_ms)} runs): "
-            f"{statistics.median(after_ms):.2f} ms; profiled decode: {fmt_stats(opt.get_latency_stats()['decode'])}")
+        log(f"      unprofiled, {work['timing_runs']} runs: decode {spread(after['decode'])} per token, "
+            f"prefill {spread(after['prefill'])}")
+        log(f"      profiled decode steps: {fmt_stats(opt.get_latency_stats()['decode'])}")
 
     log("[7/7] comparison")
     comparison = ProfileComparer(base.call_graph, opt.call_graph,
@@ -178,9 +196,12 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         f"p50 {b['p50']:.2f} -> {c['p50']:.2f}  p90 {b['p90']:.2f} -> {c['p90']:.2f}  "
         f"p99 {b['p99']:.2f} -> {c['p99']:.2f} ms")
     log(f"      measured speedup x{comparison.measured_speedup:.2f} ({comparison.verdict})")
-    wall_speedup = statistics.median(before_ms) / statistics.median(after_ms)
-    log(f"      unprofiled per-token latency {statistics.median(before_ms):.2f} -> "
-        f"{statistics.median(after_ms):.2f} ms: x{wall_speedup:.2f}")
+    decode_speedup = median(before["decode"]) / median(after["decode"])
+    prefill_speedup = median(before["prefill"]) / median(after["prefill"])
+    whole_speedup = median(before["whole"]) / median(after["whole"])
+    log(f"      unprofiled: decode per token {median(before['decode']):.2f} -> {median(after['decode']):.2f} ms "
+        f"(x{decode_speedup:.2f}), prefill {median(before['prefill']):.1f} -> {median(after['prefill']):.1f} ms "
+        f"(x{prefill_speedup:.2f}), whole generate x{whole_speedup:.2f}")
     for action in data.get("actions", []):
         est = action.get("estimated_per_step_ns")
         meas = action.get("measured_per_step_ns")
@@ -189,9 +210,10 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"      action {action['id']:<18} estimated {est_s:>10}/step, measured {meas_s:>10}/step: "
             f"{action.get('verdict', '')}")
     log(f"      wrote {cmp_path}")
-    return {"model": name, "kinds": found, "same_tokens": same, "wall_speedup": wall_speedup,
+    return {"model": name, "kinds": found, "same_tokens": same, "decode_speedup": decode_speedup,
+            "prefill_speedup": prefill_speedup, "whole_speedup": whole_speedup,
             "measured_speedup": comparison.measured_speedup, "significant": comparison.significant,
-            "before_ms": before_ms, "after_ms": after_ms, "report": report_path, "comparison": cmp_path}
+            "before": before, "after": after, "report": report_path, "comparison": cmp_path}
 
 
 def main(argv=None) -> int:
@@ -210,9 +232,14 @@ def main(argv=None) -> int:
     results = [run(m, args) for m in (["hf", "handwritten"] if args.model == "both" else [args.model])]
     log("\n=== summary")
     for r in results:
-        log(f"  {r['model']:<12} kinds found {len(r['kinds'])}/4, tokens unchanged {r['same_tokens']}, "
-            f"per-token speedup x{r['wall_speedup']:.2f} unprofiled / x{r['measured_speedup']:.2f} profiled "
-            f"({'significant' if r['significant'] else 'not significant'})")
+        log(f"  {r['model']:<12} kinds found {len(r['kinds'])}/4, tokens unchanged {r['same_tokens']}; unprofiled "
+            f"speedup: decode x{r['decode_speedup']:.2f}, prefill x{r['prefill_speedup']:.2f}, generate "
+            f"x{r['whole_speedup']:.2f}; profiled decode steps x{r['measured_speedup']:.2f} "
+            f"({'significant' if r['significant'] else 'not significant'} at alpha 0.05)")
+    summary_path = os.path.join(args.out, "summary.json")
+    with open(summary_path, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+    log(f"  wrote {summary_path}")
     return 0 if all(r["same_tokens"] for r in results) else 1
 
 
