@@ -158,3 +158,16 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 if ! skipped memory; then
   PYPTO=$PYPTO PY=$PY BUILD=$BUILD bash bench/memory_scaling.sh || say "memory scaling: MISS (see above)"
 fi
+
+# ---- 5. Python side: collection overhead and the fused norm kernel ------------------
+# Profiling overhead on a generate loop (unprofiled vs sampled 1-in-N vs fully
+# profiled; the brief's bound for sampled mode is 3%), and µs per call of the
+# fused RMSNorm against torch. Figures are printed; BENCH_SKIP="python" leaves it out.
+if ! skipped python; then
+  say "collection overhead (transformers Llama, sampled 1 in 20)"
+  PYTHONPATH=python "$PY" bench/collection_overhead.py --model hf --sample-every 20 || say "collection overhead: failed"
+  say "collection overhead (hand-written decoder, sampled 1 in 200)"
+  PYTHONPATH=python "$PY" bench/collection_overhead.py --model handwritten --sample-every 200 || say "collection overhead: failed"
+  say "fused norm kernel"
+  PYTHONPATH=python "$PY" bench/fusion_bench.py || say "fusion bench: failed"
+fi
