@@ -23,6 +23,9 @@ files in the cases directory, each holding {"cases": [case, ...]}. A case has a
                 to hold the same value in both (a derived file gives the same
                 figures as the original).
 
+A case with "output_file" (e.g. "{out_dir}/report.json") runs its command with
+{out_dir} a fresh temp dir and applies expect_json to the JSON file it wrote.
+
 A case may also have "prepare": a list of pypto command lines run first, in
 order, in a fresh temp dir ({tmp}); each must succeed. The case's own command
 then reads what they wrote (e.g. `export-sqlite {fixture} {tmp}/saved.db`, then
@@ -265,6 +268,21 @@ def check_case(case, options, cwd, placeholders):
             if actual != reference:
                 raise CaseError(f"{path}: {str(actual)[:200]!r} differs from the reference {str(reference)[:200]!r}")
         check_paths(documents[0], case.get("expect_json", {}))
+        return "ok"
+
+    if "output_file" in case:
+        # The command writes a JSON file (e.g. `report --json -o {out_dir}/r.json`): check that file.
+        with tempfile.TemporaryDirectory(prefix="pypto_golden_out_") as out_dir:
+            with_out = dict(placeholders, out_dir=out_dir)
+            result = run_pypto(options.pypto, expand(args, **with_out), cwd, timeout)
+            require_success(result)
+            path = expand([case["output_file"]], **with_out)[0]
+            try:
+                with open(os.path.join(cwd, path)) as source:
+                    document = json.load(source)
+            except (OSError, json.JSONDecodeError) as error:
+                raise CaseError(f"output file {path}: {error}")
+            check_paths(document, case.get("expect_json", {}))
         return "ok"
 
     result = run_pypto(options.pypto, expand(args, **placeholders), cwd, timeout)
