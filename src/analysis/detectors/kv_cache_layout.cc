@@ -65,11 +65,13 @@ class KvCacheLayout final : public Detector {
     Finding cat, copy, kernels;
     std::set<uint32_t> used;
     bool any_shapes = false;
+    bool any_attention = false;
     // Per track: sequence of top-level operators.
     std::vector<uint32_t> seq;
     auto flush = [&]() {
       for (size_t j = 0; j < seq.size(); ++j) {
         if (!IsAttentionOp(ctx, seq[j])) continue;
+        any_attention = true;
         OpShapes att;
         int64_t q_elems = 0;
         if (ParseKinetoShapes(p.Str(h.input_dims[seq[j]]), p.Str(h.input_types[seq[j]]), &att).ok() && att.tensor(0))
@@ -154,7 +156,10 @@ class KvCacheLayout final : public Detector {
          "sum of the copies' device time: a kernel reading the cache layout directly needs none");
     emit(kernels, "", "layout kernels before attention", true,
          "sum of the layout kernels' time: an attention layout matching the cache needs none");
-    if (!any_shapes && !ctx.host_ops.empty() && cat.ops.empty() && copy.ops.empty()) {
+    if (!any_attention && !ctx.host_ops.empty()) {
+      out->notes.push_back("no attention operator (fused attention, SDPA, or matmul -> softmax -> matmul) among the "
+                           "host operators: cat/copy patterns feeding attention not checked");
+    } else if (!any_shapes && !ctx.host_ops.empty() && cat.ops.empty() && copy.ops.empty()) {
       out->notes.push_back("no Input Dims on host ops (record_shapes off?): cat/copy patterns not checked");
     }
     out->notes.push_back("Input Strides are not read: non-unit inner strides are not checked");
