@@ -113,6 +113,16 @@ def profile(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, 
     return prof.get_results()
 
 
+def measure(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int, profile_dir: str):
+    """Unprofiled timings, then a profile of the same workload; prints both."""
+    times = time_generate(generate, ids, new_tokens, runs)
+    results = profile(model, generate, ids, new_tokens, profile_dir)
+    log(f"      unprofiled, {runs} runs: decode {spread(times['decode'])} per token, "
+        f"prefill {spread(times['prefill'])}")
+    log(f"      profiled decode steps: {fmt_stats(results.get_latency_stats()['decode'])}")
+    return times, results
+
+
 def kinds_found(report) -> List[str]:
     found = []
     keys = set()
@@ -144,11 +154,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     with torch.no_grad():
         reference = generate(ids, n)                      # warm-up and the reference output
         log("[1/7] baseline: timing and profile")
-        before = time_generate(generate, ids, n, work["timing_runs"])
-        base = profile(model, generate, ids, n, os.path.join(out, "baseline_profile"))
-        log(f"      unprofiled, {work['timing_runs']} runs: decode {spread(before['decode'])} per token, "
-            f"prefill {spread(before['prefill'])}")
-        log(f"      profiled decode steps: {fmt_stats(base.get_latency_stats()['decode'])}")
+        before, base = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "baseline_profile"))
 
         log("[2/7] diagnosis")
         diagnosis = HotspotDetector().detect(base.call_graph)
@@ -180,11 +186,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
         log("[6/7] re-profile")
         generate(ids, n)                                  # warm-up of the optimized model
-        after = time_generate(generate, ids, n, work["timing_runs"])
-        opt = profile(model, generate, ids, n, os.path.join(out, "optimized_profile"))
-        log(f"      unprofiled, {work['timing_runs']} runs: decode {spread(after['decode'])} per token, "
-            f"prefill {spread(after['prefill'])}")
-        log(f"      profiled decode steps: {fmt_stats(opt.get_latency_stats()['decode'])}")
+        after, opt = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "optimized_profile"))
 
     log("[7/7] comparison")
     comparison = ProfileComparer(base.call_graph, opt.call_graph,

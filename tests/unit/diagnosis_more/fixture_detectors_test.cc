@@ -8,18 +8,10 @@
 
 #include "analysis/detector.h"
 #include "analysis/diagnostic_report.h"
+#include "unit/diagnosis/planted_detector_helpers.h"
 
 namespace pypto {
 namespace {
-
-DiagnosticReport Diag(const std::string& rel, std::vector<std::string> only) {
-  DiagnoseOptions o;
-  o.only = std::move(only);
-  o.min_issue_share = 0;  // see every finding, however small
-  auto r = DiagnosePath(std::string(PYPTO_FIXTURES_DIR) + "/" + rel, o);
-  EXPECT_TRUE(r.ok()) << rel << ": " << r.status().ToString();
-  return r.ok() ? std::move(r).value() : DiagnosticReport{};
-}
 
 const std::vector<std::string> kAll = {"aicpu_fallback", "dynamic_shape_compile", "stream_sync", "no_pipe_bound",
                                        "fusible_sequence"};
@@ -34,7 +26,7 @@ TEST(FixtureDetectors, EveryFixtureRunsWithoutFailure) {
       "kineto/hta_cpu_only_gloo_2024/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
       "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz"};
   for (const char* rel : all) {
-    DiagnosticReport r = Diag(rel, kAll);
+    DiagnosticReport r = pypto::testing::DiagnoseFixtureOnly(rel, kAll);
     EXPECT_EQ(r.detectors_run.size(), 5u) << rel;
     for (const Issue& i : r.issues) {
       EXPECT_GE(i.saved_ns, 0) << rel;
@@ -42,7 +34,7 @@ TEST(FixtureDetectors, EveryFixtureRunsWithoutFailure) {
     }
   }
   // CPU-only trace: no device tasks -> sync stalls are not measurable (note, no issue).
-  DiagnosticReport cpu = Diag("kineto/hta_cpu_only_gloo_2024/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", kAll);
+  DiagnosticReport cpu = pypto::testing::DiagnoseFixtureOnly("kineto/hta_cpu_only_gloo_2024/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", kAll);
   EXPECT_TRUE(cpu.issues.empty());
 }
 
