@@ -1,0 +1,636 @@
+"""Multi-rank analysis: one profile per rank, analysed in parallel, then compared across ranks.
+
+    report = pypto.ranks.analyze_ranks("run_dir/")      # *_ascend_pt dirs or Kineto traces, one per rank
+    print(report.to_markdown())                          # also to_json(), to_dict()
+
+Per rank and step: Computing (compute tasks busy), Communication (communication tasks busy) and Free
+(step time minus device busy), the split of msprof-analyze's step_trace_time. Across ranks: the
+slow-rank rule (max - min of each part over the mean step time), stragglers (median + k * MAD of the
+step latency) and communication per collective type (count, time, bytes and bandwidth from the NCCL
+kernel arguments; per transport and per link from Ascend communication.json /
+communication_matrix.json). Command line: `pypto ranks DIR [--json] [--out FILE]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+# -- thresholds (every one named, with the source of its default) -------------------------------
+
+#: Slow rank: (max - min) of Computing, Communication or Free across ranks, as a share of the mean
+#: step time, above which a rank is slow. msprof-analyze advisor `cluster/slow_rank_analyzer.py`
+#: (docs: "> 5 % max-min spread => slow rank").
+SLOW_RANK_SPREAD_THRESHOLD = 0.05
+
+#: Straggler: a rank whose mean step latency is above median + k * MAD (MAD scaled to a standard
+#: deviation). k = 3 mirrors the mean - 3 sigma vote of msprof-analyze's `slow_rank` recipe, made
+#: robust to the straggler itself by using the median and MAD.
+STRAGGLER_MAD_FACTOR = 3.0
+
+#: Scale from the median absolute deviation to the standard deviation of normal data.
+MAD_TO_STANDARD_DEVIATION = 1.4826
+
+#: A straggler is also at least this much slower than the median rank (share of the median), so
+#: that ranks within noise are not flagged when the MAD is 0 (identical ranks). Same 5 % as the
+#: slow-rank rule.
+STRAGGLER_MIN_EXCESS = 0.05
+
+#: Bytes per element of the NCCL kernel argument `dtype` (PyTorch's names, as Kineto writes them).
+DTYPE_BYTES = {
+    "float": 4, "float32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2, "bfloat16": 2,
+    "bf16": 2, "int": 4, "int32": 4, "long": 8, "int64": 8, "short": 2, "int16": 2, "char": 1,
+    "int8": 1, "byte": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+
+#: Core types / task kinds that are communication (engine kinds: Kineto `communication`, Ascend
+#: `HCCL` up to CANN 8.0 and `COMMUNICATION` from CANN 8.3.RC1).
+COMMUNICATION_CORE_TYPES = frozenset({"communication", "hccl"})
+
+#: Bus-bandwidth factor per collective for n ranks (nccl-tests doc/PERFORMANCE.md):
+#: busbw = algbw * factor(n).
+BUS_BANDWIDTH_FACTOR = {
+    "allreduce": lambda n: 2.0 * (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reducescatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "send": lambda n: 1.0,
+    "recv": lambda n: 1.0,
+}
+
+_COLLECTIVE_NAMES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
+                     "sendrecv", "send", "recv", "barrier", "scatter", "gather")
+_RANK_IN_NAME = re.compile(r"rank[_\-.]?(\d+)", re.IGNORECASE)
+_PROFILER_INFO = re.compile(r"profiler_info_(\d+)\.json$")
+_TRACE_SUFFIXES = (".json", ".json.gz", ".db")
+_ASCEND_OUTPUT = "ASCEND_PROFILER_OUTPUT"
+_ASCEND_TOTAL_OP = "Total Op Info"      # communication.json: the sum of the step's operations
+
+
+# -- records ----------------------------------------------------------------------------------
+
+@dataclass
+class StepBreakdown:
+    """One step of one rank, in ns: msprof-analyze's Computing / Communication / Free split."""
+    number: int
+    latency_ns: int
+    computing_ns: int
+    communication_ns: int
+    free_ns: int
+
+
+@dataclass
+class CollectiveStats:
+    """Communication of one collective type on one rank."""
+    collective: str
+    count: int = 0
+    time_ns: int = 0
+    bytes: Optional[int] = None          # message bytes (NCCL `In msg nelems` x dtype size), None unknown
+    group_size: Optional[int] = None
+    algorithm_bandwidth_gbps: Optional[float] = None   # bytes / time
+    bus_bandwidth_gbps: Optional[float] = None         # algbw x nccl-tests bus factor
+
+
+@dataclass
+class LinkStats:
+    """Ascend: one transport (communication.json) or one src-dst link (communication_matrix.json)."""
+    link: str                            # transport name (HCCS, RDMA, …) or "src-dst"
+    transport: str
+    transit_size_mb: float
+    transit_time_ms: float
+    bandwidth_gbps: float                # transit size / transit time
+    operations: int = 0
+
+
+@dataclass
+class RankAnalysis:
+    """What one rank's profile says; `error` set (and the rest empty) when it could not be read."""
+    rank: Optional[int]
+    path: str
+    format: str = ""
+    rank_source: str = ""
+    world_size: Optional[int] = None
+    steps: List[StepBreakdown] = field(default_factory=list)
+    collectives: List[CollectiveStats] = field(default_factory=list)
+    transports: List[LinkStats] = field(default_factory=list)
+    links: List[LinkStats] = field(default_factory=list)
+    wait_time_ms: Optional[float] = None           # Ascend communication.json, summed over ops
+    error: Optional[str] = None
+
+    @property
+    def mean_step_ns(self) -> Optional[float]:
+        return statistics.fmean(s.latency_ns for s in self.steps) if self.steps else None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: Dict[str, Any]) -> "RankAnalysis":
+        raw = dict(raw)
+        raw["steps"] = [StepBreakdown(**s) for s in raw.get("steps", [])]
+        raw["collectives"] = [CollectiveStats(**c) for c in raw.get("collectives", [])]
+        raw["transports"] = [LinkStats(**t) for t in raw.get("transports", [])]
+        raw["links"] = [LinkStats(**t) for t in raw.get("links", [])]
+        return cls(**raw)
+
+
+@dataclass
+class DimensionSpread:
+    """Spread of one part of the step (computing / communication / free) across ranks."""
+    dimension: str
+    min_ns: float
+    max_ns: float
+    spread_ns: float
+    share_of_step: float               # spread / mean step time
+    flagged: bool                      # share_of_step > SLOW_RANK_SPREAD_THRESHOLD
+    suspect_rank: Optional[int]        # computing, free: the rank with the most; communication: the least
+    reason: str = ""
+
+
+@dataclass
+class StepComparison:
+    """One aligned step across ranks."""
+    step: int                          # step number (or position when ranks number steps differently)
+    mean_step_ns: float
+    per_rank: Dict[int, StepBreakdown]
+    dimensions: List[DimensionSpread]
+
+
+@dataclass
+class RanksReport:
+    ranks: List[RankAnalysis]
+    overall: List[DimensionSpread]      # over the per-rank means of the aligned steps
+    steps: List[StepComparison]
+    slow_rank: bool
+    slow_ranks: List[int]
+    stragglers: List[int]
+    straggler_threshold_ns: Optional[float]
+    median_step_ns: Optional[float]
+    collectives: List[Dict[str, Any]]   # per collective type, per rank and totals
+    errors: List[Dict[str, str]]
+    thresholds: Dict[str, float] = field(default_factory=lambda: {
+        "slow_rank_spread_threshold": SLOW_RANK_SPREAD_THRESHOLD,
+        "straggler_mad_factor": STRAGGLER_MAD_FACTOR,
+        "straggler_min_excess": STRAGGLER_MIN_EXCESS,
+    })
+
+    def to_dict(self) -> Dict[str, Any]:
+        doc = dataclasses.asdict(self)
+        doc["schema"] = "pypto.ranks/1"
+        for step in doc["steps"]:
+            step["per_rank"] = {str(k): v for k, v in step["per_rank"].items()}
+        return doc
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_markdown(self) -> str:
+        return render_markdown(self)
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+def _is_ascend_rank_dir(path: str) -> bool:
+    if path.rstrip(os.sep).endswith("_ascend_pt"):
+        return True
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return _ASCEND_OUTPUT in names or any(_PROFILER_INFO.match(n) for n in names)
+
+
+def discover_ranks(directory: str) -> List[str]:
+    """Profiles in `directory`, one per rank: `*_ascend_pt` (or Ascend output) directories,
+    Kineto trace files (`*.json`, `*.json.gz`) and pypto saved profiles (`*.db`); sorted by name."""
+    if not os.path.isdir(directory):
+        from .errors import ProfileNotFoundError
+        raise ProfileNotFoundError(f"{directory}: not a directory (expected one profile per rank inside)")
+    found = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith("."):
+            continue
+        path = os.path.join(directory, name)
+        if os.path.isdir(path):
+            if _is_ascend_rank_dir(path) or _RANK_IN_NAME.search(name):
+                found.append(path)
+        elif name.endswith(_TRACE_SUFFIXES):
+            found.append(path)
+    if not found:
+        from .errors import ProfileNotFoundError
+        raise ProfileNotFoundError(f"{directory}: no rank profile found (looked for *_ascend_pt directories, "
+                                   "*.json / *.json.gz traces and *.db saved profiles)")
+    return found
+
+
+def _rank_from_path(path: str) -> Tuple[Optional[int], str]:
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            match = _PROFILER_INFO.match(name)
+            if match:
+                return int(match.group(1)), name
+    match = _RANK_IN_NAME.search(os.path.basename(path.rstrip(os.sep)))
+    if match:
+        return int(match.group(1)), "name"
+    return None, ""
+
+
+# -- one rank ---------------------------------------------------------------------------------
+
+def _collective_type(name: str) -> str:
+    lowered = re.sub(r"[^a-z]", "", name.lower())
+    for collective in _COLLECTIVE_NAMES:
+        if collective in lowered:
+            return collective
+    return "other"
+
+
+def _step_breakdowns(graph: Any) -> List[StepBreakdown]:
+    steps = graph.steps()
+    selections: List[Tuple[Optional[int], int]] = [(s["number"], s["latency_ns"]) for s in steps]
+    if not selections:
+        selections = [(None, 0)]
+    result = []
+    for number, latency_ns in selections:
+        summary = graph.summary(step=number)
+        if number is None:
+            latency_ns = summary["analysis_window"]["duration_ns"]
+        devices = summary["utilization"]["devices"]
+        if not devices:
+            result.append(StepBreakdown(number if number is not None else -1, latency_ns, 0, 0, latency_ns))
+            continue
+        device = max(devices, key=lambda d: d["busy_ns"])
+        busy_ns = device["busy_ns"]
+        communication_ns = computing_ns = 0
+        for core in summary["utilization"]["core_types"]:
+            if core["device"] != device["device"]:
+                continue
+            if core["core_type"].lower() in COMMUNICATION_CORE_TYPES:
+                communication_ns += core["busy_ns"]
+            else:
+                computing_ns += core["busy_ns"]
+        result.append(StepBreakdown(number=number if number is not None else -1, latency_ns=latency_ns,
+                                    computing_ns=min(computing_ns, busy_ns), communication_ns=communication_ns,
+                                    free_ns=max(0, latency_ns - busy_ns)))
+    return result
+
+
+def _bandwidth(stats: CollectiveStats) -> None:
+    if stats.bytes and stats.time_ns > 0:
+        stats.algorithm_bandwidth_gbps = stats.bytes / stats.time_ns   # bytes/ns = GB/s
+        factor = BUS_BANDWIDTH_FACTOR.get(stats.collective)
+        if factor and stats.group_size and stats.group_size > 0:
+            stats.bus_bandwidth_gbps = stats.algorithm_bandwidth_gbps * factor(stats.group_size)
+
+
+def _kineto_collectives(graph: Any) -> List[CollectiveStats]:
+    """Communication tasks with their NCCL arguments, read back from the engine's SQLite export."""
+    with tempfile.TemporaryDirectory(prefix="pypto-ranks-") as tmp:
+        db_path = os.path.join(tmp, "rank.db")
+        graph.export_to_sqlite(db_path, findings=False)
+        connection = sqlite3.connect(db_path)
+        try:
+            tasks = connection.execute(
+                "SELECT t.id, s.value, t.dur FROM device_tasks t JOIN strings s ON s.id = t.name_id "
+                "WHERE t.kind = 'communication'").fetchall()
+            args: Dict[int, Dict[str, Any]] = {}
+            for owner, key, text, number in connection.execute(
+                    "SELECT a.owner, a.key, a.text, a.number FROM attributes a JOIN device_tasks t ON t.id = a.owner "
+                    "WHERE a.owner_kind = 'device_task' AND t.kind = 'communication'"):
+                args.setdefault(owner, {})[key] = number if number is not None else text
+        finally:
+            connection.close()
+    by_type: Dict[str, CollectiveStats] = {}
+    for task_id, name, duration_ns in tasks:
+        task_args = args.get(task_id, {})
+        collective = _collective_type(str(task_args.get("Collective name") or name))
+        stats = by_type.setdefault(collective, CollectiveStats(collective))
+        stats.count += 1
+        stats.time_ns += int(duration_ns)
+        elements = task_args.get("In msg nelems")
+        dtype = str(task_args.get("dtype", "")).lower()
+        if isinstance(elements, (int, float)) and dtype in DTYPE_BYTES:
+            stats.bytes = (stats.bytes or 0) + int(elements) * DTYPE_BYTES[dtype]
+        group_size = task_args.get("Group size")
+        if isinstance(group_size, (int, float)):
+            stats.group_size = int(group_size)
+    for stats in by_type.values():
+        _bandwidth(stats)
+    return sorted(by_type.values(), key=lambda s: -s.time_ns)
+
+
+def _read_json(path: str) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _ascend_communication(rank_dir: str, analysis: RankAnalysis) -> None:
+    """communication.json: per collective and per transport; communication_matrix.json: per link."""
+    output = os.path.join(rank_dir, _ASCEND_OUTPUT)
+    communication = _read_json(os.path.join(output, "communication.json"))
+    if communication:
+        by_type: Dict[str, CollectiveStats] = {}
+        transports: Dict[str, LinkStats] = {}
+        wait_ms = 0.0
+        for step in communication.values():
+            for group in ("collective", "p2p"):
+                for op_name, op in (step.get(group) or {}).items():
+                    if op_name == _ASCEND_TOTAL_OP:
+                        continue
+                    times = op.get("Communication Time Info", {})
+                    stats = by_type.setdefault(_collective_type(op_name.split("@")[0]),
+                                               CollectiveStats(_collective_type(op_name.split("@")[0])))
+                    stats.count += 1
+                    stats.time_ns += int(round(float(times.get("Elapse Time(ms)", 0.0)) * 1e6))
+                    wait_ms += float(times.get("Wait Time(ms)", 0.0))
+                    size_by_transport: Dict[str, float] = {}
+                    for transport, info in (op.get("Communication Bandwidth Info") or {}).items():
+                        size_mb = float(info.get("Transit Size(MB)", 0.0))
+                        time_ms = float(info.get("Transit Time(ms)", 0.0))
+                        if size_mb <= 0 and time_ms <= 0:
+                            continue
+                        size_by_transport[transport] = size_mb
+                        link = transports.setdefault(transport, LinkStats(transport, transport, 0.0, 0.0, 0.0))
+                        link.transit_size_mb += size_mb
+                        link.transit_time_ms += time_ms
+                        link.operations += 1
+                    if size_by_transport:
+                        # SDMA is the on-chip copy engine carrying the HCCS / PCIE / SIO traffic: count it once.
+                        on_node = max(size_by_transport.get("SDMA", 0.0),
+                                      sum(size_by_transport.get(t, 0.0) for t in ("HCCS", "PCIE", "SIO")))
+                        stats.bytes = (stats.bytes or 0) + int(round((on_node + size_by_transport.get("RDMA", 0.0)) * 1e6))
+        for stats in by_type.values():
+            _bandwidth(stats)
+        for link in transports.values():
+            link.bandwidth_gbps = link.transit_size_mb / 1e3 / (link.transit_time_ms / 1e3) if link.transit_time_ms else 0.0
+        analysis.collectives = sorted(by_type.values(), key=lambda s: -s.time_ns)
+        analysis.transports = sorted(transports.values(), key=lambda t: t.link)
+        analysis.wait_time_ms = wait_ms
+    matrix = _read_json(os.path.join(output, "communication_matrix.json"))
+    if matrix:
+        links: Dict[str, LinkStats] = {}
+        for step in matrix.values():
+            for group in ("collective", "p2p"):
+                for op in (step.get(group) or {}).values():
+                    for link_name, info in op.items():
+                        if not isinstance(info, dict):
+                            continue
+                        link = links.setdefault(link_name, LinkStats(link_name, str(info.get("Transport Type", "")),
+                                                                     0.0, 0.0, 0.0))
+                        link.transit_size_mb += float(info.get("Transit Size(MB)", 0.0))
+                        link.transit_time_ms += float(info.get("Transit Time(ms)", 0.0))
+                        link.operations += 1
+        for link in links.values():
+            link.bandwidth_gbps = link.transit_size_mb / 1e3 / (link.transit_time_ms / 1e3) if link.transit_time_ms else 0.0
+        analysis.links = sorted(links.values(), key=lambda l: l.link)
+
+
+def analyze_rank(path: str, graph: Any = None) -> RankAnalysis:
+    """Analyse one rank's profile (loads it with the engine unless `graph` is given).
+    Errors are returned in `.error` (the exception type and message), not raised."""
+    from .errors import PyptoError
+    from .graph import load_profile
+    rank, rank_source = _rank_from_path(path)
+    analysis = RankAnalysis(rank=rank, path=str(path), rank_source=rank_source)
+    try:
+        graph = graph if graph is not None else load_profile(path)
+        metadata = graph.metadata
+        analysis.format = graph.format
+        if metadata.get("rank", "").lstrip("-").isdigit():
+            analysis.rank, analysis.rank_source = int(metadata["rank"]), "distributedInfo.rank"
+        if metadata.get("world_size", "").isdigit():
+            analysis.world_size = int(metadata["world_size"])
+        analysis.steps = _step_breakdowns(graph)
+        if os.path.isdir(path) and os.path.isdir(os.path.join(path, _ASCEND_OUTPUT)):
+            _ascend_communication(path, analysis)
+        if not analysis.collectives:
+            analysis.collectives = _kineto_collectives(graph)
+    except (PyptoError, OSError, ValueError, sqlite3.Error) as error:
+        analysis.error = f"{type(error).__name__}: {error}"
+    return analysis
+
+
+# -- across ranks -----------------------------------------------------------------------------
+
+_DIMENSIONS = ("computing", "communication", "free")
+
+
+def _spreads(per_rank: Dict[int, Dict[str, float]], mean_step_ns: float) -> List[DimensionSpread]:
+    result = []
+    for dimension in _DIMENSIONS:
+        values = {rank: parts[dimension] for rank, parts in per_rank.items()}
+        low, high = min(values.values()), max(values.values())
+        spread = high - low
+        share = spread / mean_step_ns if mean_step_ns > 0 else 0.0
+        flagged = share > SLOW_RANK_SPREAD_THRESHOLD
+        if dimension == "communication":
+            suspect = min(values, key=lambda r: (values[r], r))
+            reason = "least communication: the other ranks wait for it inside the collectives"
+        else:
+            suspect = max(values, key=lambda r: (values[r], -r))
+            reason = f"most {dimension} time"
+        result.append(DimensionSpread(dimension, low, high, spread, share, flagged,
+                                      suspect if flagged else None, reason if flagged else ""))
+    return result
+
+
+def _align_steps(ranks: Sequence[RankAnalysis]) -> List[Tuple[int, Dict[int, StepBreakdown]]]:
+    common = set.intersection(*(set(s.number for s in r.steps) for r in ranks)) if ranks else set()
+    if common:
+        return [(number, {r.rank: next(s for s in r.steps if s.number == number) for r in ranks})
+                for number in sorted(common)]
+    count = min(len(r.steps) for r in ranks) if ranks else 0
+    return [(index, {r.rank: r.steps[index] for r in ranks}) for index in range(count)]
+
+
+def _stragglers(mean_steps: Dict[int, float]) -> Tuple[List[int], Optional[float], Optional[float]]:
+    if len(mean_steps) < 2:
+        return [], None, None
+    values = list(mean_steps.values())
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values) * MAD_TO_STANDARD_DEVIATION
+    threshold = max(median + STRAGGLER_MAD_FACTOR * mad, median * (1.0 + STRAGGLER_MIN_EXCESS))
+    return sorted(r for r, v in mean_steps.items() if v > threshold), median, threshold
+
+
+def _collective_table(ranks: Sequence[RankAnalysis]) -> List[Dict[str, Any]]:
+    table: Dict[str, Dict[str, Any]] = {}
+    for rank in ranks:
+        for stats in rank.collectives:
+            entry = table.setdefault(stats.collective, {"collective": stats.collective, "count": 0, "time_ns": 0,
+                                                        "bytes": None, "per_rank": {}})
+            entry["count"] += stats.count
+            entry["time_ns"] += stats.time_ns
+            if stats.bytes is not None:
+                entry["bytes"] = (entry["bytes"] or 0) + stats.bytes
+            entry["per_rank"][str(rank.rank)] = dataclasses.asdict(stats)
+    for entry in table.values():
+        bandwidths = [r["algorithm_bandwidth_gbps"] for r in entry["per_rank"].values()
+                      if r["algorithm_bandwidth_gbps"] is not None]
+        entry["min_algorithm_bandwidth_gbps"] = min(bandwidths) if bandwidths else None
+        entry["max_algorithm_bandwidth_gbps"] = max(bandwidths) if bandwidths else None
+        times = {r: v["time_ns"] for r, v in entry["per_rank"].items()}
+        entry["max_time_rank"] = max(times, key=times.get) if times else None
+    return sorted(table.values(), key=lambda e: -e["time_ns"])
+
+
+def compare_ranks(ranks: Iterable[RankAnalysis]) -> RanksReport:
+    """Cross-rank views over already analysed ranks (from analyze_rank or RankAnalysis.from_dict)."""
+    ranks = list(ranks)
+    errors = [{"path": r.path, "error": r.error} for r in ranks if r.error]
+    usable = [r for r in ranks if not r.error and r.steps]
+    for index, rank in enumerate(sorted(usable, key=lambda r: r.path)):
+        if rank.rank is None:
+            rank.rank, rank.rank_source = index, "position (no rank id in the profile or its name)"
+    seen: Dict[int, str] = {}
+    for rank in usable:
+        if rank.rank in seen:
+            from .errors import InvalidArgumentError
+            raise InvalidArgumentError(f"rank {rank.rank} appears twice: {seen[rank.rank]} and {rank.path} "
+                                       "(one profile per rank expected)")
+        seen[rank.rank] = rank.path
+    usable.sort(key=lambda r: r.rank)
+
+    steps = []
+    sums: Dict[int, Dict[str, float]] = {r.rank: {d: 0.0 for d in _DIMENSIONS + ("latency",)} for r in usable}
+    aligned = _align_steps(usable)
+    for number, per_rank in aligned:
+        mean_step = statistics.fmean(s.latency_ns for s in per_rank.values())
+        parts = {rank: {"computing": s.computing_ns, "communication": s.communication_ns, "free": s.free_ns}
+                 for rank, s in per_rank.items()}
+        steps.append(StepComparison(number, mean_step, per_rank, _spreads(parts, mean_step)))
+        for rank, step in per_rank.items():
+            for dimension in _DIMENSIONS:
+                sums[rank][dimension] += parts[rank][dimension]
+            sums[rank]["latency"] += step.latency_ns
+    overall: List[DimensionSpread] = []
+    stragglers: List[int] = []
+    median = threshold = None
+    if aligned and len(usable) >= 2:
+        means = {rank: {k: v / len(aligned) for k, v in values.items()} for rank, values in sums.items()}
+        mean_step = statistics.fmean(m["latency"] for m in means.values())
+        overall = _spreads(means, mean_step)
+        stragglers, median, threshold = _stragglers({rank: m["latency"] for rank, m in means.items()})
+    slow_ranks = sorted({d.suspect_rank for d in overall if d.flagged and d.suspect_rank is not None})
+    return RanksReport(ranks=ranks, overall=overall, steps=steps, slow_rank=bool(slow_ranks),
+                       slow_ranks=slow_ranks, stragglers=stragglers, straggler_threshold_ns=threshold,
+                       median_step_ns=median, collectives=_collective_table(usable), errors=errors)
+
+
+def analyze_ranks(directory_or_paths: Any, max_workers: Optional[int] = None) -> RanksReport:
+    """Discover the ranks (a directory) or take the given paths, analyse each in parallel (the engine
+    releases the GIL, so threads run the C++ work concurrently) and compare them."""
+    if isinstance(directory_or_paths, (str, os.PathLike)):
+        paths = discover_ranks(os.fspath(directory_or_paths))
+    else:
+        paths = [os.fspath(p) for p in directory_or_paths]
+    workers = max_workers or min(len(paths), os.cpu_count() or 1) or 1
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pypto-rank") as pool:
+        analyses = list(pool.map(analyze_rank, paths))
+    return compare_ranks(analyses)
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+def _ms(ns: Optional[float]) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f}"
+
+
+def render_markdown(report: RanksReport) -> str:
+    lines = ["# Multi-rank analysis", ""]
+    usable = [r for r in report.ranks if not r.error]
+    lines.append(f"{len(usable)} rank(s) analysed" + (f", {len(report.errors)} failed" if report.errors else "") + ".")
+    lines.append("")
+    lines += ["| rank | profile | format | steps | mean step (ms) | computing (ms) | communication (ms) | free (ms) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for rank in sorted(usable, key=lambda r: (r.rank is None, r.rank)):
+        n = len(rank.steps) or 1
+        lines.append(f"| {rank.rank} | {os.path.basename(rank.path.rstrip(os.sep))} | {rank.format} | {len(rank.steps)} | "
+                     f"{_ms(rank.mean_step_ns)} | {_ms(sum(s.computing_ns for s in rank.steps) / n)} | "
+                     f"{_ms(sum(s.communication_ns for s in rank.steps) / n)} | {_ms(sum(s.free_ns for s in rank.steps) / n)} |")
+    lines += ["", f"## Slow rank (spread > {SLOW_RANK_SPREAD_THRESHOLD:.0%} of the mean step)", ""]
+    if report.overall:
+        lines += ["| part | min (ms) | max (ms) | spread (ms) | share of step | slow | suspect rank |",
+                  "|---|---|---|---|---|---|---|"]
+        for d in report.overall:
+            lines.append(f"| {d.dimension} | {_ms(d.min_ns)} | {_ms(d.max_ns)} | {_ms(d.spread_ns)} | "
+                         f"{d.share_of_step:.1%} | {'yes' if d.flagged else 'no'} | "
+                         f"{'' if d.suspect_rank is None else d.suspect_rank} |")
+        lines.append("")
+        lines.append("Slow rank(s): " + (", ".join(map(str, report.slow_ranks)) if report.slow_rank else "none") + ".")
+    else:
+        lines.append("Needs at least two ranks with steps.")
+    lines += ["", "## Stragglers", ""]
+    if report.straggler_threshold_ns is not None:
+        lines.append(f"Median step {_ms(report.median_step_ns)} ms; threshold {_ms(report.straggler_threshold_ns)} ms "
+                     f"(median + {STRAGGLER_MAD_FACTOR:g} x MAD, at least +{STRAGGLER_MIN_EXCESS:.0%}). "
+                     "Stragglers: " + (", ".join(map(str, report.stragglers)) or "none") + ".")
+    else:
+        lines.append("Needs at least two ranks with steps.")
+    if report.collectives:
+        lines += ["", "## Communication per collective", "",
+                  "| collective | count | time (ms) | bytes | algbw min-max (GB/s) | slowest rank |", "|---|---|---|---|---|---|"]
+        for entry in report.collectives:
+            low, high = entry["min_algorithm_bandwidth_gbps"], entry["max_algorithm_bandwidth_gbps"]
+            bandwidth = "-" if low is None else f"{low:.2f}-{high:.2f}"
+            lines.append(f"| {entry['collective']} | {entry['count']} | {_ms(entry['time_ns'])} | "
+                         f"{'-' if entry['bytes'] is None else entry['bytes']} | {bandwidth} | {entry['max_time_rank']} |")
+    links = [(r.rank, link) for r in usable for link in r.transports + r.links]
+    if links:
+        lines += ["", "## Links (Ascend communication.json / communication_matrix.json)", "",
+                  "| rank | link | transport | size (MB) | time (ms) | bandwidth (GB/s) |", "|---|---|---|---|---|---|"]
+        for rank, link in links:
+            lines.append(f"| {rank} | {link.link} | {link.transport} | {link.transit_size_mb:.3f} | "
+                         f"{link.transit_time_ms:.3f} | {link.bandwidth_gbps:.2f} |")
+    if report.errors:
+        lines += ["", "## Errors", ""] + [f"- {e['path']}: {e['error']}" for e in report.errors]
+    return "\n".join(lines) + "\n"
+
+
+# -- command line -----------------------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`pypto ranks DIR [--json] [--out FILE] [--workers N]` (argv may start with "ranks")."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "ranks":
+        argv = argv[1:]
+    parser = argparse.ArgumentParser(prog="pypto ranks", description="Multi-rank analysis: slow rank, stragglers, "
+                                     "communication per collective and link, over a directory with one profile per rank.")
+    parser.add_argument("directory", help="directory holding one profile per rank (*_ascend_pt dirs or Kineto traces)")
+    parser.add_argument("--json", action="store_true", help="print the JSON document (schema pypto.ranks/1)")
+    parser.add_argument("--out", help="write the report to this file instead of stdout")
+    parser.add_argument("--workers", type=int, default=None, help="ranks analysed at once (default: CPU count)")
+    options = parser.parse_args(argv)
+    from .errors import PyptoError
+    try:
+        report = analyze_ranks(options.directory, max_workers=options.workers)
+    except PyptoError as error:
+        print(f"pypto ranks: {error}", file=sys.stderr)
+        return 2
+    text = report.to_json() + "\n" if options.json else report.to_markdown()
+    if options.out:
+        with open(options.out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return 1 if report.errors and not [r for r in report.ranks if not r.error] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
