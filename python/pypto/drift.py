@@ -56,6 +56,12 @@ LENGTH_MEDIAN_SHIFT = 0.10
 DEFAULT_BASELINE_RUNS = 20
 
 _SEVERITY_RANK = {"low": 0, "medium": 1, "high": 2}
+#: Op names longer than this are shortened in flag messages (the full name stays in `subject`).
+MESSAGE_NAME_CHARS = 90
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MESSAGE_NAME_CHARS else name[:MESSAGE_NAME_CHARS - 3] + "..."
 
 
 @dataclass
@@ -119,6 +125,13 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - math.exp(lbeta) * _betacf(b, a, 1.0 - x) / b
 
 
+def student_t_two_sided_p(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t with `df` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2)."""
+    if math.isinf(t):
+        return 0.0
+    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
 def welch_t_test(sample_a: Sequence[float], sample_b: Sequence[float]) -> Optional[Dict[str, float]]:
     """Welch's unequal-variance t-test; None when a sample has fewer than 2 values."""
     na, nb = len(sample_a), len(sample_b)
@@ -132,7 +145,7 @@ def welch_t_test(sample_a: Sequence[float], sample_b: Sequence[float]) -> Option
                 "mean_a": ma, "mean_b": mb}
     t = (mb - ma) / math.sqrt(se2)
     df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    p = _betainc(df / 2.0, 0.5, df / (df + t * t))   # two-sided p of Student's t
+    p = student_t_two_sided_p(t, df)
     return {"t": t, "df": df, "p_value": p, "mean_a": ma, "mean_b": mb}
 
 
@@ -253,7 +266,7 @@ def _check_ops(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, Any]]
         text = "new op" if med == 0 else f"{relative:+.0%}"
         out.flags.append(DriftFlag(
             "op_time", name,
-            f"{name}: {per_step / 1e3:.1f} us per step vs median {med / 1e3:.1f} us before ({text}, "
+            f"{_short(name)}: {per_step / 1e3:.1f} us per step vs median {med / 1e3:.1f} us before ({text}, "
             f"+{growth / 1e3:.1f} us per step = {growth / mean_step_ns:.1%} of a step)",
             {"latest_ns_per_step": per_step, "baseline_median_ns_per_step": med, "growth_ns_per_step": growth,
              "relative_growth": relative if med else None, "threshold_ratio": OP_GROWTH_RATIO,
@@ -294,9 +307,10 @@ def _check_hotspots(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, 
                                                   "share_growth_threshold": HOTSPOT_SHARE_GROWTH}))
 
 
-def request_lengths(shapes: Sequence[Dict[str, Any]]) -> List[int]:
+def request_lengths(shapes: Sequence[Dict[str, Any]], per_request: bool = True) -> List[int]:
     """Request lengths of one run: the tokens in context per request at each step (the prompt length
-    at prefill, the KV length at decode), counted once per request in the batch."""
+    at prefill, the KV length at decode), counted once per request in the batch (`per_request`)
+    or once per step (the sample of the KS test: requests of one batch are not independent)."""
     out: List[int] = []
     for s in shapes:
         length = s["kv_len"]
@@ -304,13 +318,13 @@ def request_lengths(shapes: Sequence[Dict[str, Any]]) -> List[int]:
             length = s["query_len"]
         if length is None:
             continue
-        out.extend([int(length)] * max(int(s["batch"] or 1), 1))
+        out.extend([int(length)] * (max(int(s["batch"] or 1), 1) if per_request else 1))
     return out
 
 
 def _check_lengths(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, Any]], out: DriftResult) -> None:
-    now = request_lengths(store.request_shapes(latest["id"]))
-    before = [v for r in earlier for v in request_lengths(store.request_shapes(r["id"]))]
+    now = request_lengths(store.request_shapes(latest["id"]), per_request=False)
+    before = [v for r in earlier for v in request_lengths(store.request_shapes(r["id"]), per_request=False)]
     if not now or not before:
         out.notes.append("input lengths: no request shapes recorded on one side (profile without input shapes)")
         return
@@ -326,5 +340,5 @@ def _check_lengths(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, A
              "median_shift": shift, "alpha": KS_ALPHA, "median_shift_bound": LENGTH_MEDIAN_SHIFT}))
 
 
-__all__ = ["detect_drift", "DriftFlag", "DriftResult", "welch_t_test", "ks_two_sample", "median_mad",
+__all__ = ["detect_drift", "DriftFlag", "DriftResult", "welch_t_test", "student_t_two_sided_p", "ks_two_sample", "median_mad",
            "request_lengths"]
