@@ -171,3 +171,12 @@ if ! skipped python; then
   say "fused norm kernel"
   PYTHONPATH=python "$PY" bench/fusion_bench.py || say "fusion bench: failed"
 fi
+
+# ---- 6. continuous profiling in a service (added with docs/serving.md) ---------------
+# Throughput of a request loop (worker threads calling a wrapped transformers Llama
+# generate) unwrapped vs pypto.serving at its default sampling and at denser settings;
+# the bound at the default is 3%. Figures are printed; BENCH_SKIP="serving" leaves it out.
+if ! skipped serving; then
+  say "serving overhead (request loop, unwrapped vs sampled every 1000 / 100 / 20 requests)"
+  PYTHONPATH=python "$PY" bench/serving_overhead.py || say "serving overhead: failed"
+fi
