@@ -10,6 +10,7 @@
 #include "cli/diagnose_command.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
+#include "cli/python_commands.h"
 #include "cli/report_commands.h"
 #include "cli/terminal_progress.h"
 #include "importers/detect.h"
@@ -143,6 +144,9 @@ int RunExportTrace(const ExportArgs& args) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // Commands implemented in Python get the argument vector untouched.
+  if (argc > 1 && IsPythonCommand(argv[1])) return RunPythonCommand(argc, argv);
+
   CLI::App app{kProgramDescription, "pypto"};
   app.set_version_flag("--version", std::string("pypto ") + PYPTO_VERSION);
   app.require_subcommand(1);
@@ -200,6 +204,7 @@ int Main(int argc, char** argv) {
   AddExportSqliteOutput(export_sqlite, &sqlite_args);
   CalibrateArgs calibrate_args;
   CLI::App* calibrate = AddCalibrateCommand(&app, &calibrate_args);
+  AddPythonCommands(&app);
 
   if (argc <= 1) {
     std::fputs(app.help().c_str(), stderr);
