@@ -17,7 +17,7 @@ APT_PACKAGES := g++ cmake ninja-build pkg-config python3-venv \
   libgtest-dev libbenchmark-dev chromium
 # Python packages for tests and the Python package. torch is pinned: 2.13.0 is
 # the CPU build available offline; an unpinned torch would pull a CUDA build.
-PIP_PACKAGES := torch==2.13.0 transformers numpy pytest pybind11 scikit-build-core atheris
+PIP_PACKAGES := torch==2.13.0 transformers numpy pytest pybind11 scikit-build-core atheris dask[distributed]
 # Peers measured by `make bench` (HolisticTraceAnalysis pulls jupyterlab: bench only).
 PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
