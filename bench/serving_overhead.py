@@ -55,7 +55,7 @@ from pypto.serving import DEFAULT_EVERY_N_STEPS, DEFAULT_EVERY_SECONDS, ServingP
 OVERHEAD_TARGET_PCT = 3.0          # the bound at the default sampling
 PROMPT_TOKENS = (8, 64)            # inclusive range of prompt lengths per request
 NEW_TOKENS = (4, 12)               # inclusive range of generated tokens per request
-# A service-sized toy: ~10-40 ms per request on a 2-core CPU (measured), so hundreds fit in a minute.
+# A service-sized toy: ~45-70 ms per request on a shared 2-core CPU (measured), so hundreds fit in a minute.
 SERVICE_LLAMA = dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=4,
                      num_key_value_heads=1, vocab_size=4099)
 DENSE_SETTINGS = {"every_100": 100, "every_20": 20}
