@@ -29,6 +29,8 @@ _LAZY = {
     "apply_all_optimizations": "optimizers",
     "register_layernorm_fusion": "fusion",
     "ProfileComparer": "comparison",
+    "ServingProfiler": "serving",
+    "analyze_fleet": "fleet",
 }
 
 
