@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 #: Names the schema in the `meta` table; bumps with the version below.
 SCHEMA_NAME = "pypto.history"
