@@ -47,13 +47,25 @@ std::filesystem::path ExecutableDirectory() {
   return error ? std::filesystem::path() : self.parent_path();
 }
 
-std::vector<std::string> InterpreterCandidates() {
+// Where to look for the interpreter, in order: $PYPTO_PYTHON; next to the
+// command as invoked (a venv's bin/pypto, also when it is a symlink into a
+// build tree); next to the resolved binary (a pip-installed venv); the source
+// tree's .venv when the binary is <tree>/build/<preset>/pypto (`make build`);
+// python3 on PATH.
+std::vector<std::string> InterpreterCandidates(const char* argv0) {
   if (const char* chosen = std::getenv(kPythonEnvironmentVariable); chosen != nullptr && *chosen != '\0') {
     return {chosen};
   }
+  std::vector<std::filesystem::path> directories;
+  if (argv0 != nullptr && std::strchr(argv0, '/') != nullptr)
+    directories.push_back(std::filesystem::path(argv0).parent_path());
+  const std::filesystem::path self = ExecutableDirectory();
+  if (!self.empty()) {
+    directories.push_back(self);
+    directories.push_back(self.parent_path().parent_path() / ".venv" / "bin");
+  }
   std::vector<std::string> candidates;
-  std::filesystem::path directory = ExecutableDirectory();
-  if (!directory.empty()) {
+  for (const std::filesystem::path& directory : directories) {
     for (const char* name : {"python3", "python"}) {
       std::filesystem::path candidate = directory / name;
       if (::access(candidate.c_str(), X_OK) == 0) candidates.push_back(candidate.string());
@@ -102,7 +114,7 @@ void AddPythonCommands(CLI::App* app) {
 
 int RunPythonCommand(int argc, char** argv) {
   std::vector<std::string> tried;
-  for (const std::string& python : InterpreterCandidates()) {
+  for (const std::string& python : InterpreterCandidates(argc > 0 ? argv[0] : nullptr)) {
     tried.push_back(python);
     if (!CanImportPypto(python)) continue;
     std::vector<char*> args = {const_cast<char*>(python.c_str()), const_cast<char*>("-m"),
