@@ -111,11 +111,22 @@ class HostBound final : public Detector {
       if (total > 0) cp_host_share = double(host) / double(total);
     }
     if (idle_share <= opt.free_share_threshold) return;
+    // With launch information, idle that no launch explains (before the first
+    // task, blocking copies, event waits) is not the host being slow to
+    // dispatch: the issue stands on the launch-bound gaps alone.
+    if (!from_free && host_wait_gaps == 0) {
+      out->notes.push_back(fmt::format(
+          "device idle {:.0f}% of the step, but no gap between kernels waits for a launch (idle before the first "
+          "task, in blocking copies or event waits): not reported as host-bound", idle_share * 100));
+      return;
+    }
     issue.type = IssueType::kHostBound;
     issue.op_name = "";
     issue.op_type = "";
     issue.compute_ratio = 1.0 - idle_share;
-    issue.affected_ns = idle_ns;
+    // Step_trace Free is the profiler's own host-bound measure; otherwise only
+    // the launch-bound gaps are evidence of it.
+    issue.affected_ns = from_free ? idle_ns : host_wait_ns;
     issue.evidence.count = host_wait_gaps;
     issue.evidence.total_ns = host_wait_ns;
     detectors::AddMetric(&issue, "device_idle_share", idle_share, "ratio");

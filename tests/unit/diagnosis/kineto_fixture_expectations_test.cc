@@ -46,7 +46,7 @@ TEST(KinetoFixtureExpectations, HtaCpuOnlyGlooNothingToReport) {
 }
 
 // ---------------------------------------------------------------- HTA critical path (simple add, A100)
-TEST(KinetoFixtureExpectations, HtaSimpleAddIsHostBoundOnly) {
+TEST(KinetoFixtureExpectations, HtaSimpleAddReportsNothing) {
   DiagnosticReport r = DiagnoseFirstFive(kSimpleAdd);
   // matmul_tiling: 14 GEMM / implicit-GEMM conv kernels, but 0 of 359 cpu_op
   // carry Input Dims (record_shapes off): no roofline, a note.
@@ -58,13 +58,11 @@ TEST(KinetoFixtureExpectations, HtaSimpleAddIsHostBoundOnly) {
   EXPECT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 0);
   // host_bound: no ProfilerStep, one window of 41,579,901 us (first to last
   // event) in which the 79 kernels + 16 memcpy + 3 memset are busy 49,758 us:
-  // idle 1 - 49758 / 41579901 = 0.9988.
-  const Issue* hb = FindIssue(r, IssueType::kHostBound);
-  ASSERT_NE(hb, nullptr) << Describe(r);
-  EXPECT_NEAR(hb->affected_share, 0.9988, 0.001);
-  EXPECT_EQ(hb->method, SavingMethod::kMeasuredGap);
-  EXPECT_EQ(hb->evidence.count, 37u);  // gaps whose cudaLaunchKernel began after the device went idle
-  EXPECT_GT(hb->saved_ns, 0);
+  // idle 0.9988, but only 37 gaps (10.6 ms, 0.03% of the window) wait for a
+  // cudaLaunchKernel that began after the device went idle. The idle is host
+  // work outside kernel launches (set-up, the benchmark loop), not dispatch
+  // gaps between kernels: below the 1% minimum share, not reported.
+  EXPECT_EQ(CountOf(r, IssueType::kHostBound), 0);
 }
 
 // ---------------------------------------------------------------- HTA NCCL 2 ranks (A100)
@@ -78,10 +76,13 @@ TEST(KinetoFixtureExpectations, HtaNcclIsHostBoundOnly) {
   EXPECT_EQ(CountOf(r, IssueType::kKvCacheLayout), 0);
   EXPECT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 0);
   // ProfilerStep#4-6: 667,105 us of step time, device busy 157,500 us
-  // (union of kernels, NCCL included, and copies): idle 0.7639 > 0.10.
+  // (union of kernels, NCCL included, and copies): idle 0.7639 > 0.10. The
+  // issue stands on the 2,478 gaps whose launch began after the device went
+  // idle: 0.5266 of the step (the rest of the idle is waits, not dispatch).
   const Issue* hb = FindIssue(r, IssueType::kHostBound);
   ASSERT_NE(hb, nullptr) << Describe(r);
-  EXPECT_NEAR(hb->affected_share, 0.7639, 0.002);
+  EXPECT_NEAR(hb->affected_share, 0.5266, 0.002);
+  EXPECT_EQ(hb->evidence.count, 2478u);
   EXPECT_GT(hb->saved_ns, 0);
 }
 
@@ -116,10 +117,11 @@ TEST(KinetoFixtureExpectations, HtaControlTilingNormAndHostBound) {
   EXPECT_EQ(norm->evidence.count, 162u);
   EXPECT_NE(norm->detail.find("ratio 1.16"), std::string::npos) << norm->detail;
   EXPECT_GT(norm->saved_ns, 0);
-  // host_bound: 6 steps, 464,946 us, device busy 388,540 us: idle 0.1643 > 0.10.
+  // host_bound: 6 steps, 464,946 us, device busy 388,540 us: idle 0.1643 > 0.10;
+  // the 1,544 launch-bound gaps are 0.1139 of the steps.
   const Issue* hb = FindIssue(r, IssueType::kHostBound);
   ASSERT_NE(hb, nullptr) << Describe(r);
-  EXPECT_NEAR(hb->affected_share, 0.1643, 0.002);
+  EXPECT_NEAR(hb->affected_share, 0.1139, 0.002);
   EXPECT_GT(hb->saved_ns, 0);
 }
 
@@ -138,17 +140,12 @@ TEST(KinetoFixtureExpectations, Mi300xSglangDecode) {
   // The 145 aiter add_rmsnorm_quant kernels are graph-replayed back to back:
   // no gap before them began with a later launch.
   EXPECT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 0);
-  // host_bound by the documented free-share rule: window 473,830 us, device
-  // busy 9,773 us -> idle 0.979. 463,295 us of that idle is ONE gap while the
-  // host sits in a blocking hipMemcpyWithStream (aten::copy_) of 463,064 us:
-  // a wait, not dispatch; above the 1500 us launch-gap bound it is not
-  // claimed. DOUBT (engine): the issue is high severity for an idle the host
-  // did not cause; only the 5 launch-bound gaps (398.6 us) are claimed.
-  const Issue* hb = FindIssue(r, IssueType::kHostBound);
-  ASSERT_NE(hb, nullptr) << Describe(r);
-  EXPECT_NEAR(hb->affected_share, 0.9794, 0.001);
-  EXPECT_EQ(hb->evidence.count, 5u);
-  EXPECT_LT(hb->saved_ns, 1'000'000);  // under 1 ms of the 464 ms idle
+  // host_bound: window 473,830 us, device busy 9,773 us -> idle 0.979, but
+  // 463,295 us of that idle is ONE gap while the host sits in a blocking
+  // hipMemcpyWithStream (aten::copy_) of 463,064 us: a wait, not dispatch.
+  // Only 5 gaps (398.6 us, 0.08% of the window) wait for a launch: below the
+  // 1% minimum share, not reported.
+  EXPECT_EQ(CountOf(r, IssueType::kHostBound), 0);
 }
 
 // ---------------------------------------------------------------- MI300X vLLM decode (FULL cudagraph)
@@ -161,17 +158,13 @@ TEST(KinetoFixtureExpectations, Mi300xVllmDecode) {
   EXPECT_EQ(CountOf(r, IssueType::kKvCacheLayout), 0);  // reshape_and_cache_flash writes in place: no cat
   // 49 ck_tile Rmsnorm2dFwd kernels, graph-replayed: no launch gap before them.
   EXPECT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 0);
-  // host_bound by the documented free-share rule: window 19,114 us, device
-  // busy 10,718 us -> idle 0.4393. Almost all of it (8,371 us) lies before
-  // the first device task, and the host's last event ends at 2,409 us: the
-  // device is not waiting for host work there. The 391 gaps between device
-  // tasks total 25.5 us and none began with a later launch: nothing claimed.
-  // DOUBT (engine): a high-severity host_bound with a 0 us saving.
-  const Issue* hb = FindIssue(r, IssueType::kHostBound);
-  ASSERT_NE(hb, nullptr) << Describe(r);
-  EXPECT_NEAR(hb->affected_share, 0.4393, 0.001);
-  EXPECT_EQ(hb->evidence.count, 0u);
-  EXPECT_EQ(hb->saved_ns, 0);
+  // host_bound: window 19,114 us, device busy 10,718 us -> idle 0.4393.
+  // Almost all of it (8,371 us) lies before the first device task, and the
+  // host's last event ends at 2,409 us: the device is not waiting for host
+  // work there. The 391 gaps between device tasks total 25.5 us and none began
+  // with a later launch: not host-bound, a note says how much idle there was.
+  EXPECT_EQ(CountOf(r, IssueType::kHostBound), 0);
+  EXPECT_TRUE(HasNoteContaining(r, "no gap between kernels waits for a launch")) << Describe(r);
 }
 
 }  // namespace
