@@ -11,25 +11,6 @@ namespace {
 std::string Us(TimeNs ns) { return fmt::format("{:.1f} us", double(ns) / 1e3); }
 std::string Ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}", r); }
 std::string Pct(double r) { return std::isnan(r) ? "-" : fmt::format("{:.1f}%", r * 100); }
-std::string Ms(double ms) { return std::isnan(ms) ? "-" : fmt::format("{:.3f} ms", ms); }
-
-std::string StructureMarkdown(const StructureSummary& s) {
-  if (!s.available) return "- Model structure: unavailable (see notes)\n";
-  std::string o = fmt::format("- Model structure: {} layer{}{}; steps: {} prefill, {} decode{}\n", s.layers,
-                              s.layers == 1 ? "" : "s",
-                              s.layer_period > 0 ? fmt::format(" ({} ops each)", s.layer_period) : "",
-                              s.prefill_steps, s.decode_steps,
-                              s.unknown_steps ? fmt::format(", {} unknown", s.unknown_steps) : "");
-  if (s.decode_latency.count > 0) {
-    o += fmt::format("- Per-token latency (decode step, {} steps): p50 {}, p90 {}, p99 {}\n", s.decode_latency.count,
-                     Ms(s.decode_latency.p50_ms), Ms(s.decode_latency.p90_ms), Ms(s.decode_latency.p99_ms));
-  }
-  if (s.prefill_latency.count > 0) {
-    o += fmt::format("- Prefill step latency ({} steps): p50 {}\n", s.prefill_latency.count,
-                     Ms(s.prefill_latency.p50_ms));
-  }
-  return o;
-}
 
 }  // namespace
 
@@ -40,7 +21,7 @@ std::string RenderDiagnosisMarkdown(const DiagnosticReport& r) {
   o += fmt::format("- Hardware: {} — {}\n", EscapeMarkdown(r.hardware_name.empty() ? "unknown" : r.hardware_name),
                    EscapeMarkdown(r.hardware_selection));
   o += fmt::format("- Time basis: {}, {}\n", EscapeMarkdown(r.step_basis), Us(r.step_time_ns));
-  o += StructureMarkdown(r.structure);
+  o += RenderStructureLines(r.structure, "- ");
   o += fmt::format("- Estimated combined speedup: **x{:.3f}** (saving {}, overlaps counted once)\n\n",
                    r.estimated_combined_speedup, Us(r.estimated_saved_ns));
   if (r.issues.empty()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "analysis/diagnostic_report.h"
 
@@ -16,6 +17,10 @@ std::string RenderDiagnosisText(const DiagnosticReport& report);
 // Pretty-printed (2-space indent), ending with a newline.
 std::string RenderDiagnosisJson(const DiagnosticReport& report);
 std::string RenderDiagnosisMarkdown(const DiagnosticReport& report);
+
+// The model-structure lines (layers, phases, per-token and prefill latency),
+// each starting with `line_prefix` ("" for the terminal, "- " for Markdown).
+std::string RenderStructureLines(const StructureSummary& structure, std::string_view line_prefix);
 
 // Escapes text from a profile for a Markdown table cell / paragraph: | * _ ` [ ] < > # \ and newlines.
 std::string EscapeMarkdown(std::string_view text);

@@ -31,19 +31,21 @@ std::string EscapeMarkdown(std::string_view text) {
   return out;
 }
 
-static std::string RenderStructureLine(const StructureSummary& s) {
-  if (!s.available) return "Model structure: unavailable (see notes)\n";
-  std::string o = fmt::format("Model structure: {} layer{}{}; steps: {} prefill, {} decode{}\n", s.layers,
-                              s.layers == 1 ? "" : "s",
-                              s.layer_period > 0 ? fmt::format(" ({} ops each)", s.layer_period) : "",
-                              s.prefill_steps, s.decode_steps,
-                              s.unknown_steps ? fmt::format(", {} unknown", s.unknown_steps) : "");
+std::string RenderStructureLines(const StructureSummary& s, std::string_view line_prefix) {
+  const std::string_view p = line_prefix;
+  if (!s.available) return fmt::format("{}Model structure: unavailable (see notes)\n", p);
+  std::string o = fmt::format("{}Model structure: {} layer{}{}; steps: {} prefill, {} decode{}\n", p, s.layers,
+                                  s.layers == 1 ? "" : "s",
+                                  s.layer_period > 0 ? fmt::format(" ({} ops each)", s.layer_period) : "",
+                                  s.prefill_steps, s.decode_steps,
+                                  s.unknown_steps ? fmt::format(", {} unknown", s.unknown_steps) : "");
   if (s.decode_latency.count > 0) {
-    o += fmt::format("Per-token latency (decode step, {} steps): p50 {}, p90 {}, p99 {}\n", s.decode_latency.count,
-                     Ms(s.decode_latency.p50_ms), Ms(s.decode_latency.p90_ms), Ms(s.decode_latency.p99_ms));
+    o += fmt::format("{}Per-token latency (decode step, {} steps): p50 {}, p90 {}, p99 {}\n", p, s.decode_latency.count,
+                         Ms(s.decode_latency.p50_ms), Ms(s.decode_latency.p90_ms), Ms(s.decode_latency.p99_ms));
   }
   if (s.prefill_latency.count > 0) {
-    o += fmt::format("Prefill step latency ({} steps): p50 {}\n", s.prefill_latency.count, Ms(s.prefill_latency.p50_ms));
+    o += fmt::format("{}Prefill step latency ({} steps): p50 {}\n", p, s.prefill_latency.count,
+                         Ms(s.prefill_latency.p50_ms));
   }
   return o;
 }
@@ -54,7 +56,7 @@ std::string RenderDiagnosisText(const DiagnosticReport& r) {
   o += fmt::format("Hardware: {} [{}]\n", r.hardware_name.empty() ? "unknown" : r.hardware_name,
                    r.hardware_selection);
   o += fmt::format("Time basis: {}, {} (device busy {})\n", r.step_basis, Us(r.step_time_ns), Us(r.device_busy_ns));
-  o += RenderStructureLine(r.structure);
+  o += RenderStructureLines(r.structure, "");
   o += fmt::format("Issues: {}   estimated saving {} -> combined speedup x{:.3f} (claimed {} before removing overlaps)\n",
                    r.issues.size(), Us(r.estimated_saved_ns), r.estimated_combined_speedup, Us(r.claimed_saved_ns));
   int n = 0;
