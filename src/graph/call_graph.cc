@@ -94,6 +94,30 @@ int32_t FindRow(const std::vector<std::pair<int64_t, uint32_t>>& index, int64_t 
   return static_cast<int32_t>(it->second);
 }
 
+// The rows whose group (group_of[row]) is set, ordered by group, each group
+// in `order`'s order. No offsets per group are kept (they were 4 bytes per
+// host op, twice, for the few ops that have tasks): GroupRange finds a group
+// by binary search.
+std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order) {
+  std::vector<uint32_t> rows;
+  for (uint32_t row : order)
+    if (group_of[row] >= 0) rows.push_back(row);
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return group_of[a] < group_of[b]; });
+  rows.shrink_to_fit();
+  return rows;
+}
+
+// The rows of `group` in a GroupRows vector.
+std::span<const uint32_t> GroupRange(const std::vector<uint32_t>& rows, const std::vector<int32_t>& group_of,
+                                     uint32_t group) {
+  const int64_t key = group;
+  auto first = std::lower_bound(rows.begin(), rows.end(), key,
+                                [&](uint32_t row, int64_t k) { return group_of[row] < k; });
+  auto last = std::upper_bound(first, rows.end(), key,
+                               [&](int64_t k, uint32_t row) { return k < group_of[row]; });
+  return {rows.data() + (first - rows.begin()), static_cast<size_t>(last - first)};
+}
+
 // Fills a CSR (offsets of size n+1, rows) from a "group of row" column, rows in
 // the order given by `order` (so each group keeps that order).
 void BuildCsr(size_t groups, const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order,
@@ -393,16 +417,12 @@ class CallGraphBuilder {
     const size_t n = h.size();
     const size_t m = d.size();
 
-    // Correlation -> runtime/driver call; External id -> operator (then annotation).
+    // Correlation -> runtime/driver call.
     std::vector<std::pair<int64_t, uint32_t>> by_correlation;
-    std::vector<std::pair<int64_t, uint32_t>> by_external_id;
     for (uint32_t op = 0; op < n; ++op) {
       if (IsRuntimeKind(h.kind[op])) {
         ++g_.stats_.runtime_calls;
         if (h.correlation[op] != kNoId) by_correlation.emplace_back(h.correlation[op], op);
-      } else if ((h.kind[op] == HostOpKind::kOperator || h.kind[op] == HostOpKind::kUserAnnotation) &&
-                 h.external_id[op] != kNoId) {
-        by_external_id.emplace_back(h.external_id[op], op);
       }
     }
     internal::SortUnlessSorted(by_correlation.begin(), by_correlation.end(),
@@ -414,17 +434,36 @@ class CallGraphBuilder {
                                        return true;
                                      }),
                          by_correlation.end());
-    // Operators win over annotations carrying the same External id.
-    internal::SortUnlessSorted(by_external_id.begin(), by_external_id.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      const bool a_op = h.kind[a.second] == HostOpKind::kOperator;
-      const bool b_op = h.kind[b.second] == HostOpKind::kOperator;
-      if (a_op != b_op) return a_op;
-      return a.second < b.second;
-    });
-    by_external_id.erase(std::unique(by_external_id.begin(), by_external_id.end(),
-                                     [](const auto& a, const auto& b) { return a.first == b.first; }),
-                         by_external_id.end());
+    // External id -> operator (then annotation): host rows sorted by
+    // (External id, operators first, row), one row per id. Built on first use
+    // (most tasks link by nesting) and as rows, not (id, row) pairs: on a 1 GB
+    // trace the pairs were 16 MB at the graph's memory peak.
+    std::vector<uint32_t> by_external_id;
+    bool by_external_id_built = false;
+    auto find_by_external_id = [&](int64_t ext) -> int32_t {
+      if (!by_external_id_built) {
+        by_external_id_built = true;
+        for (uint32_t op = 0; op < n; ++op) {
+          if ((h.kind[op] == HostOpKind::kOperator || h.kind[op] == HostOpKind::kUserAnnotation) &&
+              h.external_id[op] != kNoId)
+            by_external_id.push_back(op);
+        }
+        internal::SortUnlessSorted(by_external_id.begin(), by_external_id.end(), [&](uint32_t a, uint32_t b) {
+          if (h.external_id[a] != h.external_id[b]) return h.external_id[a] < h.external_id[b];
+          const bool a_op = h.kind[a] == HostOpKind::kOperator;
+          const bool b_op = h.kind[b] == HostOpKind::kOperator;
+          if (a_op != b_op) return a_op;
+          return a < b;
+        });
+        by_external_id.erase(std::unique(by_external_id.begin(), by_external_id.end(),
+                                         [&](uint32_t a, uint32_t b) { return h.external_id[a] == h.external_id[b]; }),
+                             by_external_id.end());
+      }
+      auto it = std::lower_bound(by_external_id.begin(), by_external_id.end(), ext,
+                                 [&](uint32_t row, int64_t key) { return h.external_id[row] < key; });
+      if (it == by_external_id.end() || h.external_id[*it] != ext) return kNoIndex;
+      return static_cast<int32_t>(*it);
+    };
 
     const std::vector<uint8_t> graph_launch = NameFlags(p_, g_.options_.graph_launch_names);
     const std::vector<uint8_t> sync_names = NameFlags(p_, g_.options_.sync_runtime_names);
@@ -469,9 +508,9 @@ class CallGraphBuilder {
         // Not nested: the launcher's External id, else the task's own.
         int64_t ext = launcher != kNoIndex && h.external_id[launcher] != kNoId ? h.external_id[launcher]
                                                                              : d.external_id[t];
-        if (ext != kNoId) op = FindRow(by_external_id, ext);
+        if (ext != kNoId) op = find_by_external_id(ext);
         if (op == kNoIndex && launcher != kNoIndex && ext != d.external_id[t] && d.external_id[t] != kNoId) {
-          op = FindRow(by_external_id, d.external_id[t]);
+          op = find_by_external_id(d.external_id[t]);
         }
         if (op != kNoIndex) {
           link = TaskLink::kExternalId;
@@ -488,6 +527,8 @@ class CallGraphBuilder {
       }
     }
 
+    std::vector<std::pair<int64_t, uint32_t>>().swap(by_correlation);
+    std::vector<uint32_t>().swap(by_external_id);
     std::vector<uint32_t> task_rows(m);
     std::iota(task_rows.begin(), task_rows.end(), 0u);
     // Stable by ts = ordered by (ts, row): a total order.
@@ -495,19 +536,18 @@ class CallGraphBuilder {
       if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
       return a < b;
     });
-    BuildCsr(n, g_.task_operator_, task_rows, g_.op_task_offsets_, g_.op_task_rows_);
-    BuildCsr(n, d.launcher, task_rows, g_.launch_offsets_, g_.launch_rows_);
+    g_.op_task_rows_ = GroupRows(g_.task_operator_, task_rows);
+    g_.launch_rows_ = GroupRows(d.launcher, task_rows);
 
     for (uint32_t op = 0; op < n; ++op) {
       if (!IsRuntimeKind(h.kind[op])) continue;
-      const bool launched = g_.launch_offsets_[op + 1] > g_.launch_offsets_[op];
-      if (!launched) {
+      const std::span<const uint32_t> launched = g_.TasksLaunchedBy(op);
+      if (launched.empty()) {
         if (h.correlation[op] != kNoId) ++g_.stats_.runtime_calls_without_task;
         continue;
       }
       if (graph_launch[h.name[op]]) ++g_.stats_.graph_launches;
-      if (g_.nearest_operator_[op] == kNoIndex &&
-          g_.task_link_[g_.launch_rows_[g_.launch_offsets_[op]]] != TaskLink::kExternalId) {
+      if (g_.nearest_operator_[op] == kNoIndex && g_.task_link_[launched.front()] != TaskLink::kExternalId) {
         ++g_.stats_.runtime_calls_without_operator;
       }
     }
@@ -517,13 +557,14 @@ class CallGraphBuilder {
     const HostOpTable& h = p_.host_ops;
     const DeviceTaskTable& d = p_.device_tasks;
     const size_t n = h.size();
-    g_.device_self_ns_.assign(n, 0);
+    // Self time per op is not kept (8 bytes per host op): DeviceSelfTime sums
+    // the op's tasks on demand. Totals start from it, then add up the tree.
+    g_.device_total_ns_.assign(n, 0);
     for (size_t t = 0; t < d.size(); ++t) {
       if (g_.task_operator_[t] >= 0 && CountsAsBusy(d.kind[t])) {
-        g_.device_self_ns_[g_.task_operator_[t]] += std::max<TimeNs>(d.dur[t], 0);
+        g_.device_total_ns_[g_.task_operator_[t]] += std::max<TimeNs>(d.dur[t], 0);
       }
     }
-    g_.device_total_ns_ = g_.device_self_ns_;
     // Bottom-up: children come after their parents in (track, ts) order.
     for (auto it = g_.host_by_track_ts_.rbegin(); it != g_.host_by_track_ts_.rend(); ++it) {
       if (h.parent[*it] >= 0) g_.device_total_ns_[h.parent[*it]] += g_.device_total_ns_[*it];
@@ -705,15 +746,20 @@ int32_t OperatorCallGraph::EnclosingOperator(uint32_t host_op) const {
   return host_op < nearest_operator_.size() ? nearest_operator_[host_op] : kNoIndex;
 }
 
+TimeNs OperatorCallGraph::DeviceSelfTime(uint32_t host_op) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  TimeNs sum = 0;
+  for (uint32_t t : TasksOfOp(host_op))
+    if (CountsAsBusy(d.kind[t])) sum += std::max<TimeNs>(d.dur[t], 0);
+  return sum;
+}
+
 std::span<const uint32_t> OperatorCallGraph::TasksOfOp(uint32_t host_op) const {
-  if (host_op + 1 >= op_task_offsets_.size()) return {};
-  return {op_task_rows_.data() + op_task_offsets_[host_op],
-          op_task_offsets_[host_op + 1] - op_task_offsets_[host_op]};
+  return GroupRange(op_task_rows_, task_operator_, host_op);
 }
 
 std::span<const uint32_t> OperatorCallGraph::TasksLaunchedBy(uint32_t host_op) const {
-  if (host_op + 1 >= launch_offsets_.size()) return {};
-  return {launch_rows_.data() + launch_offsets_[host_op], launch_offsets_[host_op + 1] - launch_offsets_[host_op]};
+  return GroupRange(launch_rows_, profile_->device_tasks.launcher, host_op);
 }
 
 int32_t OperatorCallGraph::LauncherOf(uint32_t task) const { return profile_->device_tasks.launcher[task]; }
@@ -845,7 +891,13 @@ std::vector<HostOpAggregate> OperatorCallGraph::TopHostOpsBySelfTime(size_t limi
     ++a.count;
     a.total_ns += std::max<TimeNs>(h.dur[op], 0);
     a.self_ns += self_ns_[op];
-    a.device_ns += device_self_ns_[op];
+  }
+  // Device self time: each busy task to its operator's row (DeviceSelfTime summed by name).
+  const DeviceTaskTable& d = profile_->device_tasks;
+  for (size_t t = 0; t < d.size(); ++t) {
+    const int32_t op = task_operator_[t];
+    if (op < 0 || h.kind[op] != kind || !CountsAsBusy(d.kind[t])) continue;
+    out[slot[h.name[op]]].device_ns += std::max<TimeNs>(d.dur[t], 0);
   }
   for (HostOpAggregate& a : out) a.mean_ns = a.count ? a.total_ns / static_cast<TimeNs>(a.count) : 0;
   std::sort(out.begin(), out.end(), [](const HostOpAggregate& a, const HostOpAggregate& b) {

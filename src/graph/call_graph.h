@@ -204,6 +204,11 @@ struct CriticalPath {
   uint64_t skipped_edges = 0;      // edges going back in time beyond the tolerance (partial overlaps): left out
 };
 
+// Most threads that compute per-step critical paths at once: 8, as for parsing
+// (json_stream::kMaxParseThreads); steps are independent, each thread keeps
+// per-row maps of the profile's size (4 bytes per host op and task).
+inline constexpr size_t kMaxCriticalPathThreads = 8;
+
 // ------------------------------------------------------------------ the graph
 
 class OperatorCallGraph {
@@ -243,7 +248,7 @@ class OperatorCallGraph {
   // Device tasks launched by this runtime/driver call (by correlation).
   std::span<const uint32_t> TasksLaunchedBy(uint32_t host_op) const;
   // Sum of durations of tasks attributed to the op (self) or to it and its descendants (total).
-  TimeNs DeviceSelfTime(uint32_t host_op) const { return device_self_ns_[host_op]; }
+  TimeNs DeviceSelfTime(uint32_t host_op) const;
   TimeNs DeviceTotalTime(uint32_t host_op) const { return device_total_ns_[host_op]; }
   // Runtime/driver host op that launched the task, or kNoIndex.
   int32_t LauncherOf(uint32_t task) const;
@@ -287,6 +292,13 @@ class OperatorCallGraph {
   // `segments` empty): what a summary needs. A whole 1 GB trace's path has ~2 M
   // segments of 32 bytes, held next to the DAG at the peak.
   StatusOr<CriticalPath> ComputeCriticalPathTotals(std::optional<size_t> step = std::nullopt) const;
+  // True when the profile has two or more host-side steps (ProfilerStep#N)
+  // that do not overlap: each is an iteration with its own critical path.
+  bool HasSeparateHostSteps() const;
+  // ComputeCriticalPathTotals(i) for every step i, in Steps() order. Steps
+  // run on up to kMaxCriticalPathThreads threads, each holding one step's DAG,
+  // so memory follows the largest step, not the profile.
+  std::vector<CriticalPath> ComputeEveryStepCriticalPathTotals() const;
   // Latency of ComputeCriticalPath(step) in ns (Python: get_critical_path_latency()).
   StatusOr<TimeNs> CriticalPathLatency(std::optional<size_t> step = std::nullopt) const;
   StatusOr<TimeNs> get_critical_path_latency(std::optional<size_t> step = std::nullopt) const {
@@ -319,17 +331,14 @@ class OperatorCallGraph {
   std::vector<uint32_t> child_offsets_;      // CSR: children of op i = child_rows_[offsets[i]..offsets[i+1])
   std::vector<uint32_t> child_rows_;
   std::vector<TimeNs> self_ns_;
-  std::vector<TimeNs> device_self_ns_;
   std::vector<TimeNs> device_total_ns_;
   std::vector<uint8_t> is_sync_call_;        // host row is a sync runtime call
   std::vector<int32_t> nearest_operator_;    // EnclosingOperator() of each host row
   // Links.
   std::vector<int32_t> task_operator_;
   std::vector<TaskLink> task_link_;
-  std::vector<uint32_t> op_task_offsets_;    // CSR: tasks attributed to op i
-  std::vector<uint32_t> op_task_rows_;
-  std::vector<uint32_t> launch_offsets_;     // CSR: tasks launched by runtime op i
-  std::vector<uint32_t> launch_rows_;
+  std::vector<uint32_t> op_task_rows_;       // attributed task rows by (task_operator_, ts): GroupRange
+  std::vector<uint32_t> launch_rows_;        // launched task rows by (launcher, ts): GroupRange
   // Device tasks.
   std::vector<uint32_t> task_by_track_ts_;   // busy task rows sorted by (track, ts)
   std::vector<uint32_t> task_by_device_ts_;  // busy task rows sorted by (device, ts)

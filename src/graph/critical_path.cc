@@ -5,6 +5,9 @@
 // path (topological order, linear) is the chain of dependencies that set the
 // step's latency. Rules and edge kinds: docs/graph.md "Critical path".
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,6 +29,32 @@ const char* PathSegmentKindName(PathSegmentKind kind) {
   return "?";
 }
 
+// Row -> local index of the rows selected for one window, stored over the
+// span of row numbers they cover: a step's rows lie close together in file
+// order, so one step's map is about the step's size, not the profile's
+// (which was 4 bytes per host op and task for every thread).
+class RowMap {
+ public:
+  void Build(const std::vector<uint32_t>& rows) {
+    local_.clear();
+    base_ = 0;
+    if (rows.empty()) return;
+    const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end());
+    base_ = *lo;
+    local_.assign(static_cast<size_t>(*hi - *lo) + 1, -1);
+    for (size_t j = 0; j < rows.size(); ++j) local_[rows[j] - base_] = static_cast<int32_t>(j);
+  }
+  int32_t operator[](int64_t row) const {
+    const uint64_t i = static_cast<uint64_t>(row - static_cast<int64_t>(base_));
+    return i < local_.size() ? local_[i] : -1;
+  }
+  void Release() { std::vector<int32_t>().swap(local_); }
+
+ private:
+  uint32_t base_ = 0;
+  std::vector<int32_t> local_;
+};
+
 class CriticalPathBuilder {
  public:
   CriticalPathBuilder(const OperatorCallGraph& graph, bool keep_segments)
@@ -35,6 +64,10 @@ class CriticalPathBuilder {
     CriticalPath path;
     tolerance_ = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
     path.window = window;
+    hosts_.clear();
+    tasks_.clear();
+    edges_.clear();
+    skipped_edges_ = 0;
     SelectEvents(window);
     // At most: per host op one edge per child, one closing edge, one root edge
     // and one sync edge; per task its own, launch and stream edges. Reserved
@@ -44,9 +77,9 @@ class CriticalPathBuilder {
     AddHostEdges();
     AddDeviceEdges();
     AddSyncEdges();
-    // Row -> local index maps (one entry per profile row) are not needed any more.
-    std::vector<int32_t>().swap(host_local_);
-    std::vector<int32_t>().swap(task_local_);
+    // Row -> local index maps are not needed any more.
+    host_local_.Release();
+    task_local_.Release();
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
     return path;
@@ -106,24 +139,20 @@ class CriticalPathBuilder {
     const auto& by_ts = g_.host_by_ts_;
     auto first = std::lower_bound(by_ts.begin(), by_ts.end(), w.start,
                                   [&](uint32_t op, TimeNs v) { return h_.ts[op] < v; });
-    host_local_.assign(h_.size(), -1);
     // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
     // unknown categories: markers, not work, so they take no part in the path.
     for (auto it = first; it != by_ts.end() && h_.ts[*it] < w.end; ++it) {
       if (h_.kind[*it] == HostOpKind::kOther) continue;
-      host_local_[*it] = static_cast<int32_t>(hosts_.size());
       hosts_.push_back(*it);
     }
     // A zero-length window (empty profile, or one instant): take ops at w.start.
     for (auto it = first; w.end == w.start && it != by_ts.end() && h_.ts[*it] == w.start; ++it) {
       if (h_.kind[*it] == HostOpKind::kOther) continue;
-      host_local_[*it] = static_cast<int32_t>(hosts_.size());
       hosts_.push_back(*it);
     }
     // Device tasks anchored in the window (launched from it, or running in it
     // when unlinked); device annotations and sync rows are not work.
     auto [begin, end] = g_.StepTaskRange(w);
-    task_local_.assign(d_.size(), -1);
     std::vector<uint32_t> selected;
     for (uint32_t i = begin; i < end; ++i) {
       const uint32_t t = g_.task_by_anchor_[i];
@@ -136,7 +165,8 @@ class CriticalPathBuilder {
       return a < b;
     });
     tasks_ = std::move(selected);
-    for (uint32_t j = 0; j < tasks_.size(); ++j) task_local_[tasks_[j]] = static_cast<int32_t>(j);
+    host_local_.Build(hosts_);
+    task_local_.Build(tasks_);
     task_base_ = static_cast<uint32_t>(2 * hosts_.size());
     node_time_.resize(task_base_ + 2 * tasks_.size());
     for (uint32_t i = 0; i < hosts_.size(); ++i) {
@@ -361,9 +391,9 @@ class CriticalPathBuilder {
   const HostOpTable& h_;
   const DeviceTaskTable& d_;
   std::vector<uint32_t> hosts_;      // selected host rows, ts order
-  std::vector<int32_t> host_local_;  // host row -> local index, -1 if not selected
+  RowMap host_local_;                // host row -> local index, -1 if not selected
   std::vector<uint32_t> tasks_;      // selected task rows, (track, ts) order
-  std::vector<int32_t> task_local_;
+  RowMap task_local_;
   uint32_t task_base_ = 0;
   std::vector<TimeNs> node_time_;
   std::vector<Edge> edges_;
@@ -390,6 +420,33 @@ StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<
     return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
   }
   return ComputeCriticalPathImpl(steps_[*step].cpu, keep_segments);
+}
+
+bool OperatorCallGraph::HasSeparateHostSteps() const {
+  if (steps_.size() < 2) return false;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (steps_[i].device >= 0) return false;  // per-device step rows (Ascend): windows repeat per device
+    if (i > 0 && steps_[i].cpu.start < steps_[i - 1].cpu.end) return false;
+  }
+  return true;
+}
+
+std::vector<CriticalPath> OperatorCallGraph::ComputeEveryStepCriticalPathTotals() const {
+  const size_t steps = steps_.size();
+  std::vector<CriticalPath> paths(steps);
+  const size_t threads = std::min<size_t>(
+      {steps, kMaxCriticalPathThreads, std::max<size_t>(1, std::thread::hardware_concurrency())});
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    CriticalPathBuilder builder(*this, /*keep_segments=*/false);
+    for (size_t i = next++; i < steps; i = next++) paths[i] = builder.Run(steps_[i].cpu);
+  };
+  {
+    std::vector<std::jthread> helpers;  // joined at the end of this block
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+  }
+  return paths;
 }
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {

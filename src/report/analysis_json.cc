@@ -77,6 +77,12 @@ void WriteUtilization(JsonWriter& json, const AnalysisSummary& summary) {
 void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
   json.Key("critical_path");
   json.BeginObject();
+  json.KeyString("scope", path.scope);
+  if (path.scope == kPathScopeMedianStep) {
+    json.KeyUint("step_count", path.step_count);
+    KeyIndexOrNull(json, "step_number", path.step_number);
+    json.KeyString("step_name", path.step_name);
+  }
   WriteWindow(json, "window", path.window);
   json.KeyInt("latency_ns", path.latency_ns);
   json.KeyInt("path_start_ns", path.path_start);
@@ -250,6 +256,7 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
     KeyTimeOrNull(json, "device_end_ns", step.device_end);
     json.KeyUint("device_task_count", step.device_task_count);
     json.KeyInt("latency_ns", step.latency_ns);
+    if (step.critical_path_ns >= 0) json.KeyInt("critical_path_ns", step.critical_path_ns);
     if (!step.breakdown.empty()) {
       json.Key("breakdown");
       json.BeginObject();

@@ -1,6 +1,7 @@
 #include "report/analysis_summary.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "importers/detect.h"
 #include "model/phase_timer.h"
@@ -170,10 +171,38 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
   // utilization and path latency describe the same interval.
   PhaseTimer path_timer("summary.critical_path");
   // Totals only: the summary prints the segment count, not the segments.
-  PYPTO_ASSIGN_OR_RETURN(CriticalPath path, graph.ComputeCriticalPathTotals(step_index));
+  // Without --step, a profile of separate iterations (ProfilerStep#N) gets
+  // the path of its median step by path latency, as HTA analyses one
+  // iteration: a whole-profile path would cross the steps' boundaries, and
+  // its DAG grows with the profile (each step's DAG is built on its own).
+  const bool per_step = !step_index && graph.HasSeparateHostSteps();
+  std::vector<CriticalPath> step_paths;
+  CriticalPath path;
+  size_t median = 0;
+  if (per_step) {
+    step_paths = graph.ComputeEveryStepCriticalPathTotals();
+    std::vector<size_t> order(step_paths.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return step_paths[a].latency_ns < step_paths[b].latency_ns; });
+    median = order[(order.size() - 1) / 2];  // the lower middle for an even count
+    path = step_paths[median];
+  } else {
+    PYPTO_ASSIGN_OR_RETURN(path, graph.ComputeCriticalPathTotals(step_index));
+  }
   path_timer.Stop();
   PhaseTimer rest_timer("summary.busy+aggregates");
   summary.critical_path = ConvertCriticalPath(path);
+  if (per_step) {
+    summary.critical_path.scope = kPathScopeMedianStep;
+    summary.critical_path.step_count = step_paths.size();
+    summary.critical_path.step_number = summary.steps[median].number;
+    summary.critical_path.step_name = summary.steps[median].name;
+    for (size_t i = 0; i < step_paths.size() && i < summary.steps.size(); ++i)
+      summary.steps[i].critical_path_ns = step_paths[i].latency_ns;
+  } else if (step_index) {
+    summary.critical_path.scope = kPathScopeStep;
+  }
   summary.analysis_window = step_index ? path.window : graph.WholeWindow();
 
   const std::optional<TimeWindow> window =

@@ -46,6 +46,9 @@ struct StepSummary {
   TimeNs device_end = kNoTime;
   uint64_t device_task_count = 0;
   TimeNs latency_ns = 0;
+  // This step's critical path latency when every step's path was computed
+  // (CriticalPathSummary::scope "median step"), else -1.
+  TimeNs critical_path_ns = -1;
   // Ascend step_trace_time breakdown of the matching StepRow (same number and
   // device): (snake_case key, ns) for every field the source gave, in
   // StepBreakdownFields order; empty when the step has none.
@@ -103,7 +106,18 @@ struct PathKindTime {
   TimeNs total_ns = 0;
 };
 
+// What the critical path figures cover.
+inline constexpr std::string_view kPathScopeWholeProfile = "whole profile";
+inline constexpr std::string_view kPathScopeStep = "step";    // --step N
+inline constexpr std::string_view kPathScopeMedianStep = "median step";  // no --step, several steps
+
 struct CriticalPathSummary {
+  std::string_view scope = kPathScopeWholeProfile;
+  // Scope "median step": how many steps had a path computed, and the step
+  // whose path this is (median by path latency).
+  uint64_t step_count = 0;
+  int64_t step_number = -1;
+  std::string step_name;
   TimeWindow window;
   TimeNs latency_ns = 0;
   TimeNs path_start = 0;

@@ -185,7 +185,12 @@ void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
 
 void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   const CriticalPathSummary& path = summary.critical_path;
-  AppendSection(out, fmt::format("Critical path ({})", WindowText(summary)));
+  if (path.scope == kPathScopeMedianStep) {
+    AppendSection(out, fmt::format("Critical path ({}, the median of {} steps by path latency, {}; --step N for another)",
+                                   path.step_name, path.step_count, FormatDuration(path.window.duration())));
+  } else {
+    AppendSection(out, fmt::format("Critical path ({})", WindowText(summary)));
+  }
   out->append(fmt::format("  latency {} over {} segment{} ({} nodes, {} edges", FormatDuration(path.latency_ns),
                           path.segment_count, path.segment_count == 1 ? "" : "s", path.nodes, path.edges));
   if (path.dropped_nodes > 0) out->append(fmt::format(", {} nodes dropped: inconsistent times", path.dropped_nodes));

@@ -93,5 +93,68 @@ TEST(KinetoFixture, TraceLensMi300xSglangGraphLaunch) {
   EXPECT_LE(*latency, g.WholeWindow().duration());
 }
 
+// Every step's path computed together (several threads, one step's DAG each)
+// is exactly the path --step N computes on its own, and the segments of a kept
+// path add up to what the totals say.
+TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
+  for (const std::string path : {"kineto/hta_trace_diff_control_a100_2022/control.json.gz",
+                                  "kineto/hta_nccl_2rank_a100_2024/nccl_data.json.gz"}) {
+    if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+    StatusOr<Profile> profile = LoadFixture(path);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    const OperatorCallGraph& g = *graph;
+    ASSERT_GE(g.Steps().size(), 3u) << path;
+    EXPECT_TRUE(g.HasSeparateHostSteps()) << path;
+    const std::vector<CriticalPath> every = g.ComputeEveryStepCriticalPathTotals();
+    ASSERT_EQ(every.size(), g.Steps().size());
+    for (size_t i = 0; i < every.size(); ++i) {
+      StatusOr<CriticalPath> one = g.ComputeCriticalPath(i);
+      ASSERT_TRUE(one.ok());
+      EXPECT_EQ(every[i].latency_ns, one->latency_ns) << path << " step " << i;
+      EXPECT_EQ(every[i].breakdown_ns, one->breakdown_ns) << path << " step " << i;
+      EXPECT_EQ(every[i].segment_count, one->segments.size()) << path << " step " << i;
+      EXPECT_EQ(every[i].nodes, one->nodes);
+      EXPECT_EQ(every[i].edges, one->edges);
+      EXPECT_TRUE(every[i].segments.empty());
+      TimeNs sum = 0;
+      for (const PathSegment& s : one->segments) sum += s.dur;
+      EXPECT_EQ(sum, one->latency_ns);
+      // A step's path lies inside the profile.
+      EXPECT_GE(one->path_start, g.WholeWindow().start);
+      EXPECT_LE(one->path_end, g.WholeWindow().end);
+    }
+  }
+}
+
+// DeviceSelfTime (summed on demand from the op's tasks) and the per-name
+// device time of TopHostOpsBySelfTime agree with a direct sum over the tasks.
+TEST(KinetoFixture, DeviceSelfTimeIsTheSumOfTheOpsTasks) {
+  const std::string path = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
+  if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+  StatusOr<Profile> profile = LoadFixture(path);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
+  ASSERT_TRUE(graph.ok());
+  const OperatorCallGraph& g = *graph;
+  const DeviceTaskTable& d = profile->device_tasks;
+  std::vector<TimeNs> expected(profile->host_ops.size(), 0);
+  TimeNs all = 0;
+  for (size_t t = 0; t < d.size(); ++t) {
+    if (g.OperatorOf(t) < 0 || d.kind[t] == DeviceTaskKind::kAnnotation || d.kind[t] == DeviceTaskKind::kSync) continue;
+    expected[g.OperatorOf(t)] += d.dur[t];
+    all += d.dur[t];
+  }
+  ASSERT_GT(all, 0);
+  for (size_t op = 0; op < expected.size(); ++op) EXPECT_EQ(g.DeviceSelfTime(op), expected[op]) << op;
+  TimeNs by_name = 0;
+  for (const HostOpAggregate& a : g.TopHostOpsBySelfTime(0, HostOpKind::kOperator)) by_name += a.device_ns;
+  TimeNs by_operator = 0;
+  for (size_t op = 0; op < expected.size(); ++op)
+    if (profile->host_ops.kind[op] == HostOpKind::kOperator) by_operator += expected[op];
+  EXPECT_EQ(by_name, by_operator);
+}
+
 }  // namespace
 }  // namespace pypto
