@@ -98,11 +98,18 @@ int32_t FindRow(const std::vector<std::pair<int64_t, uint32_t>>& index, int64_t 
 // in `order`'s order. No offsets per group are kept (they were 4 bytes per
 // host op, twice, for the few ops that have tasks): GroupRange finds a group
 // by binary search.
-std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order) {
+// `before(a, b)`: the order of `order` (a total order), used within a group.
+template <typename Before>
+std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order,
+                                Before before) {
   std::vector<uint32_t> rows;
   for (uint32_t row : order)
     if (group_of[row] >= 0) rows.push_back(row);
-  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return group_of[a] < group_of[b]; });
+  // Tasks in time order mostly come group after group already: adaptive sort.
+  internal::SortUnlessSorted(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    if (group_of[a] != group_of[b]) return group_of[a] < group_of[b];
+    return before(a, b);
+  });
   rows.shrink_to_fit();
   return rows;
 }
@@ -214,14 +221,15 @@ class CallGraphBuilder {
     const size_t n = h.size();
     const TimeNs tol = std::max<TimeNs>(g_.options_.nesting_tolerance_ns, 0);
     auto& order = g_.host_by_track_ts_;
-    order.resize(n);
-    std::iota(order.begin(), order.end(), 0u);
-    internal::SortUnlessSorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      if (h.track[a] != h.track[b]) return h.track[a] < h.track[b];
-      if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
-      if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
-      return a < b;
-    });
+    {
+      std::vector<uint32_t> rows(n);
+      std::iota(rows.begin(), rows.end(), 0u);
+      order = internal::GroupThenSort(rows, [&](uint32_t op) { return h.track[op]; }, [&](uint32_t a, uint32_t b) {
+        if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
+        if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
+        return a < b;
+      });
+    }
     std::vector<uint32_t> stack;
     uint32_t current_track = UINT32_MAX;
     for (uint32_t op : order) {
@@ -532,22 +540,29 @@ class CallGraphBuilder {
     std::vector<uint32_t> task_rows(m);
     std::iota(task_rows.begin(), task_rows.end(), 0u);
     // Stable by ts = ordered by (ts, row): a total order.
-    internal::SortUnlessSorted(task_rows.begin(), task_rows.end(), [&](uint32_t a, uint32_t b) {
+    auto by_time = [&](uint32_t a, uint32_t b) {
       if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
       return a < b;
-    });
-    g_.op_task_rows_ = GroupRows(g_.task_operator_, task_rows);
-    g_.launch_rows_ = GroupRows(d.launcher, task_rows);
+    };
+    internal::SortUnlessSorted(task_rows.begin(), task_rows.end(), by_time);
+    g_.op_task_rows_ = GroupRows(g_.task_operator_, task_rows, by_time);
+    g_.launch_rows_ = GroupRows(d.launcher, task_rows, by_time);
 
+    // Runtime calls in row order against launch_rows_ grouped by launcher row:
+    // one walk instead of a search per call.
+    size_t next_launched = 0;
     for (uint32_t op = 0; op < n; ++op) {
       if (!IsRuntimeKind(h.kind[op])) continue;
-      const std::span<const uint32_t> launched = g_.TasksLaunchedBy(op);
-      if (launched.empty()) {
+      while (next_launched < g_.launch_rows_.size() && d.launcher[g_.launch_rows_[next_launched]] < static_cast<int32_t>(op))
+        ++next_launched;
+      const bool any = next_launched < g_.launch_rows_.size() && d.launcher[g_.launch_rows_[next_launched]] == static_cast<int32_t>(op);
+      if (!any) {
         if (h.correlation[op] != kNoId) ++g_.stats_.runtime_calls_without_task;
         continue;
       }
       if (graph_launch[h.name[op]]) ++g_.stats_.graph_launches;
-      if (g_.nearest_operator_[op] == kNoIndex && g_.task_link_[launched.front()] != TaskLink::kExternalId) {
+      if (g_.nearest_operator_[op] == kNoIndex &&
+          g_.task_link_[g_.launch_rows_[next_launched]] != TaskLink::kExternalId) {
         ++g_.stats_.runtime_calls_without_operator;
       }
     }
@@ -575,19 +590,16 @@ class CallGraphBuilder {
     const DeviceTaskTable& d = p_.device_tasks;
     const TrackTable& tr = p_.tracks;
     const size_t m = d.size();
+    std::vector<uint32_t> busy;
+    busy.reserve(m);
+    for (uint32_t t = 0; t < m; ++t) {
+      if (CountsAsBusy(d.kind[t])) busy.push_back(t);
+    }
     auto by = [&](auto key) {
-      std::vector<uint32_t> order;
-      order.reserve(m);
-      for (uint32_t t = 0; t < m; ++t) {
-        if (CountsAsBusy(d.kind[t])) order.push_back(t);
-      }
-      internal::SortUnlessSorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        auto ka = key(a), kb = key(b);
-        if (ka != kb) return ka < kb;
+      return internal::GroupThenSort(busy, key, [&](uint32_t a, uint32_t b) {
         if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
         return a < b;
       });
-      return order;
     };
     g_.task_by_track_ts_ = by([&](uint32_t t) { return static_cast<uint64_t>(d.track[t]); });
     g_.task_by_device_ts_ = by([&](uint32_t t) { return static_cast<int64_t>(tr.device[d.track[t]]); });

@@ -1,0 +1,81 @@
+// The graph's sorting helpers: adaptive SortUnlessSorted (already ordered,
+// a few ordered runs merged, anything else sorted) and GroupThenSort, checked
+// against std::sort / std::stable_sort on the same input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "graph/graph_internal.h"
+
+namespace pypto {
+namespace {
+
+std::vector<int> Sorted(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(SortUnlessSorted, OrderedInputIsLeftAsIs) {
+  std::vector<int> v(1000);
+  std::iota(v.begin(), v.end(), 0);
+  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+  std::vector<int> empty;
+  internal::SortUnlessSorted(empty.begin(), empty.end(), std::less<int>());
+  EXPECT_TRUE(empty.empty());
+}
+
+TEST(SortUnlessSorted, FewOrderedRunsAreMerged) {
+  // Three ordered blocks (as a trace that writes one category after another),
+  // an odd number of runs so that one run waits a pass.
+  std::vector<int> v;
+  for (int block = 0; block < 3; ++block)
+    for (int i = 0; i < 500; ++i) v.push_back(i * 3 + block);
+  const std::vector<int> expected = Sorted(v);
+  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  EXPECT_EQ(v, expected);
+}
+
+TEST(SortUnlessSorted, ManyRunsFallBackToASort) {
+  std::mt19937 rng(7);
+  for (size_t n : {size_t{2}, size_t{65}, size_t{66}, size_t{5000}}) {
+    std::vector<int> v(n);
+    for (int& x : v) x = static_cast<int>(rng() % 1000);
+    const std::vector<int> expected = Sorted(v);
+    internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+    EXPECT_EQ(v, expected) << n;
+  }
+  // Exactly kMaxMergedRuns runs: still merged.
+  std::vector<int> v;
+  for (size_t run = 0; run < internal::kMaxMergedRuns; ++run)
+    for (int i = 0; i < 10; ++i) v.push_back(i * 100 + static_cast<int>(run));
+  const std::vector<int> expected = Sorted(v);
+  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  EXPECT_EQ(v, expected);
+}
+
+TEST(GroupThenSort, GroupsByKeyRankThenWithin) {
+  std::mt19937 rng(11);
+  const size_t n = 3000;
+  std::vector<int64_t> key(n), time(n);
+  for (size_t i = 0; i < n; ++i) {
+    key[i] = static_cast<int64_t>(rng() % 5) * 1000 - 2000;  // negative keys too
+    time[i] = static_cast<int64_t>(i / 3);                     // mostly ordered, with ties
+  }
+  std::vector<uint32_t> rows(n);
+  std::iota(rows.begin(), rows.end(), 0u);
+  std::shuffle(rows.begin() + 100, rows.begin() + 200, rng);  // a disordered stretch
+  auto within = [&](uint32_t a, uint32_t b) { return time[a] != time[b] ? time[a] < time[b] : a < b; };
+  const std::vector<uint32_t> got = internal::GroupThenSort(rows, [&](uint32_t r) { return key[r]; }, within);
+  std::vector<uint32_t> expected = rows;
+  std::sort(expected.begin(), expected.end(),
+            [&](uint32_t a, uint32_t b) { return key[a] != key[b] ? key[a] < key[b] : within(a, b); });
+  EXPECT_EQ(got, expected);
+  EXPECT_TRUE(internal::GroupThenSort({}, [&](uint32_t r) { return key[r]; }, within).empty());
+}
+
+}  // namespace
+}  // namespace pypto
