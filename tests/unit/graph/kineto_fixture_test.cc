@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "graph/call_graph.h"
@@ -20,6 +21,26 @@ StatusOr<Profile> LoadFixture(const std::string& relative) {
   return LoadProfile(kFixtures + "/" + relative);
 }
 
+// A fixture's profile and call graph; the profile lives on the heap because
+// the graph keeps a pointer to it. Null members (and a test failure) when the
+// fixture does not load or the graph does not build.
+struct FixtureGraph {
+  std::unique_ptr<Profile> profile;
+  std::unique_ptr<OperatorCallGraph> graph;
+};
+
+FixtureGraph LoadGraph(const std::string& relative) {
+  FixtureGraph out;
+  StatusOr<Profile> profile = LoadFixture(relative);
+  EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+  if (!profile.ok()) return out;
+  out.profile = std::make_unique<Profile>(std::move(profile).value());
+  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*out.profile);
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  if (graph.ok()) out.graph = std::make_unique<OperatorCallGraph>(std::move(graph).value());
+  return out;
+}
+
 uint64_t CountKind(const Profile& p, DeviceTaskKind kind, bool with_launcher) {
   uint64_t n = 0;
   for (size_t t = 0; t < p.device_tasks.size(); ++t) {
@@ -31,11 +52,10 @@ uint64_t CountKind(const Profile& p, DeviceTaskKind kind, bool with_launcher) {
 TEST(KinetoFixture, HtaSimpleAddA100AllKernelsLinked) {
   const std::string path = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
   if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
-  StatusOr<Profile> profile = LoadFixture(path);
-  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
-  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  const OperatorCallGraph& g = *graph;
+  const FixtureGraph loaded = LoadGraph(path);
+  ASSERT_TRUE(loaded.graph);
+  const OperatorCallGraph& g = *loaded.graph;
+  const Profile* profile = loaded.profile.get();
   // python: 79 "kernel" events, all 79 with a runtime partner; 359 cpu_op.
   EXPECT_EQ(CountKind(*profile, DeviceTaskKind::kKernel, false), 79u);
   EXPECT_EQ(CountKind(*profile, DeviceTaskKind::kKernel, true), 79u);
@@ -66,11 +86,10 @@ TEST(KinetoFixture, HtaSimpleAddA100AllKernelsLinked) {
 TEST(KinetoFixture, TraceLensMi300xSglangGraphLaunch) {
   const std::string path = "kineto/tracelens_mi300x_sglang_qwen3_8b_decode/sglang_Qwen3-8B_decode.json.gz";
   if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
-  StatusOr<Profile> profile = LoadFixture(path);
-  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
-  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  const OperatorCallGraph& g = *graph;
+  const FixtureGraph loaded = LoadGraph(path);
+  ASSERT_TRUE(loaded.graph);
+  const OperatorCallGraph& g = *loaded.graph;
+  const Profile* profile = loaded.profile.get();
   // python: 555 kernels, all with a runtime partner; 544 share the correlation
   // (92178) of the single hipGraphLaunch; 11 come from ordinary launches.
   EXPECT_EQ(CountKind(*profile, DeviceTaskKind::kKernel, false), 555u);
@@ -100,11 +119,9 @@ TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
   for (const std::string path : {"kineto/hta_trace_diff_control_a100_2022/control.json.gz",
                                   "kineto/hta_nccl_2rank_a100_2024/nccl_data.json.gz"}) {
     if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
-    StatusOr<Profile> profile = LoadFixture(path);
-    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-    StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
-    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-    const OperatorCallGraph& g = *graph;
+    const FixtureGraph loaded = LoadGraph(path);
+    ASSERT_TRUE(loaded.graph);
+    const OperatorCallGraph& g = *loaded.graph;
     ASSERT_GE(g.Steps().size(), 3u) << path;
     EXPECT_TRUE(g.HasSeparateHostSteps()) << path;
     const std::vector<CriticalPath> every = g.ComputeEveryStepCriticalPathTotals();
@@ -133,11 +150,10 @@ TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
 TEST(KinetoFixture, DeviceSelfTimeIsTheSumOfTheOpsTasks) {
   const std::string path = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
   if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
-  StatusOr<Profile> profile = LoadFixture(path);
-  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
-  ASSERT_TRUE(graph.ok());
-  const OperatorCallGraph& g = *graph;
+  const FixtureGraph loaded = LoadGraph(path);
+  ASSERT_TRUE(loaded.graph);
+  const OperatorCallGraph& g = *loaded.graph;
+  const Profile* profile = loaded.profile.get();
   const DeviceTaskTable& d = profile->device_tasks;
   std::vector<TimeNs> expected(profile->host_ops.size(), 0);
   TimeNs all = 0;
