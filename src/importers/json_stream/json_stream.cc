@@ -20,11 +20,6 @@ namespace {
 // the new data and parsed in place. Tails longer than this go through a
 // separate carry buffer (rare: only events longer than this cross a buffer edge).
 constexpr size_t kHeadroomBytes = 256u << 10;
-// Bytes of the region left per parse thread for ScanInParallel to split it
-// rather than find the event ends on the reader thread alone: 256 KiB, several
-// hundred events each, so that waking the helpers (tens of microseconds) and a
-// wrong guess at a split point cost little against the scan they share.
-constexpr size_t kMinParallelScanBytes = 256u << 10;
 // How many bytes after a candidate `{` the resynchroniser may need to look at
 // (whitespace then `"name"`); pretty-printed Kineto puts a newline and 4 spaces.
 constexpr size_t kResyncLookaheadBytes = 64;
@@ -865,7 +860,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
           break;
         }
         if (parallel() && !serial_stretch_ && c == '{' &&
-            static_cast<size_t>(end - p) >= kMinParallelScanBytes * sinks_.size()) {
+            static_cast<size_t>(end - p) >= std::max<size_t>(options_.min_parallel_scan_bytes, 1) * sinks_.size()) {
           PYPTO_FLUSH_BATCH();
           PYPTO_ASSIGN_OR_RETURN(const char* resume, ScanInParallel(p, end));
           if (resume != p || serial_stretch_) {

@@ -11,6 +11,11 @@
 // `{ "ph"` / `{ "name"` boundary and counted; a truncated file keeps the events
 // read so far and records "truncated at byte N". Limits (event size, nesting)
 // end the import with an error that names the file and byte offset.
+//
+// Build note: the On-Demand types in this API live in a namespace named after
+// the instruction set the file is compiled for (simdjson::icelake::ondemand,
+// simdjson::fallback::ondemand, ...), so a file that calls it must be compiled
+// with the same flags as json_stream.cc (CMake: pypto_json_hot_path()).
 #pragma once
 
 #include <simdjson.h>
@@ -47,6 +52,12 @@ inline constexpr size_t kDefaultMaxEventBytes = 16u << 20;
 // below simdjson's own default of 1024 and small enough that a 10^6-deep
 // `[[[[...` fails at once.
 inline constexpr size_t kDefaultMaxNestingDepth = 256;
+// Bytes of the buffer left per parse thread for the threads to split it and
+// find the event ends of their own ranges, rather than the reader thread alone
+// (StreamJsonEventsParallel): 256 KiB, several hundred events each, so that
+// waking the helpers (tens of microseconds) and a wrong guess at a split point
+// cost little against the scan they share.
+inline constexpr size_t kMinParallelScanBytes = 256u << 10;
 // Progress callback interval, bytes of input consumed.
 inline constexpr uint64_t kProgressIntervalBytes = 16u << 20;
 
@@ -60,6 +71,10 @@ struct JsonStreamOptions {
   size_t buffer_count = kDefaultBufferCount;
   size_t max_event_bytes = kDefaultMaxEventBytes;
   size_t max_depth = kDefaultMaxNestingDepth;
+  // Parallel streams: bytes of a buffer left per parse thread for the threads
+  // to find the event ends of their own byte ranges (kMinParallelScanBytes;
+  // tests set it small to reach that path with small inputs).
+  size_t min_parallel_scan_bytes = kMinParallelScanBytes;
   // (bytes of the file consumed, file size), about every kProgressIntervalBytes.
   std::function<void(uint64_t, uint64_t)> progress;
   const std::atomic<bool>* cancel = nullptr;
