@@ -17,6 +17,11 @@ namespace {
 
 const std::string kFixtures = PYPTO_FIXTURES_DIR;
 
+// HTA's critical-path example (79 kernels, no ProfilerStep), used by several tests.
+const std::string kSimpleAddTrace = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
+
+bool FixtureMissing(const std::string& relative) { return !std::filesystem::exists(kFixtures + "/" + relative); }
+
 StatusOr<Profile> LoadFixture(const std::string& relative) {
   return LoadProfile(kFixtures + "/" + relative);
 }
@@ -50,8 +55,8 @@ uint64_t CountKind(const Profile& p, DeviceTaskKind kind, bool with_launcher) {
 }
 
 TEST(KinetoFixture, HtaSimpleAddA100AllKernelsLinked) {
-  const std::string path = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
-  if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+  const std::string& path = kSimpleAddTrace;
+  if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
   const FixtureGraph loaded = LoadGraph(path);
   ASSERT_TRUE(loaded.graph);
   const OperatorCallGraph& g = *loaded.graph;
@@ -85,7 +90,7 @@ TEST(KinetoFixture, HtaSimpleAddA100AllKernelsLinked) {
 
 TEST(KinetoFixture, TraceLensMi300xSglangGraphLaunch) {
   const std::string path = "kineto/tracelens_mi300x_sglang_qwen3_8b_decode/sglang_Qwen3-8B_decode.json.gz";
-  if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+  if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
   const FixtureGraph loaded = LoadGraph(path);
   ASSERT_TRUE(loaded.graph);
   const OperatorCallGraph& g = *loaded.graph;
@@ -118,7 +123,7 @@ TEST(KinetoFixture, TraceLensMi300xSglangGraphLaunch) {
 TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
   for (const std::string path : {"kineto/hta_trace_diff_control_a100_2022/control.json.gz",
                                   "kineto/hta_nccl_2rank_a100_2024/nccl_data.json.gz"}) {
-    if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+    if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
     const FixtureGraph loaded = LoadGraph(path);
     ASSERT_TRUE(loaded.graph);
     const OperatorCallGraph& g = *loaded.graph;
@@ -148,8 +153,8 @@ TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
 // DeviceSelfTime (summed on demand from the op's tasks) and the per-name
 // device time of TopHostOpsBySelfTime agree with a direct sum over the tasks.
 TEST(KinetoFixture, DeviceSelfTimeIsTheSumOfTheOpsTasks) {
-  const std::string path = "kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
-  if (!std::filesystem::exists(kFixtures + "/" + path)) GTEST_SKIP() << "fixture missing";
+  const std::string& path = kSimpleAddTrace;
+  if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
   const FixtureGraph loaded = LoadGraph(path);
   ASSERT_TRUE(loaded.graph);
   const OperatorCallGraph& g = *loaded.graph;
