@@ -83,6 +83,9 @@ class DbReader {
 Status DbReader::Open() {
   PYPTO_ASSIGN_OR_RETURN(db_, sqlite_input::OpenUntrusted(path_, options_.limits));
   PYPTO_ASSIGN_OR_RETURN(tables_, sqlite_input::TableNames(db_.get(), path_));
+  // A cut file reads until a query meets a missing page; the rows before it still load.
+  PYPTO_ASSIGN_OR_RETURN(std::string truncated, sqlite_input::TruncationProblem(path_, options_.limits));
+  if (!truncated.empty()) p_.CountLoss("database file truncated (rows on the missing pages lost)", path_ + ": " + truncated);
   for (std::string_view t : kRequiredTables)
     if (!HasTable(t)) return UnsupportedError(path_ + ": not an Ascend profiler database: missing table " + std::string(t));
   return Status::Ok();

@@ -67,6 +67,31 @@ StatusOr<DbHandle> OpenUntrusted(const std::string& path, const io::Limits& limi
   return db;
 }
 
+StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits) {
+  // Header fields used (sqlite.org/fileformat.html §1.3).
+  constexpr size_t kHeaderBytes = 100, kPageSizeOffset = 16, kChangeCounterOffset = 24, kPageCountOffset = 28,
+                   kVersionValidForOffset = 92;
+  PYPTO_ASSIGN_OR_RETURN(auto source, io::OpenByteSource(path, limits));
+  const uint64_t size = source->file_size();
+  PYPTO_ASSIGN_OR_RETURN(std::string head, io::ReadPrefix(path, kHeaderBytes, limits));
+  if (head.size() < kHeaderBytes)
+    return "byte " + std::to_string(head.size()) + ": file ends inside the 100-byte database header (truncated)";
+  auto be = [&head](size_t at, size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(head[at + i]);
+    return v;
+  };
+  uint64_t page_size = be(kPageSizeOffset, 2);
+  if (page_size == 1) page_size = 65536;  // the header's encoding of 64 KiB
+  const bool count_valid = be(kChangeCounterOffset, 4) == be(kVersionValidForOffset, 4);
+  const uint64_t pages = be(kPageCountOffset, 4);
+  if (page_size < 512 || !count_valid || pages == 0) return std::string();  // no page count to check against
+  if (size < pages * page_size)
+    return "byte " + std::to_string(size) + ": file holds " + std::to_string(size / page_size) + " of " +
+           std::to_string(pages) + " pages (truncated)";
+  return std::string();
+}
+
 StatusOr<std::set<std::string>> TableNames(sqlite3* db, const std::string& path) {
   std::set<std::string> tables;
   sqlite3_stmt* stmt = nullptr;

@@ -48,6 +48,15 @@ using DbHandle = std::unique_ptr<sqlite3, DbCloser>;
 // the reason (missing, symlink, not a regular file, too large, not SQLite).
 StatusOr<DbHandle> OpenUntrusted(const std::string& path, const io::Limits& limits);
 
+// Where the database file ends short of what its header promises: the header
+// (sqlite.org/fileformat.html §1.3) gives the page size (offset 16) and, when
+// valid (change counter at 24 equals the version-valid-for number at 92), the
+// page count (offset 28). Returns "" for a whole file, else the reason with
+// its byte place ("byte 8192: file holds 2 of 8 pages (truncated)"). SQLite
+// reads a cut file without complaint until a query touches a missing page,
+// so a reader that wants to count the loss asks here first.
+StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits);
+
 // Names of the tables and views of an open database.
 StatusOr<std::set<std::string>> TableNames(sqlite3* db, const std::string& path);
 // Column names of `table`.
