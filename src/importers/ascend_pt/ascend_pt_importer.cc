@@ -5,6 +5,7 @@
 
 #include "importers/ascend_csv/ascend_tables.h"
 
+#include "importers/ascend_db/analysis_db.h"
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 
@@ -94,7 +95,8 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
   const ImportOptions& options = *run.options;
   const int32_t device = run.device >= 0 ? run.device : 0;
   int read = 0;
-  std::string trace_view, database;
+  std::string trace_view, database, analysis_db;
+  ascend::AnalysisDbNeeds analysis_needs;
   struct CsvFile {
     std::string_view name;
     ascend::CsvKind kind;
@@ -111,6 +113,7 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     if (e.kind != io::PathKind::kFile) continue;
     if (e.name == "trace_view.json") trace_view = e.path;
     if (StartsWith(e.name, "ascend_pytorch_profiler") && EndsWith(e.name, ".db") && database.empty()) database = e.path;
+    if (e.name == "analysis.db") analysis_db = e.path;
   }
   // The timeline first: it holds host ops and launch links; kernel_details
   // rows then enrich its device tasks (RunContext::merge_from_task).
@@ -126,12 +129,13 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     for (const auto& f : kCsvFiles) {
       if (e.name != f.name) continue;
       PYPTO_RETURN_IF_ERROR(ascend::ImportAscendCsv(e.path, csv_run, profile, f.kind));
+      if (f.kind == ascend::CsvKind::kStepTraceTime) analysis_needs.steps = false;
       ++read;
     }
     if (e.name == "communication.json") {
       Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
       if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
-      else ++read;
+      else ++read, analysis_needs.communication = false;
     }
   }
   if (read == 0 && !database.empty()) {
@@ -140,6 +144,9 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     profile->notes.push_back(dir + ": only a database export found; read " + BaseName(database));
     ++read;
   }
+  // The communication and step analysis: a side file, read after the files it
+  // completes (its steps enrich the database's STEP_TIME rows).
+  if (!analysis_db.empty() && read > 0) ascend::ImportAnalysisDb(analysis_db, device, analysis_needs, options, profile);
   return read;
 }
 
