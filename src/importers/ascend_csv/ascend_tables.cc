@@ -609,6 +609,15 @@ void SetMetadata(Profile* profile, const std::string& key, const std::string& va
 
 }  // namespace
 
+bool CheckRowShape(const csv::CsvReader& reader, size_t header_size, const std::string& path, Profile* profile) {
+  return RowUsable(reader, header_size, path, profile);
+}
+
+void AddNumericCell(Profile* profile, OwnerKind owner_kind, uint32_t owner, StrId key, std::string_view cell,
+                    const std::string& path, uint64_t line, std::string_view column) {
+  AddNumericAttribute(profile, owner_kind, owner, key, cell, path, line, column);
+}
+
 // ------------------------------------------------------------ public
 
 uint32_t EnsureNpuDevice(Profile* profile, int32_t device) {

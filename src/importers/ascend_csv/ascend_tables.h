@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "importers/ascend_csv/column_adapters.h"
+#include "importers/csv/csv_reader.h"
 #include "importers/importer.h"
 
 namespace pypto::ascend {
@@ -70,6 +71,15 @@ Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOpt
 // communication.json → device attributes "communication/<step>/<op>/<field>".
 Status ImportCommunicationJson(const std::string& path, int32_t device, const ImportOptions& options,
                                Profile* profile);
+
+// Checks a data row's shape against the header: a record cut inside a quoted
+// cell or with another cell count is counted (kLossRowCut / kLossCellCount,
+// with file and line) and reported unusable.
+bool CheckRowShape(const csv::CsvReader& reader, size_t header_size, const std::string& path, Profile* profile);
+// A numeric attribute from a cell: absent cells ("NA", "N/A", "") are skipped,
+// non-numeric ones kept as text and counted (kLossNotNumeric).
+void AddNumericCell(Profile* profile, OwnerKind owner_kind, uint32_t owner, StrId key, std::string_view cell,
+                    const std::string& path, uint64_t line, std::string_view column);
 
 // Finds or adds the NPU device row with this index; returns its row.
 uint32_t EnsureNpuDevice(Profile* profile, int32_t device);
