@@ -1,10 +1,17 @@
 #include "importers/detect.h"
 
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "model/profile_merge.h"
+
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_pt/ascend_pt_importer.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/msprof/msprof_importer.h"
+#include "importers/msprof_op/msprof_op_importer.h"
 #include "importers/pypto_db/pypto_db_importer.h"
 
 namespace pypto {
@@ -17,6 +24,7 @@ const std::vector<const Importer*>& AllImporters() {
       AscendDbImporter(),
       AscendPtImporter(),
       MsprofImporter(),
+      MsprofOpImporter(),
       PyptoDbImporter(),
   };
   return importers;
@@ -69,43 +77,85 @@ bool HasProfileExtension(std::string_view name) {
   return false;
 }
 
+// "sampled_rank-1.json.gz", "rank3.pt.trace.json", "trace_rank_12.json" → the
+// rank; -1 when the name holds no "rank" followed by digits.
+int32_t RankFromFileName(std::string_view name) {
+  for (size_t pos = 0; (pos = name.find("rank", pos)) != std::string_view::npos; pos += 4) {
+    size_t i = pos + 4;
+    if (i < name.size() && (name[i] == '-' || name[i] == '_' || name[i] == ' ')) ++i;
+    int32_t rank = -1;
+    auto [end, ec] = std::from_chars(name.data() + i, name.data() + name.size(), rank);
+    if (ec == std::errc() && end != name.data() + i && rank >= 0) return rank;
+  }
+  return -1;
+}
+
+std::string FileName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// What a directory walk found: the files that are profiles, and the
+// rank-named files beside them that no importer recognised (a damaged rank).
+struct DirectoryProfiles {
+  std::vector<std::string> profiles;
+  std::vector<std::string> unreadable_ranks;
+};
+
 // A directory no importer claims as a whole (a tensorboard_trace_handler
-// folder, say) may hold profile files: when exactly one file in it is one,
-// that file is what the user meant. Several are refused with their names
-// (one rank per file is a multi-rank run: pass the file to analyse).
-StatusOr<std::string> ProfileFileInDirectory(const std::string& dir, const ImportOptions& options) {
+// folder, say) may hold profile files: one is what the user meant; several
+// Kineto traces are the ranks of one job when their ranks differ (LoadRanks).
+StatusOr<DirectoryProfiles> ProfileFilesInDirectory(const std::string& dir, const ImportOptions& options) {
   PYPTO_ASSIGN_OR_RETURN(auto entries, io::ListDirectory(dir));
-  std::vector<std::string> found;
+  DirectoryProfiles out;
+  std::vector<std::string> unrecognised_rank_files;
   for (const auto& e : entries) {
     if (e.kind != io::PathKind::kFile || !HasProfileExtension(e.name)) continue;
     auto best = BestImporter(e.path, e.kind, options, kDirectoryScanPrefixBytes);
-    if (!best.ok() || !best->first) continue;
     // Inside a directory only a confident match counts, or the name the
     // PyTorch trace handler gives (a trace may put traceEvents past the sniff
     // window after a long metadata object): a stray config.json is no profile.
-    if (best->second >= kConfidentSniffScore || HasSuffix(e.name, ".pt.trace.json") ||
-        HasSuffix(e.name, ".pt.trace.json.gz"))
-      found.push_back(e.path);
+    if (best.ok() && best->first &&
+        (best->second >= kConfidentSniffScore || HasSuffix(e.name, ".pt.trace.json") ||
+         HasSuffix(e.name, ".pt.trace.json.gz")))
+      out.profiles.push_back(e.path);
+    else if (RankFromFileName(e.name) >= 0)
+      unrecognised_rank_files.push_back(e.path);
   }
-  if (found.size() == 1) return found.front();
-  if (found.empty())
+  // A rank-named file counts as a damaged rank only beside rank-named profiles.
+  bool ranks_by_name = !out.profiles.empty();
+  for (const std::string& f : out.profiles) ranks_by_name &= RankFromFileName(FileName(f)) >= 0;
+  if (ranks_by_name) out.unreadable_ranks = std::move(unrecognised_rank_files);
+  if (out.profiles.empty())
     return NotFoundError(dir + ": directory holds no profile pypto can read (looked for PyTorch/Kineto "
-                               "traces *.json[.gz], Ascend *_ascend_pt / PROF_* output)");
-  std::string names;
-  constexpr size_t kNamesShown = 5;
-  for (size_t i = 0; i < found.size() && i < kNamesShown; ++i)
-    names += (i ? ", " : "") + found[i].substr(found[i].find_last_of('/') + 1);
-  if (found.size() > kNamesShown) names += ", …";
-  return InvalidArgumentError(dir + ": directory holds " + std::to_string(found.size()) + " profiles (" + names +
-                              "); pass one of them");
+                               "traces *.json[.gz], Ascend *_ascend_pt / PROF_* output, msprof op output)");
+  return out;
 }
 
-// The file or directory to import and its importer.
-StatusOr<std::pair<std::string, const Importer*>> Resolve(const std::string& path, const ImportOptions& options) {
+std::string NameList(const std::vector<std::string>& paths) {
+  constexpr size_t kNamesShown = 5;
+  std::string names;
+  for (size_t i = 0; i < paths.size() && i < kNamesShown; ++i) names += (i ? ", " : "") + FileName(paths[i]);
+  if (paths.size() > kNamesShown) names += ", … " + std::to_string(paths.size() - kNamesShown) + " more";
+  return names;
+}
+
+// The file or directory to import and its importer; `rank_files` set when
+// the directory is several ranks of one job.
+struct Resolved {
+  std::string path;
+  const Importer* importer = nullptr;
+  std::vector<std::string> rank_files;
+  std::vector<std::string> unreadable_ranks;
+};
+
+// Importers whose files hold one rank each (a job writes one trace per rank).
+bool IsPerRankFormat(const Importer* importer) {
+  return importer && (importer->name() == "kineto" || importer->name() == "kineto-legacy");
+}
+
+StatusOr<Resolved> Resolve(const std::string& path, const ImportOptions& options) {
   if (!options.forced_format.empty()) {
     const Importer* forced = FindImporter(options.forced_format);
     if (!forced) return InvalidArgumentError("unknown format '" + options.forced_format + "'");
-    return std::make_pair(path, forced);
+    return Resolved{path, forced, {}, {}};
   }
   io::PathKind kind = io::GetPathKind(path);
   switch (kind) {
@@ -122,25 +172,144 @@ StatusOr<std::pair<std::string, const Importer*>> Resolve(const std::string& pat
       break;
   }
   PYPTO_ASSIGN_OR_RETURN(auto best, BestImporter(path, kind, options));
-  if (best.first) return std::make_pair(path, best.first);
-  if (kind == io::PathKind::kDirectory) {
-    PYPTO_ASSIGN_OR_RETURN(std::string file, ProfileFileInDirectory(path, options));
-    PYPTO_ASSIGN_OR_RETURN(auto inner, BestImporter(file, io::PathKind::kFile, options));
-    return std::make_pair(file, inner.first);
+  if (best.first) return Resolved{path, best.first, {}, {}};
+  if (kind != io::PathKind::kDirectory)
+    return UnsupportedError(path + ": unsupported format (not a PyTorch/Kineto trace or Ascend profiler output)");
+
+  PYPTO_ASSIGN_OR_RETURN(DirectoryProfiles found, ProfileFilesInDirectory(path, options));
+  if (found.profiles.size() == 1) {
+    PYPTO_ASSIGN_OR_RETURN(auto inner, BestImporter(found.profiles.front(), io::PathKind::kFile, options));
+    // A damaged rank beside it makes it a job of several ranks, one lost.
+    if (found.unreadable_ranks.empty() || !IsPerRankFormat(inner.first))
+      return Resolved{found.profiles.front(), inner.first, {}, {}};
   }
-  return UnsupportedError(path + ": unsupported format (not a PyTorch/Kineto trace or Ascend profiler output)");
+  const Importer* common = nullptr;
+  bool same_format = true;
+  for (const std::string& f : found.profiles) {
+    auto inner = BestImporter(f, io::PathKind::kFile, options, kDirectoryScanPrefixBytes);
+    const Importer* importer = inner.ok() ? inner->first : nullptr;
+    // kineto and kineto-legacy traces of one job read alike: either importer takes both.
+    if (!IsPerRankFormat(importer)) same_format = false;
+    if (!common) common = importer;
+  }
+  if (same_format) return Resolved{path, common, found.profiles, found.unreadable_ranks};
+  return InvalidArgumentError(path + ": directory holds " + std::to_string(found.profiles.size()) + " profiles (" +
+                              NameList(found.profiles) + ") of different formats; pass one of them");
+}
+
+// One rank's trace as imported on its own.
+struct RankProfile {
+  std::string file;
+  int32_t rank = -1;
+  Profile profile;
+  Status status;
+};
+
+// Several Kineto traces of one directory, one per rank: each is imported on
+// its own and appended (model/profile_merge.h). Ranks come from each trace's
+// distributedInfo, else from the file name. A rank that does not load is
+// counted as data loss and named in the notes; files whose ranks are unknown
+// or repeat are not one job and are refused with their names.
+StatusOr<Profile> LoadRanks(const std::string& dir, const Resolved& resolved, const ImportOptions& options) {
+  std::vector<RankProfile> ranks;
+  for (const std::string& file : resolved.rank_files) {
+    RankProfile r;
+    r.file = file;
+    r.profile.metadata["source_path"] = file;
+    auto importer = BestImporter(file, io::PathKind::kFile, options, kDirectoryScanPrefixBytes);
+    const Importer* chosen = importer.ok() && importer->first ? importer->first : resolved.importer;
+    r.status = chosen->Import(file, options, &r.profile);
+    if (r.status.code() == StatusCode::kCancelled) return r.status;
+    if (r.status.ok()) {
+      r.profile.metadata.try_emplace("format", std::string(chosen->name()));
+      auto rank_text = r.profile.metadata.find("rank");
+      if (rank_text != r.profile.metadata.end()) {
+        int32_t rank = -1;
+        const std::string& t = rank_text->second;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), rank);
+        if (ec == std::errc() && end == t.data() + t.size() && rank >= 0) r.rank = rank;
+      }
+    }
+    if (r.rank < 0) r.rank = RankFromFileName(FileName(file));
+    ranks.push_back(std::move(r));
+  }
+  for (const std::string& file : resolved.unreadable_ranks) {
+    RankProfile r;
+    r.file = file;
+    r.rank = RankFromFileName(FileName(file));
+    r.status = CorruptError(file + ": byte 0: not a trace pypto recognises (no Kineto traceEvents found)");
+    ranks.push_back(std::move(r));
+  }
+
+  // One job: every rank known and distinct.
+  std::map<int32_t, std::string> by_rank;
+  std::string why_not_one_job;
+  for (const RankProfile& r : ranks) {
+    if (r.rank < 0) {
+      why_not_one_job = FileName(r.file) + " names no rank (no distributedInfo rank, no 'rank N' in the file name)";
+      break;
+    }
+    auto [it, inserted] = by_rank.emplace(r.rank, r.file);
+    if (!inserted) {
+      why_not_one_job = FileName(it->second) + " and " + FileName(r.file) + " are both rank " + std::to_string(r.rank);
+      break;
+    }
+  }
+  std::vector<std::string> all_files = resolved.rank_files;
+  all_files.insert(all_files.end(), resolved.unreadable_ranks.begin(), resolved.unreadable_ranks.end());
+  if (!why_not_one_job.empty())
+    return InvalidArgumentError(dir + ": directory holds " + std::to_string(all_files.size()) + " profiles (" +
+                                NameList(all_files) + ") that are not the ranks of one job: " + why_not_one_job +
+                                "; pass one of them");
+  size_t loaded = 0;
+  for (const RankProfile& r : ranks) loaded += r.status.ok();
+  if (loaded == 0) {
+    for (const RankProfile& r : ranks)
+      if (!r.status.ok()) return r.status;
+  }
+
+  std::sort(ranks.begin(), ranks.end(), [](const RankProfile& a, const RankProfile& b) { return a.rank < b.rank; });
+  Profile merged;
+  merged.metadata["source_path"] = dir;
+  merged.metadata["format"] = std::string(resolved.importer->name());
+  std::vector<const Profile*> loaded_profiles;
+  for (const RankProfile& r : ranks)
+    if (r.status.ok()) loaded_profiles.push_back(&r.profile);
+  const bool device_index_is_rank = DevicesCollide(loaded_profiles);
+  std::string rank_list;
+  int32_t slot = 0;
+  for (RankProfile& r : ranks) {
+    if (!r.status.ok()) {
+      merged.CountLoss("multi-rank: a rank's trace did not load", r.status.message());
+      merged.notes.push_back(dir + ": rank " + std::to_string(r.rank) + " (" + FileName(r.file) +
+                             ") not loaded: " + r.status.message());
+      continue;
+    }
+    rank_list += (rank_list.empty() ? "" : ", ") + std::to_string(r.rank);
+    AppendRank(&merged, std::move(r.profile), RankPlacement{r.rank, slot++, FileName(r.file), device_index_is_rank});
+  }
+  merged.metadata.erase("rank");
+  merged.metadata["ranks"] = std::to_string(slot);
+  merged.metadata["rank_list"] = rank_list;
+  merged.notes.insert(merged.notes.begin(),
+                      dir + ": " + std::to_string(slot) + " ranks of one job merged (ranks " + rank_list +
+                          "); each rank's threads and streams are named 'rank N:'" +
+                          (device_index_is_rank ? "; the ranks share device indices, so each rank's device is numbered by its rank" : ""));
+  return merged;
 }
 
 }  // namespace
 
 StatusOr<const Importer*> DetectFormat(const std::string& path, const ImportOptions& options) {
-  PYPTO_ASSIGN_OR_RETURN(auto resolved, Resolve(path, options));
-  return resolved.second;
+  PYPTO_ASSIGN_OR_RETURN(Resolved resolved, Resolve(path, options));
+  return resolved.importer;
 }
 
 StatusOr<Profile> LoadProfile(const std::string& path, const ImportOptions& options) {
-  PYPTO_ASSIGN_OR_RETURN(auto resolved, Resolve(path, options));
-  const auto& [file, importer] = resolved;
+  PYPTO_ASSIGN_OR_RETURN(Resolved resolved, Resolve(path, options));
+  if (!resolved.rank_files.empty()) return LoadRanks(path, resolved, options);
+  const std::string& file = resolved.path;
+  const Importer* importer = resolved.importer;
   Profile profile;
   profile.metadata["source_path"] = file;
   if (file != path) profile.notes.push_back(path + ": the directory's only profile is " + file);
