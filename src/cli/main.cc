@@ -26,12 +26,13 @@ namespace {
 constexpr char kProgramDescription[] =
     "pypto: performance tuning for LLM inference.\n"
     "Reads profiler output of PyTorch (Kineto traces from CUDA, ROCm and CPU runs, *.json or *.json.gz)\n"
-    "and Huawei Ascend NPUs (*_ascend_pt directories, msprof PROF_* output), builds the operator call\n"
+    "and Huawei Ascend NPUs (*_ascend_pt directories, msprof PROF_* and msprof op output), builds the operator call\n"
     "graph and reports where the time goes.";
 
 constexpr char kInputHelp[] =
     "Profile to read: a file (PyTorch/Kineto trace .json/.json.gz, Ascend CSV/JSON/DB) or a directory\n"
-    "holding one (e.g. *_ascend_pt/, PROF_*/); the format is detected from the content";
+    "holding one (e.g. *_ascend_pt/, PROF_*/, OPPROF_*/) or one trace per rank of a job (merged);\n"
+    "the format is detected from the content";
 
 // Upper bound of --top: a typo guard, far above any table a terminal shows.
 constexpr size_t kMaxTopRows = 100000;
