@@ -117,6 +117,7 @@ class AnalysisDbReader {
         if (existing.number != step.number || step.number < 0 || existing.computing != kUnknownNs) continue;
         if (existing.device >= 0 && existing.device != device_) continue;
         for (auto field : kFields) existing.*field = step.*field;
+        existing.device = device_;  // the database's STEP_TIME has no device column; the run's rank is known
         return;
       }
       step.name = p_.Intern("Step " + number);

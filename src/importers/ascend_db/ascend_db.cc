@@ -211,8 +211,19 @@ Status DbReader::ReadTasks() {
                                    comm[r.Int(0)] = c;
                                    return Status::Ok();
                                  }));
+  // connectionId -> opName of the collectives. A TASK row in neither info
+  // table that shares a collective's connectionId is that collective's own
+  // task (the Level0 2-rank allreduce DB types four 90 ms allReduce tasks
+  // AI_CORE): communication, not compute.
+  std::unordered_map<int64_t, StrId> collective_of_connection;
+  if (HasTable("COMMUNICATION_OP"))
+    PYPTO_RETURN_IF_ERROR(Select("COMMUNICATION_OP", {"connectionId", "opName"}, [&](const Row& r) {
+      if (!r.IsNull(0)) collective_of_connection.emplace(r.Int(0), Str(r, 1));
+      return Status::Ok();
+    }));
+  uint64_t collective_tasks = 0;
   bool first = true;
-  return Select(
+  Status status = Select(
       "TASK",
       {"startNs", "endNs", "deviceId", "connectionId", "globalTaskId", "taskType", "streamId", "taskId", "contextId", "modelId"},
       [&](const Row& r) {
@@ -254,6 +265,11 @@ Status DbReader::ReadTasks() {
           row.kind = DeviceTaskKind::kCommunication;
           row.name = ct->second.name;
           row.bytes = ct->second.size;
+        } else if (auto op = collective_of_connection.find(row.correlation);
+                   row.correlation != kNoId && op != collective_of_connection.end()) {
+          row.kind = DeviceTaskKind::kCommunication;
+          row.name = op->second;
+          ++collective_tasks;
         } else if (info.core_type.size()) {
           row.core_type = p_.Intern(info.core_type);
         }
@@ -272,6 +288,11 @@ Status DbReader::ReadTasks() {
         }
         return Status::Ok();
       });
+  if (collective_tasks > 0)
+    p_.notes.push_back(path_ + ": " + std::to_string(collective_tasks) +
+                       " TASK rows without compute or communication info share a collective's connectionId "
+                       "(COMMUNICATION_OP): read as that collective's communication, not compute");
+  return status;
 }
 
 Status DbReader::ReadPmu() {

@@ -55,7 +55,8 @@ std::string MakeDb(const TempDir& dir, const std::string& name, const char* sql)
 // mode=ro&immutable=1):
 //  - TASK 552 rows (none with NULL connectionId), sum(endNs-startNs) = 367681571 ns;
 //    187 join COMPUTE_TASK_INFO (kernels), 296 join COMMUNICATION_TASK_INFO
-//    (Notify Wait 112, Write Value 112, SDMA 72); of the other 69: AI_CORE 9 +
+//    (Notify Wait 112, Write Value 112, SDMA 72); of the other 69: AI_CORE 9 (4 of
+//    them the collectives' tasks: same connectionId as a COMMUNICATION_OP row) +
 //    KERNEL_AICORE 8 kernels, EVENT_RECORD 16 + EVENT_WAIT 10 sync, MEMCPY_ASYNC 24,
 //    PROFILING_ENABLE/DISABLE 2 other;
 //  - COMMUNICATION_OP 4 (hcom_allReduce__210_{0..3}_1), sum dur 102108100 ns;
@@ -94,8 +95,11 @@ TEST(AscendDbTest, LoadsFixtureWithExpectedCounts) {
   EXPECT_EQ(comm_ops, 4u);
   EXPECT_EQ(task_total, 367681571);
   EXPECT_EQ(comm_op_total, 102108100);
-  EXPECT_EQ(kinds[DeviceTaskKind::kKernel], 187u + 17u);
-  EXPECT_EQ(kinds[DeviceTaskKind::kCommunication], 296u + 4u);
+  // 187 compute kernels + 13 of the 17 AI_CORE/KERNEL_AICORE rows: the other 4
+  // AI_CORE rows share a COMMUNICATION_OP's connectionId (hcom_allReduce__210_{0..3}_1,
+  // 88753693 + 2184004 + 2416068 + 8767755 ns) and are the collectives' own tasks.
+  EXPECT_EQ(kinds[DeviceTaskKind::kKernel], 187u + 13u);
+  EXPECT_EQ(kinds[DeviceTaskKind::kCommunication], 296u + 4u + 4u);
   EXPECT_EQ(kinds[DeviceTaskKind::kSync], 26u);
   EXPECT_EQ(kinds[DeviceTaskKind::kMemcpy], 24u);
   EXPECT_EQ(kinds[DeviceTaskKind::kOther], 2u);
@@ -227,6 +231,43 @@ TEST(AscendDbTest, ToleratesMissingOptionalTablesAndNewColumnNames) {
   EXPECT_EQ(p.tracks.stream[p.device_tasks.track[0]], 5);
   EXPECT_EQ(p.device_tasks.correlation[0], 7);
   EXPECT_EQ(p.data_loss.count("task without valid startNs/endNs (skipped)"), 1u);
+}
+
+}  // namespace
+}  // namespace pypto
+
+namespace pypto {
+namespace {
+
+// The Level0 2-rank allreduce DB (rank 0): TASK types 9 rows AI_CORE, 4 of
+// which share a COMMUNICATION_OP's connectionId and appear in neither
+// COMPUTE_TASK_INFO nor COMMUNICATION_TASK_INFO (sqlite3, immutable):
+//   select n.value, t.endNs-t.startNs from TASK t join STRING_IDS s on s.id=t.taskType
+//     join COMMUNICATION_OP c on c.connectionId=t.connectionId join STRING_IDS n on n.id=c.opName
+//     where s.value='AI_CORE'
+// gives hcom_allReduce__576_{0,1,2,3}_1 of 75076921, 2245104, 2364868, 10207364 ns; the
+// other 5 AI_CORE rows last 141121 ns in all. Those 4 are the collectives' tasks.
+TEST(AscendDbTest, CollectiveTasksTypedAiCoreAreCommunication) {
+  const std::string db = std::string(PYPTO_FIXTURES_DIR) +
+                         "/ascend/pta_db_level0_2rank_allreduce/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+                         "ascend_pytorch_profiler_0.db";
+  if (std::ifstream(db).fail()) GTEST_SKIP() << "fixture missing: " << db;
+  auto p = LoadProfile(db);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::map<std::string, int64_t> collective_ns;
+  int64_t ai_core_kernel_ns = 0;
+  for (size_t i = 0; i < p->device_tasks.size(); ++i) {
+    if (p->Str(p->device_tasks.category[i]) != "AI_CORE") continue;
+    if (p->device_tasks.kind[i] == DeviceTaskKind::kCommunication)
+      collective_ns[std::string(p->Str(p->device_tasks.name[i]))] += p->device_tasks.dur[i];
+    else if (p->device_tasks.kind[i] == DeviceTaskKind::kKernel)
+      ai_core_kernel_ns += p->device_tasks.dur[i];
+  }
+  EXPECT_EQ(collective_ns, (std::map<std::string, int64_t>{{"hcom_allReduce__576_0_1", 75076921},
+                                                          {"hcom_allReduce__576_1_1", 2245104},
+                                                          {"hcom_allReduce__576_2_1", 2364868},
+                                                          {"hcom_allReduce__576_3_1", 10207364}}));
+  EXPECT_EQ(ai_core_kernel_ns, 141121);
 }
 
 }  // namespace
