@@ -58,6 +58,14 @@ struct Config {
   int big_edits = 500;         // byte edits per big fixture (each run parses the whole file)
   uint64_t seed = 20240601;
   std::string only;            // substring filter on fixture paths
+  // Bytes each file's truncation runs (and, separately, its mutation runs)
+  // may load in all, 0 = no cap. A run loads the whole target (a multi-file
+  // unit loads every file of it), so the run count of a file is capped at
+  // budget / target bytes, never below `min_runs`: the sweep's time then grows
+  // with the number of fixtures, not with their size, and stays inside the CI
+  // budget as fixtures are added. Deterministic (sizes, not timings).
+  uint64_t budget_bytes = 0;
+  int min_runs = 100;
 };
 
 // --- watchdog and crash reporting ---------------------------------------------
@@ -151,6 +159,19 @@ bool OnlyWhitespace(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
 }
 
+// Bytes a load of `path` parses: a .gz file's uncompressed size (its gzip
+// trailer's ISIZE, RFC 1952 §2.3.1: the size mod 2^32, enough for fixtures), else its size.
+uint64_t LoadedBytes(const std::string& path, uint64_t file_size) {
+  if (!EndsWith(path, ".gz") || file_size < 4) return file_size;
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(-4, std::ios::end);
+  unsigned char isize[4] = {0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(isize), 4);
+  if (!in) return file_size;
+  const uint64_t size = isize[0] | (isize[1] << 8) | (isize[2] << 16) | (uint64_t{isize[3]} << 24);
+  return std::max<uint64_t>(size, file_size);
+}
+
 // --- one fixture -----------------------------------------------------------------
 
 struct Tally {
@@ -208,8 +229,15 @@ struct Sweep {
   }
 
   // The damaged file: `file` (a path inside the temp copy); `target` what LoadProfile gets.
+  // Runs allowed for `wanted` runs of a target of `target_bytes` (Config::budget_bytes).
+  int CappedRuns(int wanted, uint64_t target_bytes) const {
+    if (config.budget_bytes == 0 || target_bytes == 0) return wanted;
+    const uint64_t cap = std::max<uint64_t>(config.budget_bytes / target_bytes, static_cast<uint64_t>(config.min_runs));
+    return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(wanted), cap));
+  }
+
   void SweepFile(const std::string& fixture_rel, const std::string& file, const std::string& target, bool gz,
-                 Tally* trunc, Tally* mut) {
+                 uint64_t target_bytes, Tally* trunc, Tally* mut) {
     const std::string original = ReadRaw(file);
     std::string content = original;
     if (gz) {
@@ -235,7 +263,9 @@ struct Sweep {
 
     // Truncations, evenly spread over [0, size).
     const size_t size = content.size();
-    const int cuts = static_cast<int>(std::min<size_t>(config.cuts, size));
+    // A single-file target loads its (decompressed) content.
+    if (target == file) target_bytes = size;
+    const int cuts = static_cast<int>(std::min<size_t>(CappedRuns(config.cuts, target_bytes), size));
     for (int i = 0; i < cuts; ++i) {
       const size_t at = static_cast<size_t>((static_cast<unsigned __int128>(size) * i) / cuts);
       WriteRaw(file, content.substr(0, at));
@@ -254,8 +284,9 @@ struct Sweep {
     }
     // Cuts of the compressed bytes (gzip stream ends early).
     if (gz) {
-      for (int i = 1; i <= config.gz_cuts; ++i) {
-        const size_t at = original.size() * i / (config.gz_cuts + 1);
+      const int gz_cuts = CappedRuns(config.gz_cuts, target_bytes);
+      for (int i = 1; i <= gz_cuts; ++i) {
+        const size_t at = original.size() * i / (gz_cuts + 1);
         WriteRaw(file, original.substr(0, at));
         const std::string what = fixture_rel + " gzip cut at byte " + std::to_string(at);
         if (LoadOnce(target, name, what, trunc) == Outcome::kOkClean)
@@ -267,7 +298,7 @@ struct Sweep {
     static constexpr char kSpecial[] = {'"', '{', '}', '[', ']', ',', ':', '\\', '\n', '\r', '\0', '\xff', '\xc3',
                                         '0', '9', '-', '.', 'e', 'N', ' ', '\t', '\x01', '\''};
     const int edits = size > config.big_bytes ? config.big_edits : config.edits;
-    const int runs = (edits + config.edits_per_run - 1) / config.edits_per_run;
+    const int runs = CappedRuns((edits + config.edits_per_run - 1) / config.edits_per_run, target_bytes);
     for (int r = 0; r < runs && size > 0; ++r) {
       std::string data = content;
       std::string what = fixture_rel + " edits";
@@ -315,10 +346,15 @@ int main(int argc, char** argv) {
     else if (const char* v = value("--edits-per-run")) config.edits_per_run = std::max(1, std::atoi(v));
     else if (const char* v = value("--seed")) config.seed = std::strtoull(v, nullptr, 10);
     else if (const char* v = value("--only")) config.only = v;
+    else if (const char* v = value("--budget-mb")) config.budget_bytes = std::strtoull(v, nullptr, 10) << 20;
+    else if (const char* v = value("--min-runs")) config.min_runs = std::max(1, std::atoi(v));
     else {
       std::fprintf(stderr,
                    "usage: fixture_sweep --fixtures=DIR [--cuts=N] [--gz-cuts=N] [--edits=N] [--big-edits=N]\n"
-                   "                     [--edits-per-run=N] [--seed=N] [--only=SUBSTRING]\n");
+                   "                     [--edits-per-run=N] [--seed=N] [--only=SUBSTRING]\n"
+                   "                     [--budget-mb=N] [--min-runs=N]\n"
+                   "--budget-mb caps each file's truncation runs and mutation runs at N MB of target loaded\n"
+                   "(at least --min-runs each, default 100); 0 = no cap\n");
       return 2;
     }
   }
@@ -355,8 +391,12 @@ int main(int argc, char** argv) {
     const fs::path copy = fs::path(sweep.temp_root) / unit.filename();
     fs::copy(unit, copy, fs::copy_options::recursive);
     std::vector<fs::path> files;
+    uint64_t unit_bytes = 0;
     for (const auto& f : fs::recursive_directory_iterator(copy))
-      if (f.is_regular_file()) files.push_back(f.path());
+      if (f.is_regular_file()) {
+        files.push_back(f.path());
+        unit_bytes += LoadedBytes(f.path().string(), f.file_size());
+      }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
       const std::string name = file.filename().string();
@@ -365,7 +405,7 @@ int main(int argc, char** argv) {
       if (!config.only.empty() && rel.find(config.only) == std::string::npos) continue;
       const std::string target = files.size() == 1 ? file.string() : copy.string();
       Tally trunc, mut;
-      sweep.SweepFile(rel, file.string(), target, EndsWith(name, ".gz"), &trunc, &mut);
+      sweep.SweepFile(rel, file.string(), target, EndsWith(name, ".gz"), unit_bytes, &trunc, &mut);
       PrintTally("truncation", rel, trunc);
       PrintTally("mutation", rel, mut);
       std::fflush(stdout);
@@ -385,8 +425,9 @@ int main(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PrintTally("TRUNCATION", "all fixtures", all_trunc);
   PrintTally("MUTATION", "all fixtures", all_mut);
-  std::printf("edits per mutation run: %d; seed %llu; %.1f s\n", config.edits_per_run,
-              (unsigned long long)config.seed, seconds);
+  std::printf("edits per mutation run: %d; seed %llu; budget %llu MB per file and kind (min %d runs); %.1f s\n",
+              config.edits_per_run, (unsigned long long)config.seed, (unsigned long long)(config.budget_bytes >> 20),
+              config.min_runs, seconds);
   std::printf("distinct error reasons: %zu\n", sweep.reasons.size());
   std::vector<std::pair<uint64_t, std::string>> by_count;
   for (const auto& [reason, n] : sweep.reasons) by_count.emplace_back(n, reason);
