@@ -88,7 +88,94 @@ std::string_view DiagnosisContext::TaskLabel(uint32_t task) const {
   return profile->Str(profile->device_tasks.name[task]);
 }
 
+namespace {
+
+// The PMU pipe ratios that count as compute-unit work (cube MAC, vector) and
+// as HBM transfers (MTE2: GM -> on-chip, MTE3: on-chip -> GM). Source: the
+// msprof PipeUtilization columns (ascend-formats.md, op_summary aic_*/aiv_*).
+constexpr std::string_view kComputePipeKeys[] = {"aic_mac_ratio", "aic_vec_ratio", "aiv_vec_ratio"};
+constexpr std::string_view kHbmPipeKeys[] = {"aic_mte2_ratio", "aiv_mte2_ratio", "aic_mte3_ratio", "aiv_mte3_ratio"};
+
+double Clamp01(double v) { return std::isnan(v) ? 0.0 : std::clamp(v, 0.0, 1.0); }
+
+// Duration-weighted mean over the evidence tasks of the largest ratio among
+// `keys` (pipes run in parallel: the busiest one is the share of the task's
+// time that unit kind was working). NaN when no task has one.
+template <size_t N>
+double PipeShare(const DiagnosisContext& ctx, const std::vector<uint32_t>& tasks, const std::string_view (&keys)[N]) {
+  double weighted = 0, weight = 0;
+  for (uint32_t t : tasks) {
+    double best = std::nan("");
+    for (std::string_view key : keys) {
+      const double v = ctx.TaskAttribute(t, key);
+      if (!std::isnan(v) && (std::isnan(best) || v > best)) best = v;
+    }
+    if (std::isnan(best)) continue;
+    const double w = double(std::max<TimeNs>(1, ctx.profile->device_tasks.dur[t]));
+    weighted += best * w;
+    weight += w;
+  }
+  return weight > 0 ? weighted / weight : std::nan("");
+}
+
+// Roofline terms of the evidence tasks with costs: sum(FLOPs / peak) and
+// sum(bytes / bandwidth) over their measured time. NaN when none has costs.
+std::pair<double, double> RooflineShares(const DiagnosisContext& ctx, const std::vector<uint32_t>& tasks) {
+  if (ctx.task_costs == nullptr) return {std::nan(""), std::nan("")};
+  double compute_ns = 0, memory_ns = 0, measured_ns = 0;
+  for (uint32_t t : tasks) {
+    if (t >= ctx.task_costs->size()) continue;
+    const OpCost& c = (*ctx.task_costs)[t];
+    if (!c.has_costs() || c.measured_ns <= 0) continue;
+    if (!std::isnan(c.flops) && c.peak_flops > 0) compute_ns += c.flops / c.peak_flops * 1e9;
+    if (!std::isnan(c.bytes) && c.bandwidth > 0) memory_ns += c.bytes / c.bandwidth * 1e9;
+    measured_ns += double(c.measured_ns);
+  }
+  if (measured_ns <= 0) return {std::nan(""), std::nan("")};
+  return {compute_ns / measured_ns, memory_ns / measured_ns};
+}
+
+// The steps analysed, by name: "ProfilerStep#3", or "ProfilerStep#0 .. ProfilerStep#33 (34 steps)".
+std::string AnalysedStepsName(const DiagnosisContext& ctx) {
+  const auto& steps = ctx.graph->Steps();
+  std::vector<size_t> valid;
+  for (size_t s : ctx.steps)
+    if (s < steps.size()) valid.push_back(s);
+  if (valid.empty()) return "the whole profile window";
+  const std::string first = steps[valid.front()].name.empty() ? "step" : steps[valid.front()].name;
+  if (valid.size() == 1) return first;
+  const std::string last = steps[valid.back()].name.empty() ? "step" : steps[valid.back()].name;
+  return fmt::format("{} .. {} ({} steps)", first, last, valid.size());
+}
+
+void FillTimeRatios(const DiagnosisContext& ctx, Issue* issue) {
+  const std::vector<uint32_t>& tasks = issue->evidence.tasks;
+  const double pipe_compute = ctx.has_pmu ? PipeShare(ctx, tasks, kComputePipeKeys) : std::nan("");
+  const double pipe_hbm = ctx.has_pmu ? PipeShare(ctx, tasks, kHbmPipeKeys) : std::nan("");
+  const auto [roof_compute, roof_hbm] = RooflineShares(ctx, tasks);
+  auto pick = [](double detector, double pipe, double roofline, double* out) -> const char* {
+    if (!std::isnan(detector)) return *out = Clamp01(detector), "detector";
+    if (!std::isnan(pipe)) return *out = Clamp01(pipe), "pipe_ratios";
+    if (!std::isnan(roofline)) return *out = Clamp01(roofline), "roofline";
+    return *out = 0.0, "none";
+  };
+  const std::string a = pick(issue->compute_ratio, pipe_compute, roof_compute, &issue->ai_core_time_ratio);
+  const std::string b = pick(issue->memory_ratio, pipe_hbm, roof_hbm, &issue->hbm_access_time_ratio);
+  issue->time_ratio_source = a == b ? a : a + "/" + b;
+}
+
+void FillProfileOpName(const DiagnosisContext& ctx, Issue* issue) {
+  if (!issue->profile_op_name.empty()) return;  // set by the detector (e.g. the op sequence)
+  // Detectors leave op_name empty for step-wide issues (host-bound, all-dynamic shapes): they are
+  // about the steps as a whole, so the steps are what the profile ran.
+  issue->profile_op_name = issue->op_name.empty() ? AnalysedStepsName(ctx) : issue->op_name;
+}
+
+}  // namespace
+
 void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {
+  FillTimeRatios(ctx, issue);
+  FillProfileOpName(ctx, issue);
   issue->saved_ns = 0;
   for (const RowSaving& s : issue->savings) issue->saved_ns += std::max<TimeNs>(0, s.saved_ns);
   issue->affected_share = ctx.ShareOfStep(issue->affected_ns);

@@ -133,6 +133,17 @@ struct Issue {
   double compute_ratio = std::numeric_limits<double>::quiet_NaN();  // AI-core / compute: aic_mac_ratio, achieved/peak FLOP/s
   double memory_ratio = std::numeric_limits<double>::quiet_NaN();   // HBM / memory: mte2 ratio, modeled memory time / measured
 
+  // The brief's two shares, always in [0, 1] (filled by FinalizeIssue): of the
+  // issue's device time, the share in compute-unit work / in HBM transfers.
+  // Source in order: the detector's own ratio above, the PMU pipe ratios of
+  // the evidence tasks, the roofline of their shapes; 0 when none applies.
+  double ai_core_time_ratio = 0;
+  double hbm_access_time_ratio = 0;
+  std::string time_ratio_source;     // "detector", "pipe_ratios", "roofline", "none" (per ratio: "a/b" when they differ)
+  // What the profile ran: the op / kernel, the op sequence, or the step(s) of a
+  // step-wide issue. `op_name` may name what to use instead (a fused API).
+  std::string profile_op_name;
+
   std::string detail;                // short factual line, e.g. "N=1000 not a multiple of 16 (fractal)"
   Evidence evidence;
 

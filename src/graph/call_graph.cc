@@ -886,6 +886,49 @@ std::vector<BusyTime> OperatorCallGraph::AiCoreUtilization(std::optional<TimeWin
   return out;
 }
 
+double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> window) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const TrackTable& tr = profile_->tracks;
+  const TimeWindow w = window.value_or(whole_window_);
+  if (w.duration() <= 0) return 0.0;
+  auto is_compute = [&](uint32_t t) {
+    if (d.kind[t] != DeviceTaskKind::kKernel) return false;
+    return d.core_type[t] == kEmptyStr || profile_->Str(d.core_type[t]) != "AI_CPU";
+  };
+  // task_by_device_ts_ is sorted by (device, ts): one sweep per device.
+  TimeNs busy_total = 0;
+  uint64_t devices = 0;
+  size_t i = 0;
+  const std::vector<uint32_t>& order = task_by_device_ts_;
+  while (i < order.size()) {
+    const int64_t device = tr.device[d.track[order[i]]];
+    TimeNs busy = 0, run_start = 0, run_end = INT64_MIN;
+    bool any = false;
+    for (; i < order.size() && tr.device[d.track[order[i]]] == device; ++i) {
+      const uint32_t t = order[i];
+      if (!is_compute(t)) continue;
+      const TimeNs s = std::max(d.ts[t], w.start);
+      const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
+      if (e <= s) continue;
+      any = true;
+      if (s > run_end) {
+        if (run_end > run_start) busy += run_end - run_start;
+        run_start = s;
+        run_end = e;
+      } else {
+        run_end = std::max(run_end, e);
+      }
+    }
+    if (run_end > run_start) busy += run_end - run_start;
+    if (any) {
+      busy_total += busy;
+      ++devices;
+    }
+  }
+  if (devices == 0) return 0.0;
+  return std::clamp(double(busy_total) / (double(devices) * double(w.duration())), 0.0, 1.0);
+}
+
 std::vector<HostOpAggregate> OperatorCallGraph::TopHostOpsBySelfTime(size_t limit, HostOpKind kind) const {
   const HostOpTable& h = profile_->host_ops;
   std::vector<int32_t> slot(profile_->strings.size(), -1);  // StrId -> aggregate row

@@ -271,6 +271,11 @@ class OperatorCallGraph {
   std::vector<BusyTime> StreamBusyTimes(std::optional<TimeWindow> window = std::nullopt) const;
   std::vector<BusyTime> AiCoreUtilization(std::optional<TimeWindow> window = std::nullopt) const;
   std::vector<BusyTime> get_ai_core_utilization() const { return AiCoreUtilization(); }
+  // One figure: the busy time of the compute units (kernel tasks: AI Core /
+  // AI Vector / MIX cores, GPU kernels, CPU compute ops; not AI CPU, copies,
+  // communication), union per device clipped to `window`, summed over devices
+  // and divided by (devices with such tasks x window). In [0, 1]; 0 when none.
+  double ComputeUnitUtilization(std::optional<TimeWindow> window = std::nullopt) const;
   // Sum over devices of the device busy time (whole profile).
   TimeNs TotalDeviceBusyNs() const { return total_device_busy_ns_; }
 

@@ -225,6 +225,9 @@ void BindEngine(py::module_& m) {
         for (const BusyTime& b : p.graph().AiCoreUtilization(StepWindow(p.graph(), step))) out.append(BusyTimeDict(b));
         return out;
       }, py::arg("step") = py::none())
+      .def("compute_unit_utilization", [](LoadedProfile& p, std::optional<size_t> step) {
+        return p.graph().ComputeUnitUtilization(StepWindow(p.graph(), step));
+      }, py::arg("step") = py::none())
       .def("device_busy_times", [](LoadedProfile& p, std::optional<size_t> step) {
         py::list out;
         for (const BusyTime& b : p.graph().DeviceBusyTimes(StepWindow(p.graph(), step))) out.append(BusyTimeDict(b));

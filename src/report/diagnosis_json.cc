@@ -86,6 +86,10 @@ std::string RenderDiagnosisJson(const DiagnosticReport& r) {
     w.KeyString("phase", i.phase);
     w.KeyDouble("compute_ratio", i.compute_ratio);
     w.KeyDouble("memory_ratio", i.memory_ratio);
+    w.KeyDouble("ai_core_time_ratio", i.ai_core_time_ratio);
+    w.KeyDouble("hbm_access_time_ratio", i.hbm_access_time_ratio);
+    w.KeyString("time_ratio_source", i.time_ratio_source);
+    w.KeyString("profile_op_name", i.profile_op_name);
     w.KeyString("detail", i.detail);
     w.KeyMicrosFromNs("affected_us", i.affected_ns);
     w.KeyDouble("affected_share", i.affected_share);

@@ -203,6 +203,12 @@ class FusibleSequence final : public Detector {
       issue.type = IssueType::kFusibleSequence;
       issue.op_name = FusedApiFor(ctx, *grp.pattern);
       issue.op_type = key;
+      // What the profile ran: the most frequent matched sequence.
+      {
+        uint64_t most = 0;
+        for (const auto& [seq, n] : grp.sequences)
+          if (n > most) most = n, issue.profile_op_name = seq;
+      }
       TimeNs exec = 0, wall = 0, idle = 0, launch = 0;
       uint64_t kernels = 0;
       std::map<int, TimeNs> idle_by_step;

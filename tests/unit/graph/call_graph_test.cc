@@ -223,6 +223,26 @@ TEST(Linking, AscendTasksOnlyNeedNoLinks) {
   EXPECT_DOUBLE_EQ(by_label["AI_VECTOR_CORE"].share, 100.0 / 250.0);
 }
 
+TEST(Utilization, OneFigureOverComputeUnits) {
+  ProfileBuilder b;
+  uint32_t s1 = b.Stream(0, 1);
+  uint32_t s2 = b.Stream(0, 2);
+  uint32_t s3 = b.Stream(1, 1);
+  b.Task(s1, "MatMul", 0, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_CORE");
+  b.Task(s2, "Add", 50, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_VECTOR_CORE");
+  b.Task(s1, "Unique", 300, 100, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_CPU");  // not a compute unit
+  b.Task(s2, "copy", 200, 100, kNoId, DeviceTaskKind::kMemcpy);                   // not a compute unit
+  b.Task(s3, "MatMul", 0, 400, kNoId, DeviceTaskKind::kKernel, kNoId, "AI_CORE");
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  // Window [0, 400]: device 0 compute busy [0,150] = 150 ns, device 1 400 ns; (150 + 400) / (2 x 400).
+  EXPECT_DOUBLE_EQ(g.ComputeUnitUtilization(), 550.0 / 800.0);
+  // A window of its own: [100, 200] -> device 0 [100,150] = 50, device 1 100; (50 + 100) / (2 x 100).
+  EXPECT_DOUBLE_EQ(g.ComputeUnitUtilization(TimeWindow{100, 200}), 150.0 / 200.0);
+  ProfileBuilder empty;
+  empty.Task(empty.Stream(0, 1), "copy", 0, 100, kNoId, DeviceTaskKind::kMemcpy);
+  EXPECT_DOUBLE_EQ(BuildOrDie(empty.profile).ComputeUnitUtilization(), 0.0);
+}
+
 TEST(Steps, FromProfilerStepAnnotations) {
   ProfileBuilder b;
   uint32_t t = b.Thread();
