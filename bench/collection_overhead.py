@@ -8,6 +8,9 @@ or, with --model handwritten, examples/models/handwritten_decoder.py. Each round
   sampled     one Profiler(model=..., schedule=1 forward in SAMPLE_EVERY_FORWARDS) open around
               `--generates` generate calls (the continuous-use setting: the profiler stays open,
               every token is timed, one forward in N is traced and exported when its cycle ends);
+  nomodel     as sampled, but Profiler(schedule=...) without a model handle (the brief's form): the
+              steps are found by global module hooks on every nn.Module call (each outermost
+              forward = one step); against `sampled` it is the cost of finding the steps that way;
   full        one Profiler(model=...) per generate call, its start, stop and trace export included.
 Each generate call is timed on its own (wall time and this process's CPU time); the modes alternate
 round by round so that drift in machine load hits all of them alike. Prints the median tokens/s and
@@ -89,7 +92,7 @@ def main() -> int:
     if args.sample_every < 3:
         parser.error("--sample-every must be at least 3 (wait, warm up, record)")
     schedule = dict(wait=args.sample_every - 2, warmup=1, active=1, repeat=0)
-    clocks = {"unprofiled": [], "sampled": [], "full": []}
+    clocks = {"unprofiled": [], "sampled": [], "nomodel": [], "full": []}
     with tempfile.TemporaryDirectory(prefix="pypto_overhead_") as scratch:
         for round_index in range(args.rounds):
             for _ in range(args.generates):
@@ -99,6 +102,14 @@ def main() -> int:
                 for _ in range(args.generates):
                     clocks["sampled"].append(timed(generate, args.new_tokens))
             sampled_traced = prof.get_results().get_latency_stats()["profiled_tokens"]
+            with Profiler(schedule=schedule, output_dir=os.path.join(scratch, f"nomodel{round_index}")) as prof:
+                for _ in range(args.generates):
+                    clocks["nomodel"].append(timed(generate, args.new_tokens))
+            found = len(prof.get_results().forwards)
+            if found != args.generates * args.new_tokens:
+                print(f"step finding without a model handle found {found} steps, expected "
+                      f"{args.generates * args.new_tokens}")
+                return 1
             for repeat in range(args.generates):
                 with Clock() as clock:
                     with Profiler(model=model, output_dir=os.path.join(scratch, f"full{round_index}_{repeat}")):
@@ -128,6 +139,11 @@ def main() -> int:
     wall_overhead, cpu_overhead = overheads["sampled"]
     print(f"sampled overhead: wall {wall_overhead:.1f}%, cpu {cpu_overhead:.1f}% "
           f"(target {SAMPLED_OVERHEAD_TARGET_PCT:.0f}%)")
+    wall_overhead, cpu_overhead = overheads["nomodel"]
+    print(f"sampled overhead without a model handle (global step finding): wall {wall_overhead:.1f}%, "
+          f"cpu {cpu_overhead:.1f}% (target {SAMPLED_OVERHEAD_TARGET_PCT:.0f}%); step finding itself "
+          f"(nomodel - sampled): wall {wall_overhead - overheads['sampled'][0]:.1f} points, "
+          f"cpu {cpu_overhead - overheads['sampled'][1]:.1f} points")
     return 0
 
 

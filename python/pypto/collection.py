@@ -24,6 +24,15 @@ around every forward call (N = the forward's index since the profiler started; t
 as steps) and time the forward with perf_counter_ns (after a device synchronize on CUDA / NPU).
 The first forward of each `generate` call is the prefill, the others are decode tokens.
 
+Without a model (`Profiler()` around any code, the brief's form), global module hooks
+(torch.nn.modules.module.register_module_forward_pre_hook / register_module_forward_hook) find the
+steps: each outermost nn.Module forward call on the thread that opened the profiler is one step, so
+HF `generate`, hand-written decode loops and direct `model(x)` calls all give one step per call, and
+several `generate` calls in one window give all their tokens. Prefill and decode are told apart by the
+query length (input_ids / inputs_embeds / first tensor argument: more than one position = prefill;
+one position with cache_position 0 = prefill of a one-token prompt); each prefill starts a new
+generate call. `find_steps=False` turns this off (then call step() yourself).
+
 Sampling: `schedule=dict(wait=19, warmup=0, active=1, repeat=0)` (or a torch.profiler.schedule
 object) records one forward in 20; each watched forward advances the schedule. Forwards outside the
 active window still get their wall time measured (two perf_counter_ns calls and a dict append), so the
@@ -42,6 +51,7 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.parse
 import warnings
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
@@ -49,6 +59,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from .errors import InvalidArgumentError, ProfileNotFoundError, PyptoError
 
 RESULTS_SIDECAR_NAME = "pypto_results.json"
+# Tables save() adds to the saved profile (SQLite) for the results.
+RESULTS_TABLE = "pypto_results"
+TOKEN_STEPS_TABLE = "pypto_token_steps"
+SQLITE_MAGIC = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite 3 database (sqlite.org/fileformat.html)
 RESULTS_SCHEMA = "pypto.results/1"
 SAVED_TRACE_NAME = "trace.json.gz"
 SAVED_ASCEND_DIR_NAME = "ascend_profile"
@@ -149,9 +163,69 @@ class ProfileResults:
                 "forwards": self.forwards, "generate_calls": self.generate_calls,
                 "latency_stats": self.get_latency_stats()}
 
-    def save(self, path: Any, overwrite: bool = False, with_sqlite: bool = False) -> str:
-        """Writes a directory: the trace (Kineto JSON gzipped as trace.json.gz, or the Ascend
-        directory copied) and pypto_results.json (latencies, phases, settings, model config).
+    def save(self, path: Any) -> str:
+        """Writes ONE file at exactly `path` (any name; the brief uses "baseline_profile.bin"), replacing
+        an existing file as torch.save does, atomically: a temporary file in the same directory, then a
+        rename, so a reader never sees half a file and a failed save leaves the old file as it was.
+
+        The file is pypto's saved profile (SQLite, docs/formats/pypto-db.md, what `pypto export-sqlite`
+        writes: every command reads it, `pypto analyze FILE` included) plus two tables with these results:
+        `pypto_results` (key, value: schema, settings, model config, generate calls, latency stats as
+        JSON) and `pypto_token_steps` (one row per forward: index, phase, latency_ms, …).
+        `ProfileResults.load(path)` reads it back. Returns the path.
+        """
+        target = os.fspath(path)
+        if os.path.isdir(target):
+            raise InvalidArgumentError(f"{target}: is a directory; save() writes one file at the given path "
+                                       "(save_directory() writes the directory layout)")
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise ProfileNotFoundError(f"{folder}: no such directory (save() creates the file, not its folders)")
+        if self.trace_path and not os.path.exists(self.trace_path):
+            raise ProfileNotFoundError(f"{self.trace_path}: the trace of these results no longer exists")
+        handle, temporary = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=folder)
+        os.close(handle)
+        try:
+            if self.trace_path:
+                self.call_graph.export_to_sqlite(temporary, force=True, findings=False)
+            else:
+                os.unlink(temporary)   # results without a trace: the two pypto tables alone
+            self._write_results_tables(temporary)
+            with open(temporary, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        return target
+
+    def _write_results_tables(self, database: str) -> None:
+        import sqlite3
+        document = self.to_dict()
+        document["trace"] = "this file" if self.trace_path else None
+        forwards = document.pop("forwards")
+        connection = sqlite3.connect(database)
+        try:
+            with connection:
+                connection.execute(f"DROP TABLE IF EXISTS {RESULTS_TABLE}")
+                connection.execute(f"DROP TABLE IF EXISTS {TOKEN_STEPS_TABLE}")
+                connection.execute(f"CREATE TABLE {RESULTS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                connection.executemany(f"INSERT INTO {RESULTS_TABLE} VALUES (?, ?)",
+                                       [(k, json.dumps(v, default=str)) for k, v in document.items()])
+                connection.execute(
+                    f"CREATE TABLE {TOKEN_STEPS_TABLE} (idx INTEGER, phase TEXT, latency_ms REAL, recorded INTEGER, "
+                    "generate_call INTEGER, batch INTEGER, seq_len INTEGER)")
+                connection.executemany(
+                    f"INSERT INTO {TOKEN_STEPS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(f.get("index"), f.get("phase"), f.get("latency_ms"), int(bool(f.get("recorded"))),
+                      f.get("generate_call"), f.get("batch"), f.get("seq_len")) for f in forwards])
+        finally:
+            connection.close()
+
+    def save_directory(self, path: Any, overwrite: bool = False, with_sqlite: bool = False) -> str:
+        """The layout save() wrote before it wrote one file: a directory with the trace (Kineto JSON
+        gzipped as trace.json.gz, or the Ascend directory copied) and pypto_results.json (latencies, phases, settings, model config).
         `with_sqlite` also writes the engine's SQLite export (profile.sqlite). Returns the directory.
         """
         directory = os.fspath(path)
@@ -197,10 +271,16 @@ class ProfileResults:
 
     @classmethod
     def load(cls, path: Any) -> "ProfileResults":
-        """Reads results written by save(): the directory, or its pypto_results.json."""
+        """Reads results written by save() (one file), or by save_directory() / an older pypto (the
+        directory, or its pypto_results.json)."""
         given = os.fspath(path)
         if not os.path.exists(given):
             raise ProfileNotFoundError(f"{given}: no such file or directory")
+        if os.path.isfile(given):
+            with open(given, "rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+            if head == SQLITE_MAGIC:
+                return cls._load_file(given)
         sidecar = os.path.join(given, RESULTS_SIDECAR_NAME) if os.path.isdir(given) else given
         if not os.path.isfile(sidecar):
             raise ProfileNotFoundError(f"{given}: not saved pypto results ({RESULTS_SIDECAR_NAME} is missing)")
@@ -236,6 +316,46 @@ class ProfileResults:
             trace_path = os.path.join(os.path.dirname(os.path.abspath(sidecar)), trace_name)
             if not os.path.exists(trace_path):
                 raise ProfileNotFoundError(f"{trace_path}: the trace named by {sidecar} is missing")
+        return cls(trace_path, forwards, document.get("settings") or {}, document.get("model_config"),
+                   document.get("generate_calls") or [])
+
+    @classmethod
+    def _load_file(cls, path: str) -> "ProfileResults":
+        import sqlite3
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        try:
+            connection = sqlite3.connect(uri, uri=True)
+        except sqlite3.Error as exc:
+            raise InvalidArgumentError(f"{path}: not saved pypto results (SQLite: {exc})") from None
+        try:
+            try:
+                rows = connection.execute(f"SELECT key, value FROM {RESULTS_TABLE}").fetchall()
+                steps = connection.execute(
+                    f"SELECT idx, phase, latency_ms, recorded, generate_call, batch, seq_len FROM {TOKEN_STEPS_TABLE} "
+                    "ORDER BY rowid").fetchall()
+            except sqlite3.Error as exc:
+                raise InvalidArgumentError(f"{path}: not saved pypto results (a SQLite file without the "
+                                           f"{RESULTS_TABLE} / {TOKEN_STEPS_TABLE} tables: {exc}); a profile "
+                                           "without results loads with pypto.load_profile()") from None
+        finally:
+            connection.close()
+        document: Dict[str, Any] = {}
+        for key, value in rows:
+            try:
+                document[key] = json.loads(value)
+            except (TypeError, json.JSONDecodeError):
+                raise InvalidArgumentError(f"{path}: table {RESULTS_TABLE}, key {key!r}: not JSON") from None
+        if document.get("schema") != RESULTS_SCHEMA:
+            raise InvalidArgumentError(f"{path}: not saved pypto results (schema {document.get('schema')!r}, "
+                                       f"expected {RESULTS_SCHEMA!r})")
+        forwards = []
+        for number, (index, phase, latency, recorded, call, batch, seq_len) in enumerate(steps, 1):
+            if phase not in ("prefill", "decode") or not isinstance(latency, (int, float)):
+                raise InvalidArgumentError(f"{path}: table {TOKEN_STEPS_TABLE}, row {number}: phase must be prefill "
+                                           f"or decode and latency_ms a number, got {phase!r}, {latency!r}")
+            forwards.append({"index": index, "phase": phase, "latency_ms": float(latency), "recorded": bool(recorded),
+                             "generate_call": call, "batch": batch, "seq_len": seq_len})
+        trace_path = path if document.get("trace") else None
         return cls(trace_path, forwards, document.get("settings") or {}, document.get("model_config"),
                    document.get("generate_calls") or [])
 
@@ -302,6 +422,62 @@ def _first_tensor_shape(args: tuple, kwargs: Dict[str, Any]) -> Optional[tuple]:
         if isinstance(value, torch.Tensor):
             return tuple(value.shape)
     return None
+
+
+def _phase_from_inputs(shape: Optional[tuple], kwargs: Dict[str, Any], first: bool) -> str:
+    """prefill / decode of one outermost forward from its query length (see the module docstring)."""
+    if shape is not None and len(shape) >= 2:
+        if shape[1] > 1:
+            return "prefill"
+        position = kwargs.get("cache_position")
+        torch = _torch()
+        if isinstance(position, torch.Tensor) and position.numel() > 0:
+            return "prefill" if int(position.reshape(-1)[0]) == 0 else "decode"
+        past = kwargs.get("past_key_values", ...)
+        if past is None:
+            return "prefill"
+        get_length = getattr(past, "get_seq_length", None)
+        if callable(get_length):
+            try:
+                return "decode" if get_length() > 1 else "prefill"
+            except Exception:
+                pass
+        return "decode"
+    return "prefill" if first else "decode"
+
+
+def _calls_from_found_steps(forwards: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """generate-call records (first_forward, forwards, wall_ms) from steps split at each prefill."""
+    calls: List[Dict[str, Any]] = []
+    for f in forwards:
+        number = f.get("generate_call")
+        if number is None:
+            return []
+        while len(calls) <= number:
+            calls.append({"first_forward": f["index"], "forwards": 0, "wall_ms": 0.0})
+        calls[number]["forwards"] += 1
+        calls[number]["wall_ms"] += f["latency_ms"]
+    for c in calls:
+        c["wall_ms_source"] = "sum of the call's forward times (generate itself not wrapped)"
+    return [c for c in calls if c["forwards"]]
+
+
+def model_fingerprint(model: Any) -> str:
+    """Identifies a model across save/load within reason: class, config and parameter count (SHA-256).
+
+    Module swaps that keep the weights (norm fusion, the KV-cache patch) keep the fingerprint."""
+    import hashlib
+    parts = [type(model).__module__ + "." + type(model).__qualname__]
+    config = _model_config_dict(model)
+    if config:
+        parts.append(json.dumps({k: v for k, v in config.items() if k not in ("_attn_implementation_autoset",
+                                                                           "_attn_implementation")},
+                                sort_keys=True, default=str))
+    try:
+        parts.append(str(sum(int(p.numel()) for p in model.parameters())))
+    except Exception:
+        pass
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def _model_config_dict(model: Any) -> Optional[Dict[str, Any]]:
@@ -427,12 +603,15 @@ class Profiler:
     schedule: dict(wait=, warmup=, active=, repeat=, skip_first=) or a torch.profiler.schedule object.
     record_shapes / with_stack: as torch.profiler (record_shapes is forced off by trace_level="minimal").
     model: a torch.nn.Module whose forward calls become steps (or call watch(model) later).
+    find_steps: without `model`, every outermost nn.Module forward inside the block is one step
+      (global module hooks; see the module docstring). False: no step finding (call step()).
     """
 
     def __init__(self, device_id: int = 0, trace_level: str = "operator", capture_memory_access: bool = True,
                  capture_ai_core_usage: bool = True, *, output_dir: Any = None, schedule: Any = None,
                  record_shapes: bool = True, with_stack: bool = False, model: Any = None,
-                 backend: Optional[str] = None, _force_in_memory: Optional[bool] = None):
+                 backend: Optional[str] = None, find_steps: bool = True,
+                 _force_in_memory: Optional[bool] = None):
         if trace_level not in TRACE_LEVELS:
             raise InvalidArgumentError(f"trace_level must be one of {', '.join(TRACE_LEVELS)}, got {trace_level!r}")
         if not isinstance(device_id, int) or device_id < 0:
@@ -466,10 +645,17 @@ class Profiler:
         self._failed_forwards = 0
         self._pending_prefill = False
         self._any_generate_wrapped = False
+        self._generate_calls_found = 0   # prefills seen by the global step finding
         self._model_config: Optional[Dict[str, Any]] = None
+        self._watched_any = False
         self._active = False
         self._results: Optional[ProfileResults] = None
         self._initial_model = model
+        self.find_steps = bool(find_steps)
+        self._global_handles: List[Any] = []
+        self._global_thread: Optional[int] = None
+        self._root_reentry = 0
+        self._roots: Dict[int, Dict[str, Any]] = {}   # id(module) -> class, forwards, weakref
         self._step_starts_us: Dict[int, float] = {}
 
     # -- context manager
@@ -494,11 +680,14 @@ class Profiler:
             self._torch_profiler = self._make_torch_profiler()
         self._active = True
         try:
-            if self._initial_model is not None and self._own_step_annotations():
-                self._torch_profiler.record_steps = False   # the watched forwards are the steps
+            global_steps = self._initial_model is None and self.find_steps
+            if (self._initial_model is not None or global_steps) and self._own_step_annotations():
+                self._torch_profiler.record_steps = False   # the forwards are the steps
             self._torch_profiler.start()
             if self._initial_model is not None:
                 self.watch(self._initial_model)
+            elif global_steps:
+                self._install_global_hooks()
         except BaseException:
             self._active = False
             self._remove_hooks()
@@ -512,6 +701,7 @@ class Profiler:
             self._close_open_step()
         finally:
             self._remove_hooks()
+            self._remove_global_hooks()
             self._torch_profiler.stop()
         self._results = self._build_results()
 
@@ -611,6 +801,10 @@ class Profiler:
             raise InvalidArgumentError("watch() outside the profiler's `with` block (or pass model= to Profiler)")
         if any(entry["model"]() is model for entry in self._watched):
             return
+        if self._global_handles:
+            if self._open_step is not None:
+                raise InvalidArgumentError("watch() inside a forward call; call it between forwards")
+            self._remove_global_hooks()   # the watched model's forwards are the steps from now on
         torch_profiler = self._torch_profiler
         if self._own_step_annotations() and getattr(torch_profiler, "record_steps", False):
             # The profiler opened its own ProfilerStep#0 at start: the forwards are the steps instead.
@@ -642,8 +836,73 @@ class Profiler:
             entry["generate"] = (had_instance_attribute, previous)
             self._any_generate_wrapped = True
         self._watched.append(entry)
+        self._watched_any = True
+        self._roots.setdefault(id(model), {"ref": weakref.ref(model), "class": type(model).__name__,
+                                           "fingerprint": model_fingerprint(model), "forwards": None})
         if self._model_config is None:
             self._model_config = _model_config_dict(model)
+
+    # -- steps found without a model handle
+    def _install_global_hooks(self) -> None:
+        import threading
+
+        from torch.nn.modules import module as nn_module
+        self._global_thread = threading.get_ident()
+        self._global_handles = [
+            nn_module.register_module_forward_pre_hook(self._global_before_forward),
+            nn_module.register_module_forward_hook(self._global_after_forward, with_kwargs=True, always_call=True)]
+
+    def _remove_global_hooks(self) -> None:
+        while self._global_handles:
+            self._global_handles.pop().remove()
+
+    def _global_before_forward(self, module: Any, args: tuple) -> None:
+        step = self._open_step
+        if step is not None:
+            if step["module"] is module:
+                self._root_reentry += 1    # the outermost module called again inside itself
+            return                         # any other module: part of the open step
+        import threading
+        if threading.get_ident() != self._global_thread:
+            return                         # steps are the forwards of the profiling thread
+        index = self._forward_count
+        if index > 0 and self.schedule is not None:
+            self._advance_schedule()
+        self._synchronize()
+        recording = self._recording_now()
+        record = (_torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}")
+                  if recording and self._own_step_annotations() else None)
+        started_ns = time.perf_counter_ns()
+        if record is not None:
+            record.__enter__()
+            self._step_starts_us[index] = started_ns / 1000.0
+        self._open_step = {"index": index, "phase": None, "record": record, "started_ns": started_ns,
+                           "module": module, "shape": None, "recorded": recording, "generate_call": None}
+        self._forward_count += 1
+
+    def _global_after_forward(self, module: Any, args: tuple, *rest: Any) -> None:
+        # (kwargs, output) after a forward; torch passes only (output) when the forward raised.
+        kwargs, output = (rest[0], rest[1]) if len(rest) == 2 else ({}, rest[0] if rest else None)
+        step = self._open_step
+        if step is None or step["module"] is not module:
+            return
+        if self._root_reentry:
+            self._root_reentry -= 1
+            return
+        shape = _first_tensor_shape(args, kwargs)
+        phase = _phase_from_inputs(shape, kwargs, first=step["index"] == 0)
+        if phase == "prefill" or self._generate_calls_found == 0:
+            self._generate_calls_found += 1
+        step["phase"], step["shape"] = phase, shape
+        step["generate_call"] = self._generate_calls_found - 1
+        root = self._roots.get(id(module))
+        if root is None or root["ref"]() is not module:
+            root = self._roots[id(module)] = {"ref": weakref.ref(module), "class": type(module).__name__,
+                                              "fingerprint": model_fingerprint(module), "forwards": 0}
+            if self._model_config is None:
+                self._model_config = _model_config_dict(module)
+        root["forwards"] += 1
+        self._after_forward(module, args, output)
 
     def _own_step_annotations(self) -> bool:
         """Whether the hooks write ProfilerStep#N themselves. torch_npu with a schedule marks its steps
@@ -750,9 +1009,14 @@ class Profiler:
                 "torch_npu tensorboard_trace_handler" if self.backend == "npu" else "kineto export_chrome_trace"),
             "schedule_cycles": len(self._cycle_traces) if self.backend != "npu" else None,
             "failed_forwards": self._failed_forwards,
+            "step_finding": "model hooks" if self._initial_model is not None or self._watched_any else (
+                "global module hooks (outermost forward = one step)" if self.find_steps else "none"),
+            "stepped_modules": [{"class": r["class"], "fingerprint": r["fingerprint"], "forwards": r["forwards"]}
+                                for r in self._roots.values()],
             "python": platform.python_version(), "host": platform.node(),
         }
-        return ProfileResults(trace_path, self._forwards, settings, self._model_config, self._generate_calls)
+        generate_calls = self._generate_calls or _calls_from_found_steps(self._forwards)
+        return ProfileResults(trace_path, self._forwards, settings, self._model_config, generate_calls)
 
     def _device_name(self) -> str:
         torch = _torch()
@@ -789,7 +1053,8 @@ class TuningSession:
         chosen = cann_profiling if cann_profiling is not None else cannon_profiling
         self.cann_profiling = True if chosen is None else bool(chosen)
         unknown = sorted(set(profiler_options) - {"output_dir", "schedule", "record_shapes", "with_stack",
-                                                  "capture_ai_core_usage", "backend", "_force_in_memory"})
+                                                  "capture_ai_core_usage", "backend", "find_steps",
+                                                  "_force_in_memory"})
         if unknown:
             raise InvalidArgumentError(f"TuningSession: unknown keyword arguments {unknown}")
         if trace_level not in TRACE_LEVELS:

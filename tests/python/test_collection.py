@@ -8,6 +8,7 @@ paths raise typed errors."""
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 
 import pytest
@@ -20,8 +21,8 @@ for path in (REPO, os.path.join(REPO, "python")):
 
 from examples.models.handwritten_decoder import build_handwritten_decoder  # noqa: E402
 from examples.models.hf_llama import build_hf_llama, make_prompt  # noqa: E402
-from pypto.collection import (FORCE_IN_MEMORY_ENV, RESULTS_SIDECAR_NAME, ProfileResults, Profiler,  # noqa: E402
-                              TuningSession, latency_summary)
+from pypto.collection import (FORCE_IN_MEMORY_ENV, RESULTS_SIDECAR_NAME, RESULTS_TABLE, SQLITE_MAGIC,  # noqa: E402
+                              TOKEN_STEPS_TABLE, ProfileResults, Profiler, TuningSession, latency_summary)
 from pypto.errors import InvalidArgumentError, ProfileNotFoundError  # noqa: E402
 
 # Small enough that a profiled 8-token generate takes well under a second on 2 CPU cores.
@@ -126,24 +127,60 @@ def test_handwritten_decoder_in_memory_events_keep_steps_and_shapes(decoder, tmp
     assert_hooks_removed(decoder)
 
 
-def test_save_load_round_trip(decoder, tmp_path):
+def assert_same_results(loaded, results):
+    assert loaded.token_latencies_ms == results.token_latencies_ms
+    assert loaded.step_phases == results.step_phases
+    assert loaded.settings["backend"] == "cpu" and loaded.settings["torch_version"] == torch.__version__
+    assert loaded.model_config == results.model_config
+    assert loaded.get_latency_stats() == results.get_latency_stats()
+    assert [s["name"] for s in loaded.call_graph.steps()] == [s["name"] for s in results.call_graph.steps()]
+    assert loaded.call_graph.get_op_count() == results.call_graph.get_op_count()
+
+
+def test_save_writes_one_file_atomically_and_load_reads_it(decoder, tmp_path, pypto_cli):
     with Profiler(model=decoder, output_dir=tmp_path / "trace") as prof:
         decoder_generate(decoder)
     results = prof.get_results()
-    saved = results.save(tmp_path / "saved", with_sqlite=True)
+    target = tmp_path / "out" / "baseline_profile.bin"
+    target.parent.mkdir()
+    target.write_bytes(b"an older file at that path")
+    assert results.save(target) == str(target)
+    # Exactly one file at that path (the old one replaced), no temporary left beside it.
+    assert os.listdir(target.parent) == ["baseline_profile.bin"]
+    assert target.read_bytes()[:16] == SQLITE_MAGIC
+    loaded = ProfileResults.load(target)
+    assert_same_results(loaded, results)
+    assert loaded.generate_calls == results.generate_calls
+    # The results sit in their own tables of the saved profile, readable with plain SQL.
+    with sqlite3.connect(target) as connection:
+        assert connection.execute(f"SELECT count(*) FROM {TOKEN_STEPS_TABLE}").fetchone()[0] == NEW_TOKENS
+        schema = connection.execute(f"SELECT value FROM {RESULTS_TABLE} WHERE key = 'schema'").fetchone()[0]
+    assert json.loads(schema) == "pypto.results/1"
+    # The same file is a profile for every command: `pypto analyze` finds the token steps in it.
+    analyzed = subprocess.run([pypto_cli, "analyze", "--json", str(target)], capture_output=True, text=True)
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert len(json.loads(analyzed.stdout)["steps"]) == NEW_TOKENS
+    # Saving again over it (a second run of the same script) replaces it.
+    loaded.save(target)
+    assert os.listdir(target.parent) == ["baseline_profile.bin"]
+    assert ProfileResults.load(target).token_latencies_ms == results.token_latencies_ms
+    with pytest.raises(InvalidArgumentError, match="is a directory"):
+        results.save(tmp_path / "out")
+    with pytest.raises(ProfileNotFoundError, match="no such directory"):
+        results.save(tmp_path / "missing_folder" / "x.bin")
+
+
+def test_directory_layout_still_saves_and_loads(decoder, tmp_path):
+    with Profiler(model=decoder, output_dir=tmp_path / "trace") as prof:
+        decoder_generate(decoder)
+    results = prof.get_results()
+    saved = results.save_directory(tmp_path / "saved", with_sqlite=True)
     assert sorted(os.listdir(saved)) == sorted([RESULTS_SIDECAR_NAME, "trace.json.gz", "profile.sqlite"])
     for source in (saved, os.path.join(saved, RESULTS_SIDECAR_NAME)):
-        loaded = ProfileResults.load(source)
-        assert loaded.token_latencies_ms == results.token_latencies_ms
-        assert loaded.step_phases == results.step_phases
-        assert loaded.settings["backend"] == "cpu" and loaded.settings["torch_version"] == torch.__version__
-        assert loaded.model_config == results.model_config
-        assert loaded.get_latency_stats() == results.get_latency_stats()
-        assert [s["name"] for s in loaded.call_graph.steps()] == [s["name"] for s in results.call_graph.steps()]
-        assert loaded.call_graph.get_op_count() == results.call_graph.get_op_count()
+        assert_same_results(ProfileResults.load(source), results)
     with pytest.raises(InvalidArgumentError, match="not empty"):
-        results.save(saved)
-    results.save(saved, overwrite=True)
+        results.save_directory(saved)
+    results.save_directory(saved, overwrite=True)
 
 
 def test_schedule_records_only_active_forwards(hf_model, tmp_path):
@@ -256,6 +293,23 @@ def test_load_errors_name_path_and_reason(tmp_path):
         {"schema": "pypto.results/1", "trace": "../lost/x.json", "forwards": []}))
     with pytest.raises(InvalidArgumentError, match="inside the results directory"):
         ProfileResults.load(escaping)
+
+
+def test_load_errors_of_the_one_file_form(tmp_path):
+    plain = tmp_path / "plain.db"
+    with sqlite3.connect(plain) as connection:
+        connection.execute("CREATE TABLE t (x)")
+    with pytest.raises(InvalidArgumentError, match=f"plain.db: not saved pypto results .*{RESULTS_TABLE}"):
+        ProfileResults.load(plain)
+    bad_phase = tmp_path / "bad_phase.bin"
+    with sqlite3.connect(bad_phase) as connection:
+        connection.execute(f"CREATE TABLE {RESULTS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        connection.execute(f"INSERT INTO {RESULTS_TABLE} VALUES ('schema', '\"pypto.results/1\"')")
+        connection.execute(f"CREATE TABLE {TOKEN_STEPS_TABLE} (idx, phase, latency_ms, recorded, generate_call, "
+                           "batch, seq_len)")
+        connection.execute(f"INSERT INTO {TOKEN_STEPS_TABLE} VALUES (0, 'sideways', 1.0, 1, 0, 1, 5)")
+    with pytest.raises(InvalidArgumentError, match=f"{TOKEN_STEPS_TABLE}, row 1: phase must be prefill or decode"):
+        ProfileResults.load(bad_phase)
 
 
 def test_nearest_rank_percentiles():
