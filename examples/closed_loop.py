@@ -177,7 +177,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"      artifacts: {', '.join(os.path.basename(a) for a in advice.artifacts) or 'none'}")
 
         log("[5/7] apply")
-        applied = apply_all_optimizations(model, advice.recommendations, model_config=config)
+        applied = apply_all_optimizations(model, advice.recommendations, model_config=config,
+                                          return_report=True)
         for line in str(applied).splitlines():
             log("      " + line)
         optimized = generate(ids, n)

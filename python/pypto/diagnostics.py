@@ -22,11 +22,35 @@ DEFAULT_MEM_BOTTLENECK_RATIO_THRESHOLD = 0.7
 
 class Issue(Record):
     """One finding: issue_type, severity, op_name, phase, detail, affected_us, estimated_saved_us,
-    saving_method, saving_formula, evidence (count, shapes, metrics, row ids)."""
+    saving_method, saving_formula, evidence (count, shapes, metrics, row ids), and the brief's
+    ai_core_time_ratio / hbm_access_time_ratio (floats in [0, 1], see docs/python-api.md).
+
+    `op_name` names what the profile ran (JSON `profile_op_name`: the op or kernel, the op sequence
+    of a fusible sequence, the analysed steps of a step-wide issue); `target_name` is the engine's
+    JSON `op_name`, which for a fusible sequence names the fused API to use instead.
+    """
 
     @property
     def hotspot_type(self) -> str:
         return self.raw["issue_type"]
+
+    @property
+    def op_name(self) -> str:
+        return self.raw.get("profile_op_name") or self.raw.get("op_name", "")
+
+    @property
+    def target_name(self) -> str:
+        return self.raw.get("op_name", "")
+
+    @property
+    def ai_core_time_ratio(self) -> float:
+        """Share of the issue's device time in compute-unit work, in [0, 1] (source: time_ratio_source)."""
+        return float(self.raw.get("ai_core_time_ratio") or 0.0)
+
+    @property
+    def hbm_access_time_ratio(self) -> float:
+        """Share of the issue's device time in HBM (memory) transfers, in [0, 1] (source: time_ratio_source)."""
+        return float(self.raw.get("hbm_access_time_ratio") or 0.0)
 
 
 class DiagnosticReport:
@@ -40,7 +64,11 @@ class DiagnosticReport:
 
     @property
     def estimated_speedup(self) -> float:
+        """T / (T - saved) over the analysed steps, the issues' savings combined without double counting."""
         return float(self.data.get("summary", {}).get("estimated_combined_speedup") or 1.0)
+
+    # The brief's name.
+    estimated_combined_speedup = estimated_speedup
 
     @property
     def hardware(self) -> Dict[str, Any]:
@@ -114,11 +142,36 @@ class HotspotDetector:
             options["model_arch"] = graph.model_arch
         loaded = graph._loaded
         doc = json.loads(loaded.diagnose(options, "json"))
-        return DiagnosticReport(doc, text=loaded.diagnose(options, "text"),
-                                markdown=loaded.diagnose(options, "markdown"))
+        report = DiagnosticReport(doc, text=loaded.diagnose(options, "text"),
+                                  markdown=loaded.diagnose(options, "markdown"))
+        _remember_diagnosis(call_graph, graph, self.options, report)
+        return report
 
     analyze = detect
     diagnose = detect
+
+
+# The latest diagnosis of each model seen in this process, by model fingerprint (ProfileResults
+# settings["stepped_modules"]): what apply_all_optimizations(model, tokenizer) advises from when it is
+# given no recommendations.
+_LATEST_DIAGNOSIS: Dict[str, Dict[str, Any]] = {}
+
+
+def _remember_diagnosis(source: Any, graph: OperatorCallGraph, options: Dict[str, Any],
+                        report: DiagnosticReport) -> None:
+    settings = getattr(source, "settings", None)
+    if not isinstance(settings, dict):
+        return
+    for module in settings.get("stepped_modules") or []:
+        fingerprint = module.get("fingerprint") if isinstance(module, dict) else None
+        if fingerprint:
+            _LATEST_DIAGNOSIS[fingerprint] = {"graph": graph, "options": dict(options), "report": report,
+                                              "model_config": getattr(source, "model_config", None)}
+
+
+def latest_diagnosis(fingerprint: str) -> Optional[Dict[str, Any]]:
+    """graph, options, report and model_config of the latest diagnosis of the model with this fingerprint."""
+    return _LATEST_DIAGNOSIS.get(fingerprint)
 
 
 def _as_graph(value: Any) -> OperatorCallGraph:

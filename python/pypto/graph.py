@@ -25,7 +25,18 @@ class OperatorCallGraph:
         """Operators (host ops of kind operator, or device ops of Ascend exports without host rows)."""
         return int(self._loaded.op_count())
 
-    def get_ai_core_utilization(self, step: Optional[int] = None) -> List[Dict[str, Any]]:
+    def get_ai_core_utilization(self, step: Optional[int] = None) -> float:
+        """One figure in [0, 1]: how busy the compute units were over the window (the whole profile, or
+        the step with index `step` of steps()).
+
+        The engine's ComputeUnitUtilization: the union of the compute tasks' intervals (AI Core, AI
+        Vector and MIX cores on Ascend, kernels on GPUs, operators doing their own work on CPU; not
+        AI CPU, copies or communication) per device, summed over the devices that ran such tasks and
+        divided by (those devices x the window). Per device and core type: get_ai_core_utilization_details().
+        """
+        return float(self._loaded.compute_unit_utilization(step))
+
+    def get_ai_core_utilization_details(self, step: Optional[int] = None) -> List[Dict[str, Any]]:
         """Busy time per device and core type (AI_CORE, AI_VECTOR_CORE, AI_CPU; kernels on GPUs).
 
         Each entry: device, label (core type), busy_ns, window_ns, utilization (busy / window),

@@ -14,10 +14,12 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
 from ._native import diagnose_options, engine, fspath, model_config_json
+from .errors import InvalidArgumentError
 from .diagnostics import _as_graph
 
 
@@ -28,6 +30,8 @@ class TuningConfig:
         self._graph = graph
         self._options = options
         self._backend = backend
+        self._detail_text = result["detail_json"]
+        self._tune_ops_text = result["tune_ops_json"]
         self.detail = json.loads(result["detail_json"])
         self.tune_ops = json.loads(result["tune_ops_json"])
         self.op_count = int(result["op_count"])
@@ -36,14 +40,37 @@ class TuningConfig:
     def ops(self) -> List[Dict[str, Any]]:
         return list(self.detail.get("ops", []))
 
-    def save(self, path: Any, force: bool = False) -> List[str]:
-        """Writes the config files into directory `path` (created if missing); returns their paths.
+    @property
+    def is_ascend(self) -> bool:
+        return self.detail.get("backend") == "ascend"
 
-        Ascend: tune_ops file for AOE, the detail JSON and a shell script with the exact
-        aoe command and environment; other backends: the padded-shape JSON.
+    def save(self, path: Any, force: bool = False) -> List[str]:
+        """Writes the tuning input; returns the paths written.
+
+        A file path (with an extension, e.g. the brief's "tiling_tuning.cfg"): ONE file, replacing an
+        existing regular file. On Ascend profiles it is the operator list CANN's operator tuning reads
+        (AOE `--tune_ops_file` JSON, {"tune_ops_name": [kernel names]}: see docs/python-api.md for the
+        source and how ACL_OP_TUNER_CONFIG points at it). On other profiles there is nothing for CANN to
+        tune: the file gets the padded GEMM shapes (schema pypto.tiling/1) and a UserWarning says so.
+
+        A directory (an existing one, a path ending in "/", or a name without extension): the files of
+        `pypto advise` (Ascend: aoe_tune_ops.cfg, aoe_tuning_ops.json, aoe_tune.sh; others:
+        padded_gemm_shapes.json), refusing existing files unless `force`.
         """
-        result = self._graph._loaded.tiling_config(self._options, self._backend, fspath(path), bool(force))
-        return list(result["paths"])
+        p = fspath(path)
+        directory = os.path.isdir(p) or p.endswith(("/", os.sep)) or not os.path.splitext(os.path.basename(p))[1]
+        if directory:
+            result = self._graph._loaded.tiling_config(self._options, self._backend, p, bool(force))
+            return list(result["paths"])
+        replace = bool(force) or (os.path.isfile(p) and not os.path.islink(p))
+        if self.is_ascend:
+            engine.write_text_file(p, self._tune_ops_text, replace)
+        else:
+            engine.write_text_file(p, self._detail_text, replace)
+            warnings.warn(f"{p}: not an Ascend profile ({self.detail.get('backend')}), so there is no operator list "
+                          f"for CANN's tuning tool: wrote the padded GEMM shapes ({len(self.ops)} op(s), schema "
+                          "pypto.tiling/1) instead", UserWarning, stacklevel=2)
+        return [p]
 
     def to_json(self) -> str:
         return json.dumps(self.detail, indent=2)
@@ -84,9 +111,10 @@ class LayoutPatch:
             spec.loader.exec_module(module)
         return module
 
-    def apply(self, model: Any) -> Any:
-        """Runs apply_kv_cache_layout_optimization(model) of the patch; returns what it returns."""
-        return self.load().apply_kv_cache_layout_optimization(model)
+    def apply(self, model: Any) -> Dict[str, Any]:
+        """Runs apply_kv_cache_layout_optimization(model) of the patch; returns the dict saying what it
+        patched (mode, capacity, patched_modules, layout). The patch itself returns the model."""
+        return self.load().apply_kv_cache_layout_optimization(model, return_info=True)
 
 
 class KVCacheLayoutOptimizer:
@@ -135,6 +163,7 @@ class OptimizationReport:
     def __init__(self):
         self.applied: List[AppliedOptimization] = []
         self.skipped: List[Dict[str, str]] = []
+        self.source = ""   # where the recommendations came from
 
     def compare_actions(self) -> List[Dict[str, Any]]:
         """The applied actions in the form ProfileComparer(applied_actions=...) takes."""
@@ -188,11 +217,31 @@ _SDPA_ACTIONS = {"sdpa", "sdpa_cpu"}
 _NORM_OP_TYPES = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm", "norm")
 
 
-def apply_all_optimizations(model: Any, recommendations: Any, *, accept: Optional[Any] = None,
-                            model_config: Any = None) -> OptimizationReport:
-    """Applies the accepted recommendations pypto can apply to a torch.nn model by itself.
+# The short run apply_all_optimizations profiles when it has neither recommendations nor a diagnosis
+# of the model: a greedy generate of this many new tokens (enough for one prefill and decode steps
+# for the structure analysis; a few seconds on CPU for a small model) from this prompt.
+SHORT_RUN_NEW_TOKENS = 8
+SHORT_RUN_PROMPT = "Hello, how are you today?"
 
-    recommendations: TuningAdvisor(...).generate_recommendations() (or an AdviceReport).
+
+def _looks_like_tokenizer(value: Any) -> bool:
+    return (value is not None and not isinstance(value, (list, tuple, dict, str)) and
+            not hasattr(value, "recommendations") and callable(getattr(value, "encode", None)))
+
+
+def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenizer: Any = None,
+                            accept: Optional[Any] = None, model_config: Any = None,
+                            return_report: bool = False) -> Any:
+    """Applies the accepted recommendations pypto can apply to a torch.nn model by itself; returns
+    the model (the brief: `model_optimized = apply_all_optimizations(model, tokenizer)`), with what
+    was done in `model.pypto_optimization_report` (an OptimizationReport). `return_report=True`
+    returns the OptimizationReport instead (the form of earlier pypto releases).
+
+    recommendations: TuningAdvisor(...).generate_recommendations() (or an AdviceReport), or a
+    tokenizer (the brief's second argument). Without recommendations pypto advises itself: from the
+    latest diagnosis of this model in this process (HotspotDetector.diagnose of a profile whose steps
+    ran this model, matched by class, config and parameter count), else from a short greedy run
+    (SHORT_RUN_NEW_TOKENS tokens of SHORT_RUN_PROMPT) it profiles with the tokenizer.
     accept: hotspot types / rule ids to apply (default: all that are applicable).
     Applied: norm fusion (register_layernorm_fusion), the KV-cache layout patch (static cache
     for transformers models, preallocated in-place cache for hand-written ones), SDPA attention
@@ -200,6 +249,62 @@ def apply_all_optimizations(model: Any, recommendations: Any, *, accept: Optiona
     tuning needs an Ascend machine; torch.compile is left to the user because its compile time
     is paid per process).
     """
+    if _looks_like_tokenizer(recommendations):
+        if tokenizer is not None and tokenizer is not recommendations:
+            raise InvalidArgumentError("apply_all_optimizations: a tokenizer given twice (positional and tokenizer=)")
+        tokenizer, recommendations = recommendations, None
+    source = "recommendations given"
+    if recommendations is None:
+        recommendations, source = _advise_for(model, tokenizer, model_config)
+    report = _apply_recommendations(model, recommendations, accept, model_config)
+    report.source = source
+    if return_report:
+        return report
+    try:
+        model.pypto_optimization_report = report
+    except (AttributeError, TypeError):
+        pass
+    return model
+
+
+def _advise_for(model: Any, tokenizer: Any, model_config: Any):
+    """Recommendations for `model` without any given: the latest diagnosis in this process, else a short run."""
+    from .advisor import TuningAdvisor
+    from .collection import model_fingerprint
+    from .diagnostics import HotspotDetector, latest_diagnosis
+    config = model_config if model_config is not None else getattr(model, "config", None)
+    latest = latest_diagnosis(model_fingerprint(model))
+    if latest is not None:
+        options = {k: v for k, v in latest["options"].items() if k != "only"}
+        advisor = TuningAdvisor(latest["graph"], config if config is not None else latest["model_config"], **options)
+        return advisor.generate_recommendations(), "the latest diagnosis of this model in this process"
+    if tokenizer is None:
+        raise InvalidArgumentError("apply_all_optimizations: no recommendations, no diagnosis of this model in this "
+                                   "process, and no tokenizer to profile a short run with; pass recommendations "
+                                   "(TuningAdvisor(...).generate_recommendations()) or the tokenizer")
+    import torch
+
+    from .collection import Profiler
+    encoded = tokenizer(SHORT_RUN_PROMPT, return_tensors="pt")
+    input_ids = encoded["input_ids"] if isinstance(encoded, dict) or hasattr(encoded, "keys") else encoded.input_ids
+    parameter = next(iter(model.parameters()), None)
+    if parameter is not None:
+        input_ids = input_ids.to(parameter.device)
+    with torch.no_grad(), Profiler(model=model) as profiler:
+        if callable(getattr(model, "generate", None)):
+            pad = getattr(tokenizer, "pad_token_id", None)
+            kwargs = {"pad_token_id": pad} if pad is not None and _is_transformers_model(model) else {}
+            model.generate(input_ids, max_new_tokens=SHORT_RUN_NEW_TOKENS, do_sample=False, **kwargs)
+        else:
+            model(input_ids)
+    results = profiler.get_results()
+    HotspotDetector().diagnose(results)
+    advisor = TuningAdvisor(results.call_graph, config)
+    return advisor.generate_recommendations(), f"a short profiled run ({SHORT_RUN_NEW_TOKENS} new tokens)"
+
+
+def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
+                           model_config: Any) -> "OptimizationReport":
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
     report = OptimizationReport()
@@ -226,6 +331,7 @@ def apply_all_optimizations(model: Any, recommendations: Any, *, accept: Optiona
                 continue
             config = model_config if model_config is not None else getattr(model, "config", None)
             info = KVCacheLayoutOptimizer(config).generate_layout_transform_patch().apply(model)
+            info = info if isinstance(info, dict) else {}
             done.add("kv_cache")
             if info.get("mode"):
                 report.applied.append(AppliedOptimization("kv_cache_layout", hotspot, f"KV cache: {info['mode']}",
@@ -252,4 +358,4 @@ def apply_all_optimizations(model: Any, recommendations: Any, *, accept: Optiona
     return report
 
 
-__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization"]
+__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization", "SHORT_RUN_NEW_TOKENS"]

@@ -14,7 +14,8 @@ from .graph import OperatorCallGraph, load_profile
 
 
 class CANNProfileParser:
-    """Parses a profile path (file or directory).
+    """Parses a profile path (file or directory), or the ProfileResults of a pypto run
+    (TuningSession.get_profile_data(), Profiler.get_results()).
 
     cannon_version / cann_version: the CANN version when the profile does not record it
     (e.g. "8.0.RC2"); selects the column adapters of older CSV exports.
@@ -35,12 +36,18 @@ class CANNProfileParser:
         self.max_input_bytes = max_input_bytes
 
     def parse(self) -> OperatorCallGraph:
-        graph = load_profile(self.profile_data_path, format=self.format, cann_version=self.cann_version,
-                             follow_symlinks=self.follow_symlinks, max_input_bytes=self.max_input_bytes)
+        """The OperatorCallGraph of the profile (the brief's name: parse_to_call_graph)."""
+        results_graph = getattr(self.profile_data_path, "call_graph", None)
+        if isinstance(results_graph, OperatorCallGraph):
+            graph = results_graph        # ProfileResults (TuningSession.get_profile_data()): its trace
+        else:
+            graph = load_profile(self.profile_data_path, format=self.format, cann_version=self.cann_version,
+                                 follow_symlinks=self.follow_symlinks, max_input_bytes=self.max_input_bytes)
         graph.model_arch = self.model_arch
         return graph
 
-    # The brief's spelling variants.
+    # The brief's name and spelling variants.
+    parse_to_call_graph = parse
     build_call_graph = parse
     parse_profile = parse
 

@@ -39,8 +39,12 @@ def test_parse_and_graph_queries_match_the_cli(fixtures, pypto_cli):
     assert graph.summary() == summary
     assert graph.format == "kineto"
     assert graph.get_op_count() == summary["graph"]["operators"] if "graph" in summary else graph.get_op_count() > 0
-    util = graph.get_ai_core_utilization()
+    util = graph.get_ai_core_utilization_details()
     assert util and all(0 < u["utilization"] <= 1 for u in util)
+    # The brief's one figure: busy compute units over the window; no device is busier than the union
+    # of its tasks, so it cannot exceed the busiest device's figure.
+    overall = graph.get_ai_core_utilization()
+    assert isinstance(overall, float) and 0 < overall <= max(u["utilization"] for u in graph.get_device_busy_times())
     assert graph.get_critical_path_latency() > 0
     assert len(graph.steps()) >= 1
 
@@ -108,6 +112,44 @@ def test_tiling_config_is_parsed_back(fixtures, tmp_path):
     with pytest.raises(pypto.InvalidArgumentError, match="exists"):
         config.save(tmp_path / "aoe")
     assert config.save(tmp_path / "aoe", force=True) and by_name
+
+
+def test_tiling_config_saves_one_file_at_the_brief_path(fixtures, tmp_path):
+    ascend = TilingOptimizer(parse(fixtures, ASCEND_LLM)).generate_tuning_config()
+    target = tmp_path / "tiling_tuning.cfg"
+    assert ascend.save(target) == [str(target)]
+    written = json.load(open(target))
+    # AOE's --tune_ops_file form: the kernel names of the flagged ops.
+    assert written == ascend.tune_ops and written["tune_ops_name"]
+    assert ascend.save(target) == [str(target)]   # a second run replaces the file
+    assert os.listdir(tmp_path) == ["tiling_tuning.cfg"]
+    gpu = TilingOptimizer(parse(fixtures, H100)).generate_tuning_config()
+    other = tmp_path / "gpu_tiling.cfg"
+    with pytest.warns(UserWarning, match="not an Ascend profile .*padded GEMM shapes"):
+        gpu.save(other)
+    assert json.load(open(other)) == gpu.detail and gpu.detail["schema"] == "pypto.tiling/1"
+
+
+def test_every_issue_has_time_shares_and_names_what_ran(fixtures):
+    ascend = parse(fixtures, ASCEND_LLM)
+    report = HotspotDetector().diagnose(ascend)
+    step_names = {s["name"] for s in ascend.steps()}
+    sources = set()
+    for issue in report.issues:
+        for share in (issue.ai_core_time_ratio, issue.hbm_access_time_ratio):
+            assert isinstance(share, float) and 0.0 <= share <= 1.0
+        sources.update(issue.raw["time_ratio_source"].split("/"))
+        assert issue.op_name
+        if issue.issue_type == "host_bound":   # step-wide: the steps are what ran
+            assert issue.target_name == "" and issue.op_name in step_names
+    assert {"detector", "pipe_ratios"} <= sources
+    assert report.estimated_combined_speedup == report.estimated_speedup >= 1.0
+    gpu = HotspotDetector().diagnose(parse(fixtures, H100))
+    fusible = gpu.by_type("fusible_sequence")
+    assert fusible and all(i.raw["time_ratio_source"] == "roofline" for i in fusible)
+    # op_name: the sequence the profile ran; target_name: the fused API to use instead.
+    rms = next(i for i in fusible if i.target_name == "torch.nn.functional.rms_norm")
+    assert rms.op_name == "pow-mean-add-rsqrt-mul"
 
 
 def test_kv_patch_from_a_config():

@@ -103,7 +103,10 @@ def test_transformers_llama_static_bnsd_cache(patch_module):
         before = hf_generate(model, ids)
     _, before_cats = profiled_cat_count(lambda: hf_generate(model, ids))
 
-    info = patch_module.apply_kv_cache_layout_optimization(model)
+    # The brief's form: the patch returns the model; what it patched is kept on it.
+    assert patch_module.apply_kv_cache_layout_optimization(model) is model
+    info = model.pypto_kv_cache_layout
+    assert info is patch_module.LAST_INFO
     assert info["mode"] == "transformers_static_cache" and info["layout"] == "BNSD"
 
     after_counter = CacheCatCounter()
@@ -225,7 +228,7 @@ def test_hand_written_decoder_cat_cache_becomes_preallocated(patch_module):
         before, before_logits = greedy(model, ids)
     _, before_cats = profiled_cat_count(lambda: greedy(model, ids))
 
-    info = patch_module.apply_kv_cache_layout_optimization(model)
+    info = patch_module.apply_kv_cache_layout_optimization(model, return_info=True)
     assert info["mode"] == "preallocated_attribute_cache"
     assert len(info["patched_modules"]) == 2
     appends0 = patch_module.STATS["in_place_appends"]
