@@ -23,7 +23,7 @@ PIP_BENCH_PACKAGES := HolisticTraceAnalysis
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup deps venv build build-asan test test-unit test-asan test-python test-install demo demo-trace bench clean \
+.PHONY: help setup deps venv build build-asan test test-unit test-asan test-python test-seed test-install demo demo-trace bench clean \
   fuzz fuzz-deps build-fuzz build-tsan test-tsan
 
 help:
@@ -92,7 +92,20 @@ test-tsan: build-tsan
 	  --edits=100 --big-edits=5 --seed=11 | tail -4
 
 test-python: build
-	@PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python
+	@PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python --ignore=tests/python/test_seed_usage.py
+
+# The brief's own code as written (../shared/reference/seed_usage_cpu.py, small sizes), then
+# tests/python/test_seed_usage.py checks that run: exit 0, p50, ratios, issues, greedy tokens.
+SEED_WORK := build/seed_usage
+test-seed: build
+	@rm -rf $(SEED_WORK) && mkdir -p $(SEED_WORK)
+	@echo "[seed] ../shared/reference/seed_usage_cpu.py (SEED_RUNS=2 SEED_NEW_TOKENS=16)"
+	@start=$$(date +%s); set -o pipefail; \
+	  SEED_RUNS=2 SEED_NEW_TOKENS=16 PYTHONPATH=python $(PY) ../shared/reference/seed_usage_cpu.py $(SEED_WORK) \
+	    > $(SEED_WORK)/seed_output.txt 2> $(SEED_WORK)/seed_stderr.txt \
+	  || { tail -20 $(SEED_WORK)/seed_stderr.txt; exit 1; }; \
+	  echo "[seed] exit 0 in $$(( $$(date +%s) - start )) s; $$(grep -m1 'Baseline latency' $(SEED_WORK)/seed_output.txt)"
+	@SEED_USAGE_WORK=$(SEED_WORK) PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python/test_seed_usage.py
 
 # `pip install .` into a fresh venv (scikit-build-core builds the engine, the
 # extension and the CLI), then a smoke test of the installed package and CLI.
@@ -104,7 +117,7 @@ test-install: venv
 	@$(INSTALL_VENV)/bin/pip install -q --no-build-isolation .
 	@$(INSTALL_VENV)/bin/python tests/install/smoke.py --fixtures ../shared/fixtures
 
-test: test-unit test-asan test-tsan test-python test-install
+test: test-unit test-asan test-tsan test-python test-seed test-install
 
 # The closed tuning loop on two example models (examples/closed_loop.py).
 demo: build venv

@@ -20,7 +20,8 @@
 #   BENCH_TIMEOUT_S        limit per measured command, default 900
 #   BENCH_HTA_TIMEOUT_S    limit for HTA, default 600 (HTA is ~100x slower)
 #   BENCH_PY_MEM_LIMIT_MB  address-space cap for json.load and HTA, default 16000
-#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend
+#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend memory python
+#                          serving seed
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -179,4 +180,13 @@ fi
 if ! skipped serving; then
   say "serving overhead (request loop, unwrapped vs sampled every 1000 / 100 / 20 requests)"
   PYTHONPATH=python "$PY" bench/serving_overhead.py || say "serving overhead: failed"
+fi
+
+# ---- 7. the brief's own code at the brief's sizes (added with issue 13) ---------------
+# ../shared/reference/seed_usage_cpu.py with 10 generate calls x 128 new tokens per profiled
+# window: its wall time, the baseline p50 and the size of each file it saves (the saved
+# profiles are the traces). BENCH_SKIP="seed" leaves it out.
+if ! skipped seed; then
+  say "the brief's code (seed_usage_cpu.py) at 10 runs x 128 tokens"
+  PYTHONPATH=python "$PY" bench/seed_usage.py || say "seed usage: failed"
 fi
