@@ -96,12 +96,13 @@ test-python: build
 
 # The brief's own code as written (../shared/reference/seed_usage_cpu.py, small sizes), then
 # tests/python/test_seed_usage.py checks that run: exit 0, p50, ratios, issues, greedy tokens.
-SEED_WORK := build/seed_usage
+# Absolute: the script changes into the folder it is given.
+SEED_WORK := $(CURDIR)/build/seed_usage
 test-seed: build
 	@rm -rf $(SEED_WORK) && mkdir -p $(SEED_WORK)
 	@echo "[seed] ../shared/reference/seed_usage_cpu.py (SEED_RUNS=2 SEED_NEW_TOKENS=16)"
 	@start=$$(date +%s); set -o pipefail; \
-	  SEED_RUNS=2 SEED_NEW_TOKENS=16 PYTHONPATH=python $(PY) ../shared/reference/seed_usage_cpu.py $(SEED_WORK) \
+	  SEED_RUNS=2 SEED_NEW_TOKENS=16 PYTHONPATH=$(CURDIR)/python $(PY) ../shared/reference/seed_usage_cpu.py $(SEED_WORK) \
 	    > $(SEED_WORK)/seed_output.txt 2> $(SEED_WORK)/seed_stderr.txt \
 	  || { tail -20 $(SEED_WORK)/seed_stderr.txt; exit 1; }; \
 	  echo "[seed] exit 0 in $$(( $$(date +%s) - start )) s; $$(grep -m1 'Baseline latency' $(SEED_WORK)/seed_output.txt)"
