@@ -747,6 +747,86 @@ StatusOr<int32_t> ImportProfilerInfo(const std::string& path, const ImportOption
   return rank;
 }
 
+Status ImportProfilerMetadata(const std::string& path, int32_t device, const ImportOptions& options,
+                              Profile* profile) {
+  simdjson::dom::parser parser;
+  std::string storage;
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (profiler_metadata)");
+  profile->source_files.push_back(path);
+  const uint32_t owner = EnsureNpuDevice(profile, device);
+  auto add = [&](const std::string& key, const std::string& text, double number) {
+    profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(key), profile->Intern(text), number);
+  };
+  size_t groups = 0;
+  for (auto [key, value] : root) {
+    simdjson::dom::object object;
+    if (value.get_object().get(object) != simdjson::SUCCESS) {
+      add(std::string(key), JsonText(value), JsonNumber(value));
+      continue;
+    }
+    if (key == "ENV_VARIABLES") {  // job-wide settings: metadata, only those set
+      for (auto [name, v] : object)
+        if (!JsonText(v).empty()) SetMetadata(profile, "env." + std::string(name), JsonText(v), path);
+    } else if (key == "parallel_group_info") {  // "<group_name>" -> this rank's place and the group's ranks
+      for (auto [id, group] : object) {
+        simdjson::dom::element name, ranks, group_rank;
+        if (group["group_name"].get(name) != simdjson::SUCCESS) continue;
+        const std::string prefix = "parallel_group/" + JsonText(name) + "/";
+        if (group["global_ranks"].get(ranks) == simdjson::SUCCESS) add(prefix + "global_ranks", JsonText(ranks), kNaN);
+        if (group["group_rank"].get(group_rank) == simdjson::SUCCESS)
+          add(prefix + "group_rank", JsonText(group_rank), JsonNumber(group_rank));
+        ++groups;
+      }
+    } else {  // distributed_args and other objects: one attribute a field
+      for (auto [k, v] : object) add(std::string(key) + "/" + std::string(k), JsonText(v), JsonNumber(v));
+    }
+  }
+  profile->notes.push_back(path + ": " + std::to_string(groups) +
+                           " parallel groups kept as device attributes 'parallel_group/<name>/global_ranks'");
+  return Status::Ok();
+}
+
+Status ImportCommunicationMatrixJson(const std::string& path, int32_t device, const ImportOptions& options,
+                                     Profile* profile) {
+  simdjson::dom::parser parser;
+  std::string storage;
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (communication_matrix.json)");
+  profile->source_files.push_back(path);
+  const uint32_t owner = EnsureNpuDevice(profile, device);
+  size_t links = 0;
+  for (auto [step, step_value] : root) {
+    simdjson::dom::object groups;
+    if (step_value.get_object().get(groups) != simdjson::SUCCESS) continue;
+    for (auto [group, group_value] : groups) {  // "p2p", "collective"
+      simdjson::dom::object op_map;
+      if (group_value.get_object().get(op_map) != simdjson::SUCCESS) continue;
+      for (auto [op, op_value] : op_map) {
+        simdjson::dom::object link_map;
+        if (op_value.get_object().get(link_map) != simdjson::SUCCESS) continue;
+        for (auto [link, link_value] : link_map) {  // "<src rank>-<dst rank>" within the group
+          simdjson::dom::object fields;
+          if (link_value.get_object().get(fields) != simdjson::SUCCESS) continue;
+          ++links;
+          const std::string prefix = "communication_matrix/" + std::string(step) + "/" + std::string(op) + "/" +
+                                     std::string(link) + "/";
+          for (auto [k, v] : fields)
+            profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(prefix + std::string(k)),
+                                    profile->Intern(JsonText(v)), JsonNumber(v));
+        }
+      }
+    }
+  }
+  profile->notes.push_back(path + ": " + std::to_string(links) +
+                           " links kept as device attributes 'communication_matrix/<step>/<op>/<src-dst>/<field>'");
+  return Status::Ok();
+}
+
 Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOptions& options, Profile* profile) {
   simdjson::dom::parser parser;
   std::string storage;

@@ -81,6 +81,15 @@ bool CheckRowShape(const csv::CsvReader& reader, size_t header_size, const std::
 void AddNumericCell(Profile* profile, OwnerKind owner_kind, uint32_t owner, StrId key, std::string_view cell,
                     const std::string& path, uint64_t line, std::string_view column);
 
+// communication_matrix.json → device attributes "communication_matrix/<step>/<op@group>/<src-dst>/<field>"
+// (Transport Type, Transit Size(MB), Transit Time(ms), Bandwidth(GB/s), Op Name).
+Status ImportCommunicationMatrixJson(const std::string& path, int32_t device, const ImportOptions& options,
+                                     Profile* profile);
+// profiler_metadata.json (Megatron/torch_npu) → device attributes "distributed_args/<k>" and
+// "parallel_group/<group_name>/{global_ranks,group_rank}", metadata "env.<NAME>" for set variables.
+Status ImportProfilerMetadata(const std::string& path, int32_t device, const ImportOptions& options,
+                              Profile* profile);
+
 // Finds or adds the NPU device row with this index; returns its row.
 uint32_t EnsureNpuDevice(Profile* profile, int32_t device);
 

@@ -132,6 +132,10 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
       if (f.kind == ascend::CsvKind::kStepTraceTime) analysis_needs.steps = false;
       ++read;
     }
+    if (e.name == "communication_matrix.json") {
+      Status s = ascend::ImportCommunicationMatrixJson(e.path, device, options, profile);
+      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication_matrix.json", s.message());
+    }
     if (e.name == "communication.json") {
       Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
       if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
@@ -164,6 +168,13 @@ StatusOr<int> ImportRunDir(const std::string& dir, int32_t rank_hint, const Impo
   }
   if (run.device < 0) run.device = RankFromName(BaseName(dir == output ? DirName(dir) : dir));
   if (run.device < 0) run.device = rank_hint;
+  // Megatron's parallel groups and the job's settings, beside profiler_info.
+  const std::string run_dir = BaseName(dir) == kOutputDirName ? DirName(dir) : dir;
+  const std::string metadata_file = run_dir + "/profiler_metadata.json";
+  if (io::GetPathKind(metadata_file) == io::PathKind::kFile) {
+    Status s = ascend::ImportProfilerMetadata(metadata_file, run.device >= 0 ? run.device : 0, options, profile);
+    if (!s.ok()) profile->CountLoss("ascend-pt: unreadable profiler_metadata.json", s.message());
+  }
   PYPTO_ASSIGN_OR_RETURN(int read, ImportOutputDir(output, run, profile));
   ascend::PlaceStepsOnTasks(profile);
   return read;
