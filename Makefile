@@ -89,7 +89,7 @@ test-tsan: build-tsan
 	for t in $(TSAN_TESTS); do echo "[tsan] $$t"; build/tsan/tests/$$t --gtest_brief=1; done; \
 	echo "[tsan] fixture_sweep (small)"; \
 	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=20 --gz-cuts=2 \
-	  --edits=100 --big-edits=5 --seed=11 | tail -4
+	  --edits=100 --big-edits=5 --budget-mb=5 --min-runs=5 --seed=11 | tail -4
 
 test-python: build
 	@PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python --ignore=tests/python/test_seed_usage.py
