@@ -169,6 +169,8 @@ if ! skipped python; then
   PYTHONPATH=python "$PY" bench/collection_overhead.py --model hf --sample-every 20 || say "collection overhead: failed"
   say "collection overhead (hand-written decoder, sampled 1 in 200)"
   PYTHONPATH=python "$PY" bench/collection_overhead.py --model handwritten --sample-every 200 || say "collection overhead: failed"
+  say "step finding without a model handle (global module hooks vs per-model hooks, profiler idle)"
+  PYTHONPATH=python "$PY" bench/step_finding_overhead.py || say "step finding overhead: failed"
   say "fused norm kernel"
   PYTHONPATH=python "$PY" bench/fusion_bench.py || say "fusion bench: failed"
 fi

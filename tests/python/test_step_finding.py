@@ -57,6 +57,7 @@ def test_hf_generate_several_calls_without_a_model_handle():
     assert [m["class"] for m in results.settings["stepped_modules"]] == [type(model).__name__]
     assert results.model_config["hidden_size"] == TINY["hidden_size"]
     assert global_hooks() == before      # nothing left behind
+    assert not model._forward_hooks and not model._forward_pre_hooks
 
 
 def test_handwritten_loop_and_direct_calls():
@@ -74,6 +75,24 @@ def test_handwritten_loop_and_direct_calls():
     results = prof.get_results()
     assert len(results.call_graph.steps()) == 3
     assert results.step_phases == ["prefill"] * 3
+
+
+def test_a_module_calling_itself_is_one_step():
+    class Recursive(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.Linear(4, 4)
+
+        def forward(self, x, depth=2):
+            return self.inner(x) if depth == 0 else self(x, depth - 1)
+
+    model = Recursive()
+    with torch.no_grad(), Profiler() as prof:
+        model(torch.randn(1, 3, 4))
+        model(torch.randn(1, 1, 4))
+    results = prof.get_results()
+    assert len(results.forwards) == 2 and len(results.call_graph.steps()) == 2
+    assert results.settings["stepped_modules"][0]["forwards"] == 2
 
 
 def test_a_forward_that_raises_is_not_a_token():
