@@ -325,13 +325,22 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
     for (const BusyTime& b : graph.DeviceBusyTimes(w)) report.device_busy_ns += b.busy_ns;
   }
   const bool whole_window = ctx.steps.empty() || (ctx.steps.size() == 1 && steps[ctx.steps[0]].number < 0);
-  if (whole_window && ctx.host_ops.empty() && report.device_busy_ns > 0) {
-    // A device-only kernel table without steps (an excerpt of rows): the wall
-    // time between its rows says nothing; shares are taken of the device busy time.
+  // Steps that only a kernel table's Step Id column gives span its rows, no more.
+  const bool steps_from_step_ids =
+      !ctx.steps.empty() && std::all_of(ctx.steps.begin(), ctx.steps.end(), [&](size_t s) {
+        return steps[s].source == kStepSourceStepIdColumn;
+      });
+  if ((whole_window || steps_from_step_ids) && ctx.host_ops.empty() && report.device_busy_ns > 0) {
+    // A device-only kernel table without step boundaries (an excerpt of rows):
+    // the wall time between its rows says nothing; shares are taken of the device busy time.
     ctx.step_time_ns = report.device_busy_ns;
     report.step_time_ns = report.device_busy_ns;
-    report.step_basis = "device busy time (no steps, no host data)";
-    report.notes.push_back("no steps and no host events: shares are of the device busy time, host-bound checks skipped");
+    report.step_basis = steps_from_step_ids ? "device busy time (steps only from the Step Id column, no host data)"
+                                            : "device busy time (no steps, no host data)";
+    report.notes.push_back(steps_from_step_ids
+                               ? "steps only from the tasks' Step Id column and no host events: shares are of the "
+                                 "device busy time, host-bound checks skipped"
+                               : "no steps and no host events: shares are of the device busy time, host-bound checks skipped");
   }
 
   // ---- attributes (PMU) index

@@ -238,6 +238,11 @@ struct StepRow {
   TimeNs preparing = kUnknownNs;
 };
 
+// StepRow::source of steps that only a device table's per-task "Step Id"
+// column gives (no step_trace_time row, no ProfilerStep): the span of their
+// tasks, which for an excerpt of rows says little about wall time.
+inline constexpr char kStepSourceStepIdColumn[] = "Step Id column";
+
 struct StepTable {
   std::vector<StepRow> rows;     // few rows; row-wise is fine here
   size_t size() const { return rows.size(); }

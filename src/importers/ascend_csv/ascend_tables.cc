@@ -897,12 +897,67 @@ Status ImportCommunicationJson(const std::string& path, int32_t device, const Im
   return Status::Ok();
 }
 
+namespace {
+
+// The steps the per-task "Step Id" cells name that no step row gives (a
+// kernel_details.csv read without its step_trace_time.csv): one StepRow per
+// (device, Step Id), spanning its tasks, source kStepSourceStepIdColumn, so that
+// `--step N` and the per-step views work on such a file.
+void AddStepsFromStepIds(Profile* profile, const std::vector<int64_t>& step_of_task) {
+  const DeviceTaskTable& d = profile->device_tasks;
+  std::map<std::pair<int32_t, int64_t>, std::pair<TimeNs, TimeNs>> spans;  // (device, step) -> [first, last)
+  for (size_t t = 0; t < d.size(); ++t) {
+    if (step_of_task[t] == kNoId) continue;
+    const int32_t device = profile->tracks.device[d.track[t]];
+    const TimeNs end = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+    auto [it, inserted] = spans.try_emplace({device, step_of_task[t]}, d.ts[t], end);
+    if (!inserted) it->second = {std::min(it->second.first, d.ts[t]), std::max(it->second.second, end)};
+  }
+  if (spans.empty()) return;
+  auto& steps = profile->steps.rows;
+  const StrId source = profile->Intern(kStepSourceStepIdColumn);
+  size_t added = 0;
+  for (const auto& [key, span] : spans) {
+    const auto [device, number] = key;
+    const bool known = std::any_of(steps.begin(), steps.end(), [&](const StepRow& s) {
+      return s.number == number && (s.device < 0 || s.device == device);
+    });
+    if (known) continue;
+    StepRow step;
+    step.number = number;
+    step.name = profile->Intern("Step " + std::to_string(number));
+    step.source = source;
+    step.device = device;
+    step.ts = span.first;
+    step.dur = span.second - span.first;
+    steps.push_back(step);
+    ++added;
+  }
+  if (added > 0)
+    profile->notes.push_back(std::to_string(added) +
+                             " step(s) taken from the tasks' Step Id column (no step_trace_time row for them): "
+                             "each spans its tasks, first start to last end");
+}
+
+}  // namespace
+
 void PlaceStepsOnTasks(Profile* profile) {
   auto& steps = profile->steps.rows;
+  const DeviceTaskTable& d = profile->device_tasks;
   bool any_unknown = false;
   for (const StepRow& s : steps) any_unknown |= s.ts == kUnknownNs;
-  if (!any_unknown) return;
-  const DeviceTaskTable& d = profile->device_tasks;
+  if (!any_unknown) {
+    // Only the Step Id column can still name steps.
+    const StrId step_key = profile->strings.Find("Step Id");
+    if (step_key == kEmptyStr) return;
+    std::vector<int64_t> step_of_task(d.size(), kNoId);
+    const AttributeTable& a = profile->attributes;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a.owner_kind[i] == OwnerKind::kDeviceTask && a.key[i] == step_key && a.number[i] == a.number[i])
+        step_of_task[a.owner[i]] = static_cast<int64_t>(a.number[i]);
+    AddStepsFromStepIds(profile, step_of_task);
+    return;
+  }
   // Step Id of each task, from its attribute rows (one pass over attributes).
   std::vector<int64_t> step_of_task(d.size(), kNoId);
   const StrId step_key = profile->strings.Find("Step Id");
@@ -931,6 +986,7 @@ void PlaceStepsOnTasks(Profile* profile) {
     s.ts = first;
     s.dur = std::max<TimeNs>(s.dur == kUnknownNs ? 0 : s.dur, last - first);
   }
+  AddStepsFromStepIds(profile, step_of_task);
 }
 
 }  // namespace pypto::ascend

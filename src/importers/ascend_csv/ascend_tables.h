@@ -99,6 +99,10 @@ uint32_t EnsureNpuDevice(Profile* profile, int32_t device);
 // columns, all tasks of the step's device when it is the device's only step).
 // The step then spans from its first task start to its last task end (or the
 // breakdown total when that is longer). Rows with no such tasks stay unknown.
+// Steps that only the tasks' "Step Id" column names (no step_trace_time row)
+// are then added, one per (device, Step Id), spanning its tasks, with source
+// kStepSourceStepIdColumn: the span of a device-only table, which for an excerpt of
+// rows says little (the diagnosis then takes the device busy time as basis).
 void PlaceStepsOnTasks(Profile* profile);
 // Adds `text` to a comma-separated metadata value unless it is there already.
 void AddMetadataValue(Profile* profile, const std::string& key, std::string_view text);

@@ -224,7 +224,7 @@ TEST(AscendFixtures, Level2LlmDirectoryWithVersions) {
 TEST(AscendFixtures, SingleKernelDetailsFileStillReadsTheRunVersions) {
   Profile p = MustLoad(AscendFixture("pta_level2_llm_cann83/ASCEND_PROFILER_OUTPUT/kernel_details.csv"));
   EXPECT_EQ(p.device_tasks.size(), 2463u);
-  EXPECT_EQ(p.steps.size(), 0u);
+  EXPECT_EQ(p.steps.size(), 1u);  // step 13 from the Step Id column (StepIdColumnGivesTheStep)
   EXPECT_EQ(Meta(p, "cann_version"), "8.3.RC1");
   EXPECT_EQ(Meta(p, "adapter.kernel_details.csv"), "kernel_details/cann8.3");
 }
@@ -333,3 +333,28 @@ TEST(AscendFixtures, ForcedCannVersionPicksTheAdapterAndNotesAliases) {
 
 }  // namespace
 }  // namespace pypto
+
+namespace pypto::testing {
+namespace {
+
+// kernel_details.csv of the CANN 8.3 LLM job read alone (no step_trace_time):
+// its 2463 rows all have Step Id 13, device 0; the first starts at
+// 1764246877073569.8 µs and the last ends 810.022 ms later (python3 csv:
+// min(Start Time) and max(Start Time + Duration)), which is also the job's
+// step_trace_time stage of step 13 (Computing + Communication(Not Overlapped)
+// + Free = 810.022 ms). `--step 13` then selects it.
+TEST(AscendFixtures, StepIdColumnGivesTheStep) {
+  const std::string file = AscendFixture("pta_level2_llm_cann83/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+  if (!std::ifstream(file)) GTEST_SKIP() << "fixture missing: " << file;
+  auto p = LoadProfile(file);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->steps.size(), 1u);
+  const StepRow& step = p->steps.rows[0];
+  EXPECT_EQ(step.number, 13);
+  EXPECT_EQ(step.device, 0);
+  EXPECT_EQ(p->Str(step.source), kStepSourceStepIdColumn);
+  EXPECT_NEAR(static_cast<double>(step.dur), 810.022e6, 1e3);
+}
+
+}  // namespace
+}  // namespace pypto::testing

@@ -148,10 +148,20 @@ TEST(AscendLayouts, SeveralRanksLoadIntoOneProfile) {
   for (size_t i = 0; i < 3; ++i)
     device_of[std::string(p->Str(p->device_tasks.name[i]))] = p->tracks.device[p->device_tasks.track[i]];
   EXPECT_EQ(device_of, (std::map<std::string, int>{{"a", 0}, {"b", 1}, {"c", 1}}));
-  ASSERT_EQ(p->steps.size(), 1u);
-  EXPECT_EQ(p->steps.rows[0].device, 5);
-  EXPECT_EQ(p->steps.rows[0].dur, 6000);  // 1 + 2 + 3 µs
-  EXPECT_EQ(p->steps.rows[0].preparing, kUnknownNs);  // column absent in this version
+  // Step 7 from node_b's step_trace_time; step 1 of ranks 0 and 1 from their
+  // rows' Step Id column (no step_trace_time there), one per device.
+  ASSERT_EQ(p->steps.size(), 3u);
+  auto step = [&](int64_t number, int32_t device) -> const StepRow* {
+    for (const StepRow& s : p->steps.rows)
+      if (s.number == number && s.device == device) return &s;
+    return nullptr;
+  };
+  ASSERT_NE(step(7, 5), nullptr);
+  EXPECT_EQ(step(7, 5)->dur, 6000);  // 1 + 2 + 3 µs
+  EXPECT_EQ(step(7, 5)->preparing, kUnknownNs);  // column absent in this version
+  ASSERT_NE(step(1, 0), nullptr);
+  ASSERT_NE(step(1, 1), nullptr);
+  EXPECT_EQ(p->Str(step(1, 1)->source), kStepSourceStepIdColumn);
   EXPECT_TRUE(HasNoteContaining(*p, "rank1_ascend_pt: rank 1, 1 files, 2 device tasks"));
   EXPECT_TRUE(HasNoteContaining(*p, "node_b_ascend_pt: rank 5, 1 files, 0 device tasks"));
   EXPECT_EQ(Meta(*p, "cann_version"), "8.0.RC3");

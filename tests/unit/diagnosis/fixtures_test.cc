@@ -25,12 +25,14 @@ const Issue* Find(const DiagnosticReport& r, IssueType t, std::string_view op = 
   return nullptr;
 }
 
-// msprof-analyze advisor unit-test excerpt (29 rows, no steps, no host data):
-// shares are of the device busy time (8092.0 us = sum of the non-overlapping rows).
+// msprof-analyze advisor unit-test excerpt (29 rows, all Step Id 19, no
+// step_trace_time, no host data): the step its Step Id column gives spans
+// 2.857 s of excerpted rows, so shares are of the device busy time (8092.0 us
+// = sum of the non-overlapping rows).
 TEST(DiagnosisFixtures, AdvisorLlmMatmulFa) {
   DiagnosticReport r = Load("ascend/pta_advisor_ut_llm_matmul_fa/kernel_details.csv");
   EXPECT_EQ(r.hardware_id, "910B3");  // "Ascend910B" family, default SKU (20 AIC, 40 AIV)
-  EXPECT_EQ(r.step_basis, "device busy time (no steps, no host data)");
+  EXPECT_EQ(r.step_basis, "device busy time (steps only from the Step Id column, no host data)");
   // FlashAttentionScore rows 13-16: aic_mte2_ratio 0.872/0.869/0.864/0.865 >= 0.8
   // (MPA FA fwd rule); the 5th FA row (head 511) has 0.465 and is not included.
   const Issue* fa = Find(r, IssueType::kAttentionMemoryBound, "FlashAttentionScore");
