@@ -62,6 +62,7 @@ TimeNs StepInfo::latency_ns() const {
       end = std::max(end, device_end);
     }
   }
+  if (end <= start && recorded_latency_ns != kNoTime) return std::max<TimeNs>(recorded_latency_ns, 0);
   return end > start ? end - start : 0;
 }
 
@@ -624,8 +625,10 @@ class CallGraphBuilder {
         s.device = row.device;
         if (row.ts == kUnknownNs) {
           // A step known only by its breakdown (no start time, no tasks to
-          // place it on): the whole window stands in for its span.
+          // place it on): the whole window stands in for its span, and the
+          // breakdown's step time is its latency when the window is empty.
           s.cpu = g_.whole_window_;
+          if (row.dur != kUnknownNs) s.recorded_latency_ns = row.dur;
         } else {
           s.cpu = {row.ts, row.ts + std::max<TimeNs>(row.dur == kUnknownNs ? 0 : row.dur, 0)};
         }

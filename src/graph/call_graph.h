@@ -116,7 +116,12 @@ struct StepInfo {
   TimeNs device_start = kNoTime;  // first start of a device task attributed to / overlapping the step
   TimeNs device_end = kNoTime;    // last end of those tasks
   uint64_t device_task_count = 0;
-  // From the first start to the last end, host or device.
+  // The profiler's own step time when the profile gives the step no span
+  // (step_trace_time.csv alone: Computing + Communication(Not Overlapped) +
+  // Free, msprof-analyze's step time), else kNoTime.
+  TimeNs recorded_latency_ns = kNoTime;
+  // From the first start to the last end, host or device; the recorded step
+  // time when the step has no span.
   TimeNs latency_ns() const;
 };
 
