@@ -1,6 +1,7 @@
-// Ascend parts of the analyze summary: PMU pipe ratios per op type and the
-// step_trace_time breakdown of each step. Copies what the graph layer and the
+// Ascend parts of the analyze summary: PMU pipe ratios per op type, the
+// op_statistic.csv table and the step_trace_time breakdown of each step. Copies what the graph layer and the
 // profile's step table give; computes nothing else.
+#include "graph/op_statistic.h"
 #include "graph/pipe_ratios.h"
 #include "report/analysis_summary.h"
 
@@ -51,6 +52,10 @@ void AddAscendSummary(const OperatorCallGraph& graph, const SummaryOptions& opti
   summary->distinct_pipe_ratio_op_types = ratios.size();
   if (ratios.size() > options.top_rows) ratios.resize(options.top_rows);
   summary->pipe_ratios_by_op_type = std::move(ratios);
+  std::vector<OpStatisticRow> op_statistic = OpStatisticRows(profile);
+  summary->op_statistic_rows = op_statistic.size();
+  if (op_statistic.size() > options.top_rows) op_statistic.resize(options.top_rows);
+  summary->op_statistic = std::move(op_statistic);
 }
 
 }  // namespace pypto::report

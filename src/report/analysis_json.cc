@@ -173,6 +173,30 @@ void WritePipeRatios(JsonWriter& json, const AnalysisSummary& summary) {
   json.EndObject();
 }
 
+// op_statistic.csv rows (µs and % as the file writes them; absent columns
+// omitted); always present, with no rows when the profile has none.
+void WriteOpStatistic(JsonWriter& json, const AnalysisSummary& summary) {
+  json.Key("op_statistic");
+  json.BeginObject();
+  json.KeyUint("rows_total", summary.op_statistic_rows);
+  json.Key("rows");
+  json.BeginArray();
+  for (const OpStatisticRow& row : summary.op_statistic) {
+    json.BeginObject();
+    json.KeyInt("device", row.device);
+    json.KeyString("op_type", row.op_type);
+    json.KeyString("core_type", row.core_type);
+    const std::pair<const char*, double> fields[] = {{"count", row.count},     {"total_us", row.total_us},
+                                                     {"min_us", row.min_us},   {"avg_us", row.avg_us},
+                                                     {"max_us", row.max_us},   {"ratio_percent", row.ratio_percent}};
+    for (const auto& [key, value] : fields)
+      if (value >= 0) json.KeyDouble(key, value);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
 void WriteCounts(JsonWriter& json, const AnalysisSummary& summary) {
   json.Key("counts");
   json.BeginObject();
@@ -278,6 +302,7 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
   json.KeyUint("top_rows", summary.top_rows);
   WriteTopTables(json, summary);
   WritePipeRatios(json, summary);
+  WriteOpStatistic(json, summary);
   WriteCounts(json, summary);
   WriteDataLoss(json, summary);
   json.EndObject();

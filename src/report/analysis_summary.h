@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "graph/call_graph.h"
+#include "graph/op_statistic.h"
 #include "graph/pipe_ratios.h"
 #include "importers/importer.h"
 #include "model/profile.h"
@@ -162,6 +163,10 @@ struct AnalysisSummary {
   // by total time; empty when no task carries a `*_ratio` attribute.
   std::vector<PipeRatioAggregate> pipe_ratios_by_op_type;
   uint64_t distinct_pipe_ratio_op_types = 0;  // before the top cut
+  // Ascend op_statistic.csv rows (graph/op_statistic.h), top `top_rows` by
+  // device then total time; empty when the profile has none.
+  std::vector<OpStatisticRow> op_statistic;
+  uint64_t op_statistic_rows = 0;  // before the top cut
 
   CriticalPathSummary critical_path;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 #include "report/text_table.h"
@@ -139,6 +140,30 @@ void AppendPipeRatios(std::string* out, const AnalysisSummary& summary) {
       row.push_back(it == agg.ratios.end() ? "-" : FormatPercent(it->mean));
     }
     table.AddRow(row);
+  }
+  out->append(table.Render());
+}
+
+// op_statistic.csv as the profiler wrote it (µs figures shown as durations).
+void AppendOpStatistic(std::string* out, const AnalysisSummary& summary) {
+  if (summary.op_statistic.empty()) return;
+  AppendSection(out, fmt::format("Op statistic (op_statistic.csv; top {} of {} rows)", summary.op_statistic.size(),
+                                 summary.op_statistic_rows));
+  TextTable table({{"DEVICE", Align::kRight},
+                   {"OP TYPE"},
+                   {"CORE TYPE"},
+                   {"CALLS", Align::kRight},
+                   {"TOTAL", Align::kRight},
+                   {"AVG", Align::kRight},
+                   {"MAX", Align::kRight},
+                   {"RATIO", Align::kRight}});
+  auto micros = [](double us) {
+    return us < 0 ? std::string("-") : FormatDuration(static_cast<TimeNs>(std::llround(us * 1000)));
+  };
+  for (const OpStatisticRow& row : summary.op_statistic) {
+    table.AddRow({DeviceLabel(row.device), TerminalSafe(row.op_type), TerminalSafe(row.core_type),
+                  row.count < 0 ? "-" : fmt::format("{:.0f}", row.count), micros(row.total_us), micros(row.avg_us),
+                  micros(row.max_us), row.ratio_percent < 0 ? "-" : FormatPercent(row.ratio_percent / 100)});
   }
   out->append(table.Render());
 }
@@ -290,6 +315,7 @@ std::string RenderAnalysisText(const AnalysisSummary& summary) {
   AppendCriticalPath(&out, summary);
   AppendUtilization(&out, summary);
   AppendPipeRatios(&out, summary);
+  AppendOpStatistic(&out, summary);
   AppendTopTables(&out, summary);
   AppendCounts(&out, summary);
   AppendDataLoss(&out, summary);
