@@ -252,9 +252,11 @@ class AscendPtImporterImpl final : public Importer {
       const io::DirEntry& run = *runs[i];
       size_t tasks_before = profile->device_tasks.size();
       size_t devices_before = profile->devices.size();
+      // Without a rank in the name, the folder's place stands in only when
+      // there are several (one run keeps the Device_id its files write).
       int32_t hint = RankFromName(run.name);
-      PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(run.path, hint >= 0 ? hint : static_cast<int32_t>(i), options,
-                                                    profile));
+      if (hint < 0 && runs.size() > 1) hint = static_cast<int32_t>(i);
+      PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(run.path, hint, options, profile));
       total += read;
       std::string devices;
       for (size_t d = devices_before; d < profile->devices.size(); ++d)
