@@ -364,6 +364,38 @@ Status ImportOpStatistic(csv::CsvReader& reader, const std::vector<std::string>&
   return Status::Ok();
 }
 
+// ------------------------------------------------------------ api_statistic
+
+// api_statistic.csv: one row per (Level, API Name) with Time(us), Count,
+// Avg/Min/Max(us), Variance; Device_id is "host" for host-side APIs. Kept as
+// device attributes "api_statistic/<Level>/<API Name>/<column>" of the run's device.
+Status ImportApiStatistic(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                          const RunContext& run, Profile* profile) {
+  const int c_level = FindColumn(header, "Level"), c_name = FindColumn(header, "API Name");
+  const int c_device = FindColumn(header, "Device_id");
+  if (c_name < 0) return CorruptError(path + ": line 1: missing required column 'API Name' (api_statistic)");
+  size_t rows = 0;
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    if (!RowUsable(reader, header.size(), path, profile)) continue;
+    int32_t device = run.device;
+    if (device < 0) device = c_device >= 0 ? std::max(0, DeviceFromText(reader[c_device])) : 0;
+    const uint32_t owner = EnsureNpuDevice(profile, device);
+    const std::string prefix = "api_statistic/" + (c_level >= 0 ? std::string(reader[c_level]) : std::string()) + "/" +
+                               std::string(reader[c_name]) + "/";
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (static_cast<int>(i) == c_level || static_cast<int>(i) == c_name || static_cast<int>(i) == c_device) continue;
+      AddNumericAttribute(profile, OwnerKind::kDevice, owner, profile->Intern(prefix + header[i]), reader[i], path,
+                          reader.line(), header[i]);
+    }
+    ++rows;
+  }
+  profile->notes.push_back(path + ": " + std::to_string(rows) +
+                           " api_statistic rows kept as device attributes 'api_statistic/<Level>/<API Name>/<column>'");
+  return Status::Ok();
+}
+
 // ------------------------------------------------------------ operator_details / task_time
 
 // Files without timestamps that still hold numbers no other file has: every
@@ -660,6 +692,7 @@ CsvKind ClassifyHeader(const std::vector<std::string>& header) {
     return CsvKind::kOperatorDetails;
   if (has("kernel_name") && has("task_time(us)")) return CsvKind::kTaskTime;
   if (has("Step") && has("Computing") && has("Free")) return CsvKind::kStepTraceTime;
+  if (has("API Name") && has("Level") && has("Count")) return CsvKind::kApiStatistic;
   if (has("Name") && has("Size(KB)") && has("Allocation Time(us)")) return CsvKind::kOperatorMemory;
   if (has("Component") && has("Timestamp(us)")) return CsvKind::kMemoryRecord;
   return CsvKind::kUnknown;
@@ -692,12 +725,13 @@ Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* 
     }
     return UnsupportedError(path + ": line 1: header is not one of the Ascend summary files pypto reads "
                             "(kernel_details, op_summary, op_statistic, operator_details, task_time, "
-                            "step_trace_time, memory_record, operator_memory)");
+                            "step_trace_time, api_statistic, memory_record, operator_memory)");
   }
   profile->source_files.push_back(path);
   switch (kind) {
     case CsvKind::kTaskTable: return ImportTaskTable(*reader, header, path, run, profile);
     case CsvKind::kOpStatistic: return ImportOpStatistic(*reader, header, path, run, profile);
+    case CsvKind::kApiStatistic: return ImportApiStatistic(*reader, header, path, run, profile);
     case CsvKind::kOperatorDetails: return ImportOperatorDetails(*reader, header, path, run, profile);
     case CsvKind::kTaskTime: return ImportTaskTime(*reader, header, path, run, profile);
     case CsvKind::kStepTraceTime: return ImportStepTraceTime(*reader, header, path, run, profile);

@@ -49,6 +49,7 @@ enum class CsvKind {
   kOperatorDetails,  // ASCEND_PROFILER_OUTPUT/operator_details.csv (per-op host/device aggregates)
   kTaskTime,         // msprof task_time*.csv (per-task rows, no shapes)
   kStepTraceTime,
+  kApiStatistic,     // ASCEND_PROFILER_OUTPUT/api_statistic.csv (CANN API calls per level: model, node, acl, runtime …)
   kMemoryRecord,
   kOperatorMemory,
   kUnknown

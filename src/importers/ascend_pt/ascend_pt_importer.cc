@@ -148,6 +148,16 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     profile->notes.push_back(dir + ": only a database export found; read " + BaseName(database));
     ++read;
   }
+  // Host API statistics (api_statistic.csv), after the files that name the
+  // run's device: its rows say Device_id "host", so they go to that device. A
+  // side file: a damaged one is counted, not fatal.
+  const std::string api_statistic = dir + "/api_statistic.csv";
+  if (read > 0 && io::GetPathKind(api_statistic) == io::PathKind::kFile) {
+    ascend::RunContext api_run = csv_run;
+    if (api_run.device < 0 && !profile->devices.rows.empty()) api_run.device = profile->devices.rows.front().index;
+    Status s = ascend::ImportAscendCsv(api_statistic, api_run, profile, ascend::CsvKind::kApiStatistic);
+    if (!s.ok()) profile->CountLoss("ascend-pt: unreadable api_statistic.csv", s.message());
+  }
   // The communication and step analysis: a side file, read after the files it
   // completes (its steps enrich the database's STEP_TIME rows).
   if (!analysis_db.empty() && read > 0) ascend::ImportAnalysisDb(analysis_db, device, analysis_needs, options, profile);
@@ -195,7 +205,8 @@ class AscendPtImporterImpl final : public Importer {
           return ascend::StyleOfHeader(header) == ascend::TableStyle::kKernelDetails ? 90 : 0;
         case ascend::CsvKind::kOpStatistic:
         case ascend::CsvKind::kStepTraceTime: return 80;
-        case ascend::CsvKind::kOperatorDetails: return 60;
+        case ascend::CsvKind::kOperatorDetails:
+        case ascend::CsvKind::kApiStatistic: return 60;
         case ascend::CsvKind::kTaskTime: return 0;  // msprof's file
         case ascend::CsvKind::kMemoryRecord:
         case ascend::CsvKind::kOperatorMemory: return 60;

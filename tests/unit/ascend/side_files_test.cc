@@ -83,5 +83,25 @@ TEST(AscendSideFiles, DamagedSideFilesAreCountedNotFatal) {
   EXPECT_EQ(p->data_loss.count("ascend-pt: unreadable communication_matrix.json"), 1u);
 }
 
+// api_statistic.csv of the CANN 9 torchair decode (raw row
+// "host,model,ModelLoad,51796.08,1,51796.08,51796.08,51796.08,0"): kept on the
+// run's device, 6 (its step_trace_time and op_statistic say Device_id 6).
+TEST(AscendSideFiles, ApiStatisticRows) {
+  const std::string run = AscendFixture(
+      "pta_llm_decode_910b_torchair_cann9/liteserver-c001-4_2918463_20260805182126154_ascend_pt");
+  if (!fs::exists(run)) GTEST_SKIP() << "fixture missing: " << run;
+  auto p = LoadProfile(run);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  double time_us = 0, count = 0;
+  ASSERT_NE(DeviceText(*p, "api_statistic/model/ModelLoad/Time(us)", &time_us), nullptr);
+  ASSERT_NE(DeviceText(*p, "api_statistic/model/ModelLoad/Count", &count), nullptr);
+  EXPECT_DOUBLE_EQ(time_us, 51796.08);
+  EXPECT_EQ(count, 1);
+  for (size_t i = 0; i < p->attributes.size(); ++i)
+    if (p->Str(p->attributes.key[i]).starts_with("api_statistic/"))
+      EXPECT_EQ(p->devices.rows[p->attributes.owner[i]].index, 6);
+  EXPECT_EQ(p->TotalDataLoss(), 0u);
+}
+
 }  // namespace
 }  // namespace pypto::testing
