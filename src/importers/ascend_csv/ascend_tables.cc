@@ -597,14 +597,35 @@ Status ImportMemoryCsv(csv::CsvReader& reader, const std::vector<std::string>& h
 
 // ------------------------------------------------------------ JSON helpers
 
-StatusOr<simdjson::dom::element> ParseJsonFile(const std::string& path, const ImportOptions& options,
-                                               simdjson::dom::parser* parser, std::string* storage) {
-  PYPTO_ASSIGN_OR_RETURN(*storage, io::ReadWholeFile(path, options.limits));
-  if (storage->empty()) return CorruptError(path + ": byte 0: file is empty (expected JSON)");
+// A small JSON side file (profiler_info, info.json, communication*.json,
+// profiler_metadata) whose top level must be an object; `what` names the
+// file kind in the error. The DOM lives in `parser`.
+StatusOr<simdjson::dom::object> ParseJsonObjectFile(const std::string& path, std::string_view what,
+                                                    const ImportOptions& options, simdjson::dom::parser* parser) {
+  PYPTO_ASSIGN_OR_RETURN(std::string storage, io::ReadWholeFile(path, options.limits));
+  if (storage.empty()) return CorruptError(path + ": byte 0: file is empty (expected JSON)");
   simdjson::dom::element doc;
-  auto error = parser->parse(simdjson::padded_string(*storage)).get(doc);
+  auto error = parser->parse(simdjson::padded_string(storage)).get(doc);
   if (error) return CorruptError(path + ": invalid JSON: " + simdjson::error_message(error));
-  return doc;
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS)
+    return CorruptError(path + ": byte 0: expected a JSON object (" + std::string(what) + ")");
+  return root;
+}
+
+// communication.json and communication_matrix.json share their nesting:
+// step ("step13") → group kind ("p2p", "collective") → op ("name@group") → value.
+template <typename OnOp>
+void ForEachCommunicationOp(simdjson::dom::object root, OnOp on_op) {
+  for (auto [step, step_value] : root) {
+    simdjson::dom::object groups;
+    if (step_value.get_object().get(groups) != simdjson::SUCCESS) continue;
+    for (auto [group, group_value] : groups) {
+      simdjson::dom::object op_map;
+      if (group_value.get_object().get(op_map) != simdjson::SUCCESS) continue;
+      for (auto [op, op_value] : op_map) on_op(step, op, op_value);
+    }
+  }
 }
 
 // A JSON scalar as text (strings as is, numbers/bools printed).
@@ -744,11 +765,7 @@ Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* 
 
 StatusOr<int32_t> ImportProfilerInfo(const std::string& path, const ImportOptions& options, Profile* profile) {
   simdjson::dom::parser parser;
-  std::string storage;
-  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
-  simdjson::dom::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS)
-    return CorruptError(path + ": byte 0: expected a JSON object (profiler_info)");
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::object root, ParseJsonObjectFile(path, "profiler_info", options, &parser));
   profile->source_files.push_back(path);
   simdjson::dom::element e;
   if (root["torch_npu_version"].get(e) == simdjson::SUCCESS) SetMetadata(profile, "torch_npu_version", JsonText(e), path);
@@ -784,11 +801,7 @@ StatusOr<int32_t> ImportProfilerInfo(const std::string& path, const ImportOption
 Status ImportProfilerMetadata(const std::string& path, int32_t device, const ImportOptions& options,
                               Profile* profile) {
   simdjson::dom::parser parser;
-  std::string storage;
-  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
-  simdjson::dom::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS)
-    return CorruptError(path + ": byte 0: expected a JSON object (profiler_metadata)");
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::object root, ParseJsonObjectFile(path, "profiler_metadata", options, &parser));
   profile->source_files.push_back(path);
   const uint32_t owner = EnsureNpuDevice(profile, device);
   auto add = [&](const std::string& key, const std::string& text, double number) {
@@ -826,36 +839,24 @@ Status ImportProfilerMetadata(const std::string& path, int32_t device, const Imp
 Status ImportCommunicationMatrixJson(const std::string& path, int32_t device, const ImportOptions& options,
                                      Profile* profile) {
   simdjson::dom::parser parser;
-  std::string storage;
-  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
-  simdjson::dom::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS)
-    return CorruptError(path + ": byte 0: expected a JSON object (communication_matrix.json)");
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::object root, ParseJsonObjectFile(path, "communication_matrix.json", options, &parser));
   profile->source_files.push_back(path);
   const uint32_t owner = EnsureNpuDevice(profile, device);
   size_t links = 0;
-  for (auto [step, step_value] : root) {
-    simdjson::dom::object groups;
-    if (step_value.get_object().get(groups) != simdjson::SUCCESS) continue;
-    for (auto [group, group_value] : groups) {  // "p2p", "collective"
-      simdjson::dom::object op_map;
-      if (group_value.get_object().get(op_map) != simdjson::SUCCESS) continue;
-      for (auto [op, op_value] : op_map) {
-        simdjson::dom::object link_map;
-        if (op_value.get_object().get(link_map) != simdjson::SUCCESS) continue;
-        for (auto [link, link_value] : link_map) {  // "<src rank>-<dst rank>" within the group
-          simdjson::dom::object fields;
-          if (link_value.get_object().get(fields) != simdjson::SUCCESS) continue;
-          ++links;
-          const std::string prefix = "communication_matrix/" + std::string(step) + "/" + std::string(op) + "/" +
-                                     std::string(link) + "/";
-          for (auto [k, v] : fields)
-            profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(prefix + std::string(k)),
-                                    profile->Intern(JsonText(v)), JsonNumber(v));
-        }
-      }
+  ForEachCommunicationOp(root, [&](std::string_view step, std::string_view op, simdjson::dom::element op_value) {
+    simdjson::dom::object link_map;
+    if (op_value.get_object().get(link_map) != simdjson::SUCCESS) return;
+    for (auto [link, link_value] : link_map) {  // "<src rank>-<dst rank>" within the group
+      simdjson::dom::object fields;
+      if (link_value.get_object().get(fields) != simdjson::SUCCESS) continue;
+      ++links;
+      const std::string prefix = "communication_matrix/" + std::string(step) + "/" + std::string(op) + "/" +
+                                 std::string(link) + "/";
+      for (auto [k, v] : fields)
+        profile->attributes.Add(OwnerKind::kDevice, owner, profile->Intern(prefix + std::string(k)),
+                                profile->Intern(JsonText(v)), JsonNumber(v));
     }
-  }
+  });
   profile->notes.push_back(path + ": " + std::to_string(links) +
                            " links kept as device attributes 'communication_matrix/<step>/<op>/<src-dst>/<field>'");
   return Status::Ok();
@@ -863,11 +864,7 @@ Status ImportCommunicationMatrixJson(const std::string& path, int32_t device, co
 
 Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOptions& options, Profile* profile) {
   simdjson::dom::parser parser;
-  std::string storage;
-  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
-  simdjson::dom::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS)
-    return CorruptError(path + ": byte 0: expected a JSON object (msprof info.json)");
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::object root, ParseJsonObjectFile(path, "msprof info.json", options, &parser));
   profile->source_files.push_back(path);
   simdjson::dom::element e;
   if (root["platform_version"].get(e) == simdjson::SUCCESS) SetMetadata(profile, "platform_version", JsonText(e), path);
@@ -888,11 +885,7 @@ Status ImportDeviceInfo(const std::string& path, int32_t device, const ImportOpt
 Status ImportCommunicationJson(const std::string& path, int32_t device, const ImportOptions& options,
                                Profile* profile) {
   simdjson::dom::parser parser;
-  std::string storage;
-  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::element doc, ParseJsonFile(path, options, &parser, &storage));
-  simdjson::dom::object root;
-  if (doc.get_object().get(root) != simdjson::SUCCESS)
-    return CorruptError(path + ": byte 0: expected a JSON object (communication.json)");
+  PYPTO_ASSIGN_OR_RETURN(simdjson::dom::object root, ParseJsonObjectFile(path, "communication.json", options, &parser));
   profile->source_files.push_back(path);
   uint32_t owner = EnsureNpuDevice(profile, device);
   auto add = [&](const std::string& key, simdjson::dom::element value) {
@@ -900,32 +893,24 @@ Status ImportCommunicationJson(const std::string& path, int32_t device, const Im
                             JsonNumber(value));
   };
   size_t ops = 0;
-  for (auto [step, step_value] : root) {
-    simdjson::dom::object groups;
-    if (step_value.get_object().get(groups) != simdjson::SUCCESS) continue;
-    for (auto [group, group_value] : groups) {  // "p2p", "collective"
-      simdjson::dom::object op_map;
-      if (group_value.get_object().get(op_map) != simdjson::SUCCESS) continue;
-      for (auto [op, op_value] : op_map) {
-        ++ops;
-        std::string prefix = "communication/" + std::string(step) + "/" + std::string(op) + "/";
-        simdjson::dom::object time_info, bandwidth_info;
-        if (op_value["Communication Time Info"].get_object().get(time_info) == simdjson::SUCCESS)
-          for (auto [k, v] : time_info) add(prefix + std::string(k), v);
-        if (op_value["Communication Bandwidth Info"].get_object().get(bandwidth_info) == simdjson::SUCCESS) {
-          for (auto [transport, t] : bandwidth_info) {
-            simdjson::dom::element size;
-            // Only transports that moved data: the others are all zeros.
-            if (t["Transit Size(MB)"].get(size) != simdjson::SUCCESS || !(JsonNumber(size) > 0)) continue;
-            for (const char* k : {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)"}) {
-              simdjson::dom::element v;
-              if (t[k].get(v) == simdjson::SUCCESS) add(prefix + std::string(transport) + " " + k, v);
-            }
-          }
+  ForEachCommunicationOp(root, [&](std::string_view step, std::string_view op, simdjson::dom::element op_value) {
+    ++ops;
+    std::string prefix = "communication/" + std::string(step) + "/" + std::string(op) + "/";
+    simdjson::dom::object time_info, bandwidth_info;
+    if (op_value["Communication Time Info"].get_object().get(time_info) == simdjson::SUCCESS)
+      for (auto [k, v] : time_info) add(prefix + std::string(k), v);
+    if (op_value["Communication Bandwidth Info"].get_object().get(bandwidth_info) == simdjson::SUCCESS) {
+      for (auto [transport, t] : bandwidth_info) {
+        simdjson::dom::element size;
+        // Only transports that moved data: the others are all zeros.
+        if (t["Transit Size(MB)"].get(size) != simdjson::SUCCESS || !(JsonNumber(size) > 0)) continue;
+        for (const char* k : {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)"}) {
+          simdjson::dom::element v;
+          if (t[k].get(v) == simdjson::SUCCESS) add(prefix + std::string(transport) + " " + k, v);
         }
       }
     }
-  }
+  });
   profile->notes.push_back(path + ": " + std::to_string(ops) +
                            " communication ops kept as device attributes 'communication/<step>/<op>/<field>'");
   return Status::Ok();
