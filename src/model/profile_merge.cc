@@ -1,6 +1,7 @@
 #include "model/profile_merge.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <map>
 #include <set>
@@ -171,7 +172,10 @@ void AppendRank(Profile* into, Profile&& from, const RankPlacement& placement) {
     into->attributes.Add(OwnerKind::kDevice, row, rank_key, rank_value,
                          rank >= 0 ? static_cast<double>(rank) : std::numeric_limits<double>::quiet_NaN());
 
-  // Steps.
+  // Steps. The rank's ProfilerStep#N annotations become step rows of its
+  // device: the ranks' steps repeat the same numbers over the same wall time,
+  // so a step must count only its own rank's tasks (the graph's per-device
+  // step rows do; annotation steps would count every rank's).
   const uint32_t step_base = static_cast<uint32_t>(into->steps.size());
   const int32_t only_device = device_map.size() == 1 ? device_map.begin()->second : -1;
   for (StepRow row : from.steps.rows) {
@@ -179,6 +183,26 @@ void AppendRank(Profile* into, Profile&& from, const RankPlacement& placement) {
     row.source = str(row.source);
     row.device = row.device >= 0 ? device_of(row.device) : only_device;
     into->steps.rows.push_back(row);
+  }
+  if (from.steps.rows.empty() && only_device >= 0) {
+    const StrId source = into->Intern(kRankStepSource);
+    for (size_t i = 0; i < h.size(); ++i) {
+      if (h.kind[i] != HostOpKind::kUserAnnotation && h.kind[i] != HostOpKind::kOperator) continue;
+      const std::string_view name = from.Str(h.name[i]);
+      if (!name.starts_with(kProfilerStepPrefix)) continue;
+      const std::string_view digits = name.substr(kProfilerStepPrefix.size());
+      int64_t number = -1;
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+      if (ec != std::errc() || end != digits.data() + digits.size()) continue;
+      StepRow row;
+      row.number = number;
+      row.name = str(h.name[i]);
+      row.source = source;
+      row.ts = h.ts[i];
+      row.dur = std::max<TimeNs>(h.dur[i], 0);
+      row.device = only_device;
+      into->steps.rows.push_back(row);
+    }
   }
 
   // Attributes, flows, counters.

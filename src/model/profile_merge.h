@@ -13,13 +13,16 @@
 //   - ids: correlation, external and flow ids are offset by the rank's slot,
 //     because the call graph links launches to kernels by correlation id
 //     across the whole profile;
-//   - steps: a rank's steps carry its device (StepRow::device) when it has one.
+//   - steps: a rank's steps carry its device (StepRow::device) when it has
+//     one, its ProfilerStep#N annotations included, so that a step counts its
+//     own rank's tasks only.
 // Strings are re-interned; attributes follow their owners; data loss and notes
 // are prefixed with the rank.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/profile.h"
@@ -32,6 +35,12 @@ namespace pypto {
 // any real trace; an id outside [0, kRankIdStride) is kept as written and
 // counted as data loss ("rank id out of range"), since it may then collide.
 inline constexpr int64_t kRankIdStride = int64_t{1} << 40;
+
+// The step annotation torch's profiler writes (the graph's default
+// GraphOptions::step_annotation_prefix), and the source of the step rows
+// AppendRank makes of them.
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+inline constexpr char kRankStepSource[] = "ProfilerStep annotation of the rank";
 
 // Where one rank goes in the merged profile.
 struct RankPlacement {

@@ -59,7 +59,9 @@ TEST_F(MultiRankTest, TwoRanksMergeIntoOneProfile) {
   EXPECT_EQ(job->metadata["format"], "kineto");
   EXPECT_EQ(job->host_ops.size(), one->host_ops.size() + two->host_ops.size());
   EXPECT_EQ(job->device_tasks.size(), one->device_tasks.size() + two->device_tasks.size());
-  EXPECT_EQ(job->steps.size(), one->steps.size() + two->steps.size());
+  // The ranks' ProfilerStep annotations become step rows (2 each, below).
+  EXPECT_EQ(one->steps.size() + two->steps.size(), 0u);
+  EXPECT_EQ(job->steps.size(), 4u);
   EXPECT_EQ(CountTasksNamed(*one, "ncclKernel"), 10u);
   EXPECT_EQ(CountTasksNamed(*two, "ncclKernel"), 10u);
   EXPECT_EQ(CountTasksNamed(*job, "ncclKernel"), 20u);
@@ -88,6 +90,17 @@ TEST_F(MultiRankTest, TwoRanksMergeIntoOneProfile) {
   EXPECT_EQ(g_job->stats().tasks_linked_by_correlation,
             g_one->stats().tasks_linked_by_correlation + g_two->stats().tasks_linked_by_correlation);
   EXPECT_EQ(g_job->stats().duplicate_correlations, 0u);
+
+  // Both ranks ran ProfilerStep#551 and #552 over the same wall time: four
+  // steps, each on its rank's device, each counting only its rank's tasks
+  // (the same count as the rank's trace alone gives that step).
+  ASSERT_EQ(g_job->Steps().size(), 4u);
+  std::map<std::pair<int64_t, int32_t>, uint64_t> job_tasks, rank_tasks;
+  for (const StepInfo& s : g_job->Steps()) job_tasks[{s.number, s.device}] = s.device_task_count;
+  for (const StepInfo& s : g_one->Steps()) rank_tasks[{s.number, 0}] = s.device_task_count;
+  for (const StepInfo& s : g_two->Steps()) rank_tasks[{s.number, 1}] = s.device_task_count;
+  EXPECT_EQ(job_tasks, rank_tasks);
+  EXPECT_EQ(job_tasks.size(), 4u);
 }
 
 TEST_F(MultiRankTest, TwoCopiesOfOneRankAreRefused) {
