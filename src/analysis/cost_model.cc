@@ -492,10 +492,16 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
     Status st = ParseAscendShapes(profile.Str(shapes), profile.Str(t.input_types(task)), &in.shapes);
     if (st.ok()) {
       in.has_shapes = in.shapes.tensor_count() > 0;
-      in.shape_source = in.has_shapes ? "task Input Shapes" : "task Input Shapes list no tensor (scalars / empty)";
+      // Tiled storage formats (FRACTAL_NZ …) give the stored shape: decoded to the logical one.
+      const int decoded = DecodeStorageFormats(profile.Str(t.input_formats(task)), &in.shapes);
+      in.shape_source = !in.has_shapes ? "task Input Shapes list no tensor (scalars / empty)"
+                        : decoded > 0  ? "task Input Shapes (tiled Input Formats decoded)"
+                                       : "task Input Shapes";
       StrId outs = t.output_shapes(task);
-      if (outs != kEmptyStr && ParseAscendShapes(profile.Str(outs), profile.Str(t.output_types(task)), &in.outputs).ok())
+      if (outs != kEmptyStr && ParseAscendShapes(profile.Str(outs), profile.Str(t.output_types(task)), &in.outputs).ok()) {
         in.has_outputs = in.outputs.tensor_count() > 0;
+        DecodeStorageFormats(profile.Str(t.output_formats(task)), &in.outputs);
+      }
     } else {
       in.shape_source = st.message();
     }

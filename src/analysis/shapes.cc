@@ -265,4 +265,43 @@ Status ParseAscendShapes(std::string_view shapes, std::string_view types, OpShap
   return Status::Ok();
 }
 
+int DecodeStorageFormats(std::string_view formats, OpShapes* shapes) {
+  int decoded = 0;
+  size_t start = 0;
+  for (int k = 0; k < shapes->count && start <= formats.size(); ++k) {
+    const size_t end = formats.find(';', start);
+    std::string_view format = formats.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    while (!format.empty() && (IsSpace(format.front()) || format.front() == '"')) format.remove_prefix(1);
+    while (!format.empty() && (IsSpace(format.back()) || format.back() == '"')) format.remove_suffix(1);
+    if (format.starts_with("FORMAT_")) format.remove_prefix(7);
+    TensorShape& t = shapes->inputs[k];
+    const int r = t.rank;
+    auto& d = t.dims;
+    if (t.present && format == "FRACTAL_NZ" && r >= 4) {
+      const int64_t m = d[r - 3] * d[r - 2], n = d[r - 4] * d[r - 1];
+      d[r - 4] = m;
+      d[r - 3] = n;
+      d[r - 2] = d[r - 1] = 0;
+      t.rank = static_cast<uint8_t>(r - 2);
+      ++decoded;
+    } else if (t.present && format == "NC1HWC0" && r == 5) {
+      const int64_t c = d[1] * d[4];
+      d[1] = c;
+      d[4] = 0;
+      t.rank = 4;
+      ++decoded;
+    } else if (t.present && format == "FRACTAL_Z" && r == 4) {
+      const int64_t rows = d[1] * d[2], cols = d[0] * d[3];
+      d[0] = rows;
+      d[1] = cols;
+      d[2] = d[3] = 0;
+      t.rank = 2;
+      ++decoded;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return decoded;
+}
+
 }  // namespace pypto

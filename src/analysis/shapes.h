@@ -49,4 +49,18 @@ Status ParseKinetoShapes(std::string_view dims, std::string_view types, OpShapes
 // '"' are ignored). Empty entries are scalar/None inputs.
 Status ParseAscendShapes(std::string_view shapes, std::string_view types, OpShapes* out);
 
+// Ascend tiled storage formats, written per input in "Input Formats" /
+// "Output Formats" (';'-separated, as the shapes; a "FORMAT_" prefix is
+// accepted). The shapes the profiler writes are the stored (tiled) ones; this
+// turns each into the logical shape the op computes on, in place:
+//   FRACTAL_NZ [..., N1, M1, M0, N0] → [..., M1·M0, N1·N0]  (an M×N matrix in
+//              16×16 fractals: "9496,256,16,16" is 4096 × 151936, an lm_head)
+//   NC1HWC0    [N, C1, H, W, C0]     → [N, C1·C0, H, W]     (channels padded to C0)
+//   FRACTAL_Z  [C1·H·W, N1, N0, C0]  → [N1·N0, C1·H·W·C0]  (a conv weight as its GEMM
+//              view: Cout × Cin·kH·kW, channels padded)
+// ND, NCHW, NHWC and other plain formats are left as they are. Returns how
+// many tensors were decoded. Source: CANN's format documentation (the
+// project's Ascend format reference, tiled formats).
+int DecodeStorageFormats(std::string_view formats, OpShapes* shapes);
+
 }  // namespace pypto
