@@ -5,6 +5,9 @@
 // path (topological order, linear) is the chain of dependencies that set the
 // step's latency. Rules and edge kinds: docs/graph.md "Critical path".
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -73,9 +76,10 @@ class CriticalPathBuilder {
     // and one sync edge; per task its own, launch and stream edges. Reserved
     // so the vector never doubles (a whole 1 GB trace has ~3.5 M edges);
     // capacity that stays unused is never touched, so it costs no memory.
-    edges_.reserve(4 * hosts_.size() + 3 * tasks_.size());
+    edges_.reserve(4 * hosts_.size() + 4 * tasks_.size());
     AddHostEdges();
     AddDeviceEdges();
+    AddCommunicationWaitEdges();
     AddSyncEdges();
     // Row -> local index maps are not needed any more.
     host_local_.Release();
@@ -100,6 +104,7 @@ class CriticalPathBuilder {
     kLaunch,       // launcher start -> task start: host op = src's op, task = dst's task
     kGap,          // stream predecessor end -> task start: task = dst's task
     kSync,         // task end -> sync call end: host op = dst's op, task = src's task
+    kCrossStream,  // communication <-> compute on another stream of the device: task = dst's task
   };
   struct Edge {
     uint32_t src, dst;
@@ -129,6 +134,7 @@ class CriticalPathBuilder {
       case EdgeType::kLaunch: return {HostOf(e.src), TaskOf(e.dst)};
       case EdgeType::kGap: return {kNoIndex, TaskOf(e.dst)};
       case EdgeType::kSync: return {HostOf(e.dst), TaskOf(e.src)};
+      case EdgeType::kCrossStream: return {kNoIndex, TaskOf(e.dst)};
     }
     return {kNoIndex, kNoIndex};
   }
@@ -266,6 +272,58 @@ class CriticalPathBuilder {
       } else {
         last = static_cast<int32_t>(j);
       }
+    }
+  }
+
+  // Exposed communication. A collective and the compute it feeds run on
+  // different streams of one device (HCCL/NCCL streams, the COMMUNICATION
+  // core), and the profile carries no event linking them. When a task starts
+  // after a gap on its own stream, the work of the other kind (communication
+  // for a compute task, compute for a communication task) on the same device
+  // that ended last inside that gap is what it waited for: an edge from that
+  // end to this start. The path then runs through an exposed collective
+  // instead of calling its time a kernel-to-kernel gap — the time
+  // msprof-analyze's step_trace_time counts as Communication(Not Overlapped).
+  void AddCommunicationWaitEdges() {
+    const TrackTable& tracks = g_.profile().tracks;
+    struct Ended {
+      TimeNs end;
+      uint32_t local;
+    };
+    // Per device, per kind (0 = compute/copy, 1 = communication): tasks by end.
+    std::map<int32_t, std::array<std::vector<Ended>, 2>> by_device;
+    bool any_communication = false;
+    for (uint32_t j = 0; j < tasks_.size(); ++j) {
+      const uint32_t t = tasks_[j];
+      const bool comm = d_.kind[t] == DeviceTaskKind::kCommunication;
+      any_communication |= comm;
+      by_device[tracks.device[d_.track[t]]][comm ? 1 : 0].push_back({TaskEnd(t), j});
+    }
+    if (!any_communication) return;
+    for (auto& [device, lists] : by_device)
+      for (auto& list : lists)
+        std::sort(list.begin(), list.end(), [](const Ended& a, const Ended& b) { return a.end < b.end; });
+    // Stream predecessors' ends, as AddDeviceEdges saw them (tasks_ is in (track, ts) order).
+    TimeNs stream_end = 0;
+    bool has_predecessor = false;
+    for (uint32_t j = 0; j < tasks_.size(); ++j) {
+      const uint32_t t = tasks_[j];
+      if (j == 0 || d_.track[tasks_[j - 1]] != d_.track[t]) has_predecessor = false;
+      const TimeNs gap_start = has_predecessor ? stream_end : std::numeric_limits<TimeNs>::min();
+      const bool after_gap = !has_predecessor || d_.ts[t] > stream_end + tolerance_;
+      if (after_gap) {
+        const bool comm = d_.kind[t] == DeviceTaskKind::kCommunication;
+        const auto& other = by_device[tracks.device[d_.track[t]]][comm ? 0 : 1];
+        auto it = std::upper_bound(other.begin(), other.end(), d_.ts[t] + tolerance_,
+                                   [](TimeNs v, const Ended& e) { return v < e.end; });
+        if (it != other.begin()) {
+          const Ended& waited = *(it - 1);
+          if (waited.end > gap_start && d_.track[tasks_[waited.local]] != d_.track[t])
+            AddEdge(TaskFinish(waited.local), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kCrossStream);
+        }
+      }
+      stream_end = has_predecessor ? std::max(stream_end, TaskEnd(t)) : TaskEnd(t);
+      has_predecessor = true;
     }
   }
 
