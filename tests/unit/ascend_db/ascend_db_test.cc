@@ -268,6 +268,17 @@ TEST(AscendDbTest, CollectiveTasksTypedAiCoreAreCommunication) {
                                                           {"hcom_allReduce__576_2_1", 2364868},
                                                           {"hcom_allReduce__576_3_1", 10207364}}));
   EXPECT_EQ(ai_core_kernel_ns, 141121);
+  // HCCL sub-tasks (COMMUNICATION_TASK_INFO, taskType N/A there) are named by
+  // TASK.taskType: select s.value, count(*) from TASK t join STRING_IDS s on
+  // s.id = t.taskType where t.globalTaskId in (select globalTaskId from
+  // COMMUNICATION_TASK_INFO) group by 1 → Notify Wait 112, SDMA 72, Write Value 112.
+  // The op name is then only on the COMMUNICATION_OP row and the op's own task.
+  std::map<std::string, int> calls;
+  for (size_t i = 0; i < p->device_tasks.size(); ++i) ++calls[std::string(p->Str(p->device_tasks.name[i]))];
+  EXPECT_EQ(calls["Notify Wait"], 112);
+  EXPECT_EQ(calls["SDMA"], 72);
+  EXPECT_EQ(calls["Write Value"], 112);
+  EXPECT_EQ(calls["hcom_allReduce__576_0_1"], 2);
 }
 
 }  // namespace
