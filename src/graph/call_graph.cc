@@ -630,7 +630,7 @@ class CallGraphBuilder {
           s.cpu = g_.whole_window_;
           if (row.dur != kUnknownNs) s.recorded_latency_ns = row.dur;
         } else {
-          s.cpu = {row.ts, row.ts + std::max<TimeNs>(row.dur == kUnknownNs ? 0 : row.dur, 0)};
+          s.cpu = {row.ts, SaturatingAdd(row.ts, std::max<TimeNs>(row.dur == kUnknownNs ? 0 : row.dur, 0))};
         }
         steps.push_back(std::move(s));
       }

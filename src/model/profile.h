@@ -219,6 +219,14 @@ struct CounterTable {
 // ---------------------------------------------------------------- steps
 inline constexpr TimeNs kUnknownNs = std::numeric_limits<int64_t>::min();
 
+// a + b clamped to the int64 range: times and durations from damaged input
+// (a mutated cell of 8.9e18 µs) must not overflow when added.
+inline TimeNs SaturatingAdd(TimeNs a, TimeNs b) {
+  TimeNs sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<TimeNs>::max() : std::numeric_limits<TimeNs>::min() + 1;
+}
+
 struct StepRow {
   int64_t number = -1;           // N of ProfilerStep#N / Step Id
   StrId name = kEmptyStr;

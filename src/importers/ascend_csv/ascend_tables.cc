@@ -515,7 +515,7 @@ Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string
     // Step time as msprof-analyze defines it: computing + not-overlapped
     // communication + free (the three partition the step).
     if (step.computing != kUnknownNs && step.communication_not_overlapped != kUnknownNs && step.free != kUnknownNs)
-      step.dur = step.computing + step.communication_not_overlapped + step.free;
+      step.dur = SaturatingAdd(SaturatingAdd(step.computing, step.communication_not_overlapped), step.free);
     uint32_t row = static_cast<uint32_t>(profile->steps.rows.size());
     profile->steps.rows.push_back(step);
     for (size_t i = 0; i < header.size(); ++i)
@@ -928,7 +928,7 @@ void AddStepsFromStepIds(Profile* profile, const std::vector<int64_t>& step_of_t
   for (size_t t = 0; t < d.size(); ++t) {
     if (step_of_task[t] == kNoId) continue;
     const int32_t device = profile->tracks.device[d.track[t]];
-    const TimeNs end = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+    const TimeNs end = SaturatingAdd(d.ts[t], std::max<TimeNs>(d.dur[t], 0));
     auto [it, inserted] = spans.try_emplace({device, step_of_task[t]}, d.ts[t], end);
     if (!inserted) it->second = {std::min(it->second.first, d.ts[t]), std::max(it->second.second, end)};
   }
@@ -948,7 +948,8 @@ void AddStepsFromStepIds(Profile* profile, const std::vector<int64_t>& step_of_t
     step.source = source;
     step.device = device;
     step.ts = span.first;
-    step.dur = span.second - span.first;
+    TimeNs dur;
+    step.dur = __builtin_sub_overflow(span.second, span.first, &dur) ? std::numeric_limits<TimeNs>::max() : dur;
     steps.push_back(step);
     ++added;
   }
@@ -997,7 +998,7 @@ void PlaceStepsOnTasks(Profile* profile) {
       if (s.device >= 0 && device != s.device) continue;
       const bool in_step = step_of_task[t] != kNoId ? step_of_task[t] == s.number : only_step;
       if (!in_step) continue;
-      const TimeNs end = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+      const TimeNs end = SaturatingAdd(d.ts[t], std::max<TimeNs>(d.dur[t], 0));
       first = first == kUnknownNs ? d.ts[t] : std::min(first, d.ts[t]);
       last = last == kUnknownNs ? end : std::max(last, end);
     }

@@ -110,7 +110,7 @@ class AnalysisDbReader {
         step.*kFields[k] = Ns(row, static_cast<int>(k) + 2, false, "StepTraceTime", kColumns[k + 2].c_str());
       // Step time as msprof-analyze defines it (computing + not-overlapped communication + free).
       if (step.computing != kUnknownNs && step.communication_not_overlapped != kUnknownNs && step.free != kUnknownNs)
-        step.dur = step.computing + step.communication_not_overlapped + step.free;
+        step.dur = SaturatingAdd(SaturatingAdd(step.computing, step.communication_not_overlapped), step.free);
       EnsureNpuDevice(&p_, device_);
       // The database's own STEP_TIME row of that step (start and end) gets the breakdown.
       for (StepRow& existing : p_.steps.rows) {
