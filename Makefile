@@ -66,7 +66,9 @@ build: deps venv
 	  echo "$(CURDIR)/python" > $$site/pypto-dev.pth; \
 	  ln -sf $(CURDIR)/$(PYPTO) $(VENV)/bin/pypto
 
-build-asan: deps
+# One clang tree for ASan + UBSan: the unit, golden and sweep tests (test-asan)
+# and the libFuzzer targets (fuzz) share its objects.
+build-asan: fuzz-deps
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 
@@ -143,18 +145,18 @@ fuzz-deps: deps
 
 FUZZ_BINARIES := fuzz_detect fuzz_kineto fuzz_ascend_csv fuzz_trace_view fuzz_ascend_db fuzz_pypto_db fuzz_graph_report
 build-fuzz: fuzz-deps
-	@cmake --preset fuzz >/dev/null
-	@cmake --build --preset fuzz -j $(JOBS) --target $(FUZZ_BINARIES)
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS) --target $(FUZZ_BINARIES)
 
 fuzz: build-fuzz build
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash fuzz/run_fuzz.sh
+	@FUZZ_BUILD=build/asan FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash fuzz/run_fuzz.sh
 	@echo "fuzz: python_api (atheris) for $(FUZZ_SECONDS) s"
-	@mkdir -p build/fuzz/work/python_api build/fuzz/artifacts/python_api
+	@mkdir -p build/asan/work/python_api build/asan/artifacts/python_api
 	@$(PY) fuzz/python/fuzz_python_api.py -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
-	  -artifact_prefix=build/fuzz/artifacts/python_api/ build/fuzz/work/python_api fuzz/regressions/python_api \
+	  -artifact_prefix=build/asan/artifacts/python_api/ build/asan/work/python_api fuzz/regressions/python_api \
 	  fuzz/corpus/kineto fuzz/corpus/detect fuzz/corpus/ascend_csv fuzz/corpus/pypto_db 2>&1 \
 	  | grep -E "^(Done|==[0-9]+== ERROR|SUMMARY)" ; \
-	  n=$$(find build/fuzz/artifacts/python_api -type f | wc -l); echo "python_api findings: $$n"; [ $$n -eq 0 ]
+	  n=$$(find build/asan/artifacts/python_api -type f | wc -l); echo "python_api findings: $$n"; [ $$n -eq 0 ]
 
 clean:
 	rm -rf build

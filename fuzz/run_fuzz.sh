@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-FUZZ_BUILD=${FUZZ_BUILD:-build/fuzz}
+FUZZ_BUILD=${FUZZ_BUILD:-build/asan}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_JOBS=${FUZZ_JOBS:-2}            # targets run side by side (one core each)
 # Per-input limits: 10 s is ~1000x the slowest seed in this build; 2048 MB is

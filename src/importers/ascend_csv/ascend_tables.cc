@@ -937,7 +937,9 @@ void AddStepsFromStepIds(Profile* profile, const std::vector<int64_t>& step_of_t
   const StrId source = profile->Intern(kStepSourceStepIdColumn);
   size_t added = 0;
   for (const auto& [key, span] : spans) {
-    const auto [device, number] = key;
+    // Plain copies: clang 14 cannot capture structured bindings in a lambda.
+    const int32_t device = key.first;
+    const int64_t number = key.second;
     const bool known = std::any_of(steps.begin(), steps.end(), [&](const StepRow& s) {
       return s.number == number && (s.device < 0 || s.device == device);
     });
