@@ -27,6 +27,20 @@ std::vector<std::string> DefaultSyncRuntimeNames() {
           "aclrtSynchronizeEvent", "aclrtSynchronizeStreamWithTimeout"};
 }
 
+std::vector<std::string> DefaultBlockingOperatorNames() {
+  // aten::item calls aten::_local_scalar_dense (a D2H copy of one value, then a
+  // stream sync); bool(t) is aten::is_nonzero; nonzero must know its output size.
+  return {"aten::item", "aten::_local_scalar_dense", "aten::is_nonzero", "aten::nonzero"};
+}
+
+std::vector<std::string> DefaultBlockingCopyRuntimeNames() {
+  // The synchronous copy APIs of CUDA (runtime and driver), HIP and AscendCL;
+  // their *Async forms return at once and are not listed.
+  return {"cudaMemcpy",      "cudaMemcpy2D",        "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoD_v2",
+          "hipMemcpy",       "hipMemcpyWithStream", "hipMemcpy2D",     "hipMemcpyDtoH",   "aclrtMemcpy",
+          "aclrtMemcpy2d"};
+}
+
 const char* DeviceTaskKindLabel(DeviceTaskKind kind) {
   switch (kind) {
     case DeviceTaskKind::kKernel: return "kernel";
@@ -476,9 +490,20 @@ class CallGraphBuilder {
 
     const std::vector<uint8_t> graph_launch = NameFlags(p_, g_.options_.graph_launch_names);
     const std::vector<uint8_t> sync_names = NameFlags(p_, g_.options_.sync_runtime_names);
+    const std::vector<uint8_t> blocking_copies = NameFlags(p_, g_.options_.blocking_copy_runtime_names);
     g_.is_sync_call_.assign(n, 0);
     for (size_t op = 0; op < n; ++op) {
-      if (IsRuntimeKind(h.kind[op]) && sync_names[h.name[op]]) g_.is_sync_call_[op] = 1;
+      if (IsRuntimeKind(h.kind[op]) && (sync_names[h.name[op]] || blocking_copies[h.name[op]]))
+        g_.is_sync_call_[op] = 1;
+    }
+    // Blocking operators wait for a device only where there is one: in a
+    // CPU-only profile (CPU compute tasks from first_cpu_task_ on) aten::item
+    // is CPU work.
+    if (first_cpu_task_ > 0) {
+      const std::vector<uint8_t> blocking = NameFlags(p_, g_.options_.blocking_operator_names);
+      for (size_t op = 0; op < n; ++op) {
+        if (h.kind[op] == HostOpKind::kOperator && blocking[h.name[op]]) g_.is_sync_call_[op] = 1;
+      }
     }
 
     g_.task_operator_.assign(m, kNoIndex);

@@ -43,6 +43,20 @@ std::vector<std::string> DefaultGraphLaunchNames();
 // Host runtime calls that block until device work finishes (CUDA, HIP, CANN
 // AscendCL). Their end is a sync point in the critical path.
 std::vector<std::string> DefaultSyncRuntimeNames();
+// Framework operators that block the host until the device work before them
+// is done: reading a device value on the host (`.item()`, `bool(t)`) or an
+// output whose size depends on device data (`nonzero`). On a profile with
+// device tasks they are sync calls like the runtime calls above, so the
+// time they spend waiting is a sync wait, not host-bound work — the runtime
+// call inside them (cudaStreamSynchronize, aclrtSynchronizeStream) is often
+// missing from the trace (Ascend Level0/1, CPU-only activities).
+std::vector<std::string> DefaultBlockingOperatorNames();
+// Synchronous copies (cudaMemcpy, hipMemcpyWithStream, aclrtMemcpy): the call
+// returns when the copy is done, so it first waits for the work queued before
+// it on the stream. On the path they are sync calls: a 463 ms
+// hipMemcpyWithStream behind a decode step's kernels is a sync wait, not
+// launch overhead. (Not stream syncs for the stream_sync detector.)
+std::vector<std::string> DefaultBlockingCopyRuntimeNames();
 
 // CPU compute tasks (GraphOptions::cpu_ops_as_device_tasks): an operator with
 // operators inside it is still the task when at least this share of its time
@@ -55,6 +69,8 @@ struct GraphOptions {
   TimeNs nesting_tolerance_ns = kDefaultNestingToleranceNs;
   std::vector<std::string> graph_launch_names = DefaultGraphLaunchNames();
   std::vector<std::string> sync_runtime_names = DefaultSyncRuntimeNames();
+  std::vector<std::string> blocking_operator_names = DefaultBlockingOperatorNames();
+  std::vector<std::string> blocking_copy_runtime_names = DefaultBlockingCopyRuntimeNames();
   // Prefix of the user annotations that bound a step; N is parsed after it.
   std::string step_annotation_prefix = "ProfilerStep#";
   // CPU-only profiles (no device task at all): the CPU is the device. Each
@@ -207,6 +223,7 @@ struct CriticalPath {
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;      // nodes in a dependency cycle (inconsistent times): skipped
   uint64_t skipped_edges = 0;      // edges going back in time beyond the tolerance (partial overlaps): left out
+  uint64_t queued_tasks = 0;       // tasks queued behind device work: their launch is not on the path
 };
 
 // Most threads that compute per-step critical paths at once: 8, as for parsing
@@ -324,7 +341,7 @@ class OperatorCallGraph {
   friend class CriticalPathBuilder;  // critical_path.cc
 
   StatusOr<CriticalPath> ComputeCriticalPathImpl(std::optional<size_t> step, bool keep_segments) const;
-  StatusOr<CriticalPath> ComputeCriticalPathImpl(TimeWindow window, bool keep_segments) const;
+  StatusOr<CriticalPath> ComputeCriticalPathImpl(TimeWindow window, bool keep_segments, int32_t device = -1) const;
   // Rows of task_by_anchor_ whose anchor lies in [window.start, window.end).
   std::pair<uint32_t, uint32_t> StepTaskRange(TimeWindow window) const;
 

@@ -58,12 +58,26 @@ class RowMap {
   std::vector<int32_t> local_;
 };
 
+// A thread idle at least this long between two of its root ops was waiting
+// for another thread to hand it work (AddThreadHandOffEdges). 100 µs: well
+// above the gaps between back-to-back operators of one thread (a few µs of
+// Python between calls) and below a DataLoader or backward hand-off (ms).
+inline constexpr TimeNs kThreadHandOffGapNs = 100'000;
+// Longest time from a launch call's return to its task's start on an idle
+// device that is still launch latency (ns). Kernel launch latency is ~5-20 µs
+// on CUDA/HIP and tens of µs on Ascend; 100 µs leaves room for a busy driver.
+// A task starting later waited for something else (AddDeviceEdges).
+inline constexpr TimeNs kMaxLaunchLatencyNs = 100'000;
+
 class CriticalPathBuilder {
  public:
   CriticalPathBuilder(const OperatorCallGraph& graph, bool keep_segments)
       : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks), keep_segments_(keep_segments) {}
 
-  CriticalPath Run(TimeWindow window) {
+  // `device` >= 0: the step of one device (per-device step rows, one rank of
+  // a merged multi-rank profile): only that device's tasks and the host
+  // threads of the processes that launch on it take part.
+  CriticalPath Run(TimeWindow window, int32_t device = -1) {
     CriticalPath path;
     tolerance_ = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
     path.window = window;
@@ -71,7 +85,8 @@ class CriticalPathBuilder {
     tasks_.clear();
     edges_.clear();
     skipped_edges_ = 0;
-    SelectEvents(window);
+    queued_tasks_ = 0;
+    SelectEvents(window, device);
     // At most: per host op one edge per child, one closing edge, one root edge
     // and one sync edge; per task its own, launch and stream edges. Reserved
     // so the vector never doubles (a whole 1 GB trace has ~3.5 M edges);
@@ -79,13 +94,13 @@ class CriticalPathBuilder {
     edges_.reserve(4 * hosts_.size() + 4 * tasks_.size());
     AddHostEdges();
     AddDeviceEdges();
-    AddCommunicationWaitEdges();
     AddSyncEdges();
     // Row -> local index maps are not needed any more.
     host_local_.Release();
     task_local_.Release();
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
+    path.queued_tasks = queued_tasks_;
     return path;
   }
 
@@ -104,7 +119,8 @@ class CriticalPathBuilder {
     kLaunch,       // launcher start -> task start: host op = src's op, task = dst's task
     kGap,          // stream predecessor end -> task start: task = dst's task
     kSync,         // task end -> sync call end: host op = dst's op, task = src's task
-    kCrossStream,  // communication <-> compute on another stream of the device: task = dst's task
+    kThreadHandOff,  // between threads (AddThreadHandOffEdges): host op = the other thread's op
+    kCrossStream,  // a wait on another stream of the device (AddCrossStreamWaits): task = dst's task
   };
   struct Edge {
     uint32_t src, dst;
@@ -126,7 +142,7 @@ class CriticalPathBuilder {
   std::pair<int32_t, int32_t> Owners(const Edge& e) const {
     switch (e.type) {
       case EdgeType::kFirstChild: return {HostOf(e.src), kNoIndex};
-      case EdgeType::kNextChild: return {h_.parent[HostOf(e.dst)], kNoIndex};
+      case EdgeType::kNextChild: return {static_cast<int32_t>(hosts_[path_parent_[e.dst / 2]]), kNoIndex};
       case EdgeType::kLastChild:
       case EdgeType::kLeaf: return {HostOf(e.dst), kNoIndex};
       case EdgeType::kRootToRoot: return {kNoIndex, kNoIndex};
@@ -134,27 +150,63 @@ class CriticalPathBuilder {
       case EdgeType::kLaunch: return {HostOf(e.src), TaskOf(e.dst)};
       case EdgeType::kGap: return {kNoIndex, TaskOf(e.dst)};
       case EdgeType::kSync: return {HostOf(e.dst), TaskOf(e.src)};
+      case EdgeType::kThreadHandOff:  // the op of the other thread: the start's source, the end's target
+        return {e.src % 2 == 0 ? HostOf(e.src) : HostOf(e.dst), kNoIndex};
       case EdgeType::kCrossStream: return {kNoIndex, TaskOf(e.dst)};
     }
     return {kNoIndex, kNoIndex};
   }
   TimeNs Weight(const Edge& e) const { return node_time_[e.dst] - node_time_[e.src]; }
 
-  void SelectEvents(TimeWindow w) {
+  // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
+  // unknown categories: markers, not work. Python frames (with_stack) are the
+  // call stack around the work, not work: where they are not nested with the
+  // operators (the Ascend DB keeps them on a track of their own) a frame such
+  // as `main.py: train` is a 138 ms leaf that, starting first, became the
+  // whole path (100 % host-bound); where they are nested, their time between
+  // operators stays host-bound through the edges between roots.
+  bool IsPathHostOp(uint32_t op) const {
+    return h_.kind[op] != HostOpKind::kOther && h_.kind[op] != HostOpKind::kPython;
+  }
+
+  // Per host track: does it take part in the path of `device`'s step? Tracks
+  // of a process (pid token) that launched a task on another device only are
+  // left out; with no launch links at all every track takes part.
+  std::vector<uint8_t> HostTracksOfDevice(int32_t device) const {
+    const TrackTable& tracks = g_.profile().tracks;
+    std::vector<uint8_t> keep(tracks.size(), 1);
+    if (device < 0) return keep;
+    // pid token -> 1: launches on `device`, 2: launches elsewhere only.
+    std::map<StrId, uint8_t> process;
+    for (size_t t = 0; t < d_.size(); ++t) {
+      const int32_t launcher = d_.launcher[t];
+      if (launcher < 0) continue;
+      uint8_t& state = process[tracks.pid_token[h_.track[launcher]]];
+      if (tracks.device[d_.track[t]] == device) {
+        state = 1;
+      } else if (state == 0) {
+        state = 2;
+      }
+    }
+    for (size_t k = 0; k < tracks.size(); ++k) {
+      auto it = process.find(tracks.pid_token[k]);
+      if (it != process.end() && it->second == 2) keep[k] = 0;
+    }
+    return keep;
+  }
+
+  void SelectEvents(TimeWindow w, int32_t device) {
+    const std::vector<uint8_t> host_track_kept = HostTracksOfDevice(device);
     // Host ops starting in the window, in ts order.
     const auto& by_ts = g_.host_by_ts_;
     auto first = std::lower_bound(by_ts.begin(), by_ts.end(), w.start,
                                   [&](uint32_t op, TimeNs v) { return h_.ts[op] < v; });
-    // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
-    // unknown categories: markers, not work, so they take no part in the path.
     for (auto it = first; it != by_ts.end() && h_.ts[*it] < w.end; ++it) {
-      if (h_.kind[*it] == HostOpKind::kOther) continue;
-      hosts_.push_back(*it);
+      if (IsPathHostOp(*it) && host_track_kept[h_.track[*it]]) hosts_.push_back(*it);
     }
     // A zero-length window (empty profile, or one instant): take ops at w.start.
     for (auto it = first; w.end == w.start && it != by_ts.end() && h_.ts[*it] == w.start; ++it) {
-      if (h_.kind[*it] == HostOpKind::kOther) continue;
-      hosts_.push_back(*it);
+      if (IsPathHostOp(*it) && host_track_kept[h_.track[*it]]) hosts_.push_back(*it);
     }
     // Device tasks anchored in the window (launched from it, or running in it
     // when unlinked); device annotations and sync rows are not work.
@@ -163,6 +215,7 @@ class CriticalPathBuilder {
     for (uint32_t i = begin; i < end; ++i) {
       const uint32_t t = g_.task_by_anchor_[i];
       if (d_.kind[t] == DeviceTaskKind::kAnnotation || d_.kind[t] == DeviceTaskKind::kSync) continue;
+      if (device >= 0 && g_.profile().tracks.device[d_.track[t]] != device) continue;
       selected.push_back(t);
     }
     internal::SortUnlessSorted(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
@@ -209,17 +262,57 @@ class CriticalPathBuilder {
     return PathSegmentKind::kHostBound;
   }
 
+  // Nesting among the path's ops (IsPathHostOp) by time on each thread: an
+  // op's parent is the innermost path op of its thread that contains it. Not
+  // the call graph's parent: Python frames that straddle a step's boundary
+  // (record_function's __exit__ starts inside ProfilerStep#N and ends after
+  // it) break that nesting, which left a step's operators as roots and their
+  // step's whole span as one host-bound edge. Fills path_parent_ and
+  // children (CSR over child_offsets, each parent's children in ts order).
+  void NestPathHostOps(std::vector<uint32_t>& child_offsets, std::vector<uint32_t>& children) {
+    const size_t n = hosts_.size();
+    path_parent_.assign(n, -1);
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const uint32_t oa = hosts_[a], ob = hosts_[b];
+      if (h_.track[oa] != h_.track[ob]) return h_.track[oa] < h_.track[ob];
+      if (h_.ts[oa] != h_.ts[ob]) return h_.ts[oa] < h_.ts[ob];
+      if (HostEnd(oa) != HostEnd(ob)) return HostEnd(oa) > HostEnd(ob);  // the outer one first
+      return a < b;
+    });
+    std::vector<uint32_t> open;  // enclosing ops of the current thread, outermost first
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t i = order[k];
+      const uint32_t op = hosts_[i];
+      if (k > 0 && h_.track[hosts_[order[k - 1]]] != h_.track[op]) open.clear();
+      while (!open.empty() && HostEnd(hosts_[open.back()]) < HostEnd(op) - tolerance_) open.pop_back();
+      if (!open.empty()) path_parent_[i] = static_cast<int32_t>(open.back());
+      open.push_back(i);
+    }
+    child_offsets.assign(n + 1, 0);
+    for (uint32_t i = 0; i < n; ++i)
+      if (path_parent_[i] >= 0) ++child_offsets[path_parent_[i] + 1];
+    for (size_t i = 0; i < n; ++i) child_offsets[i + 1] += child_offsets[i];
+    children.assign(child_offsets[n], 0);
+    std::vector<uint32_t> fill(child_offsets.begin(), child_offsets.end() - 1);
+    for (uint32_t i : order)
+      if (path_parent_[i] >= 0) children[fill[path_parent_[i]]++] = i;
+  }
+
   // Op start -> first child start, child end -> next child start, last child
   // end -> op end (the host time in between is the op's own work); a leaf's
   // start -> end; consecutive roots of a thread: end -> next start.
   void AddHostEdges() {
+    const size_t n = hosts_.size();
+    std::vector<uint32_t> child_offsets, children;
+    NestPathHostOps(child_offsets, children);
     std::vector<int32_t> last_root_of_track(g_.profile().tracks.size(), -1);
-    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
       const uint32_t op = hosts_[i];
       int32_t previous = -1;
-      for (uint32_t child : g_.Children(op)) {
-        const int32_t c = host_local_[child];
-        if (c < 0) continue;
+      for (uint32_t k = child_offsets[i]; k < child_offsets[i + 1]; ++k) {
+        const int32_t c = static_cast<int32_t>(children[k]);
         if (previous < 0) {
           AddEdge(HostStart(i), HostStart(c), PathSegmentKind::kHostBound, EdgeType::kFirstChild);
         } else {
@@ -232,11 +325,94 @@ class CriticalPathBuilder {
       } else {
         AddEdge(HostFinish(previous), HostFinish(i), PathSegmentKind::kHostBound, EdgeType::kLastChild);
       }
-      const int32_t parent = h_.parent[op];
-      if (parent < 0 || host_local_[parent] < 0) {  // a root inside the window
+      if (path_parent_[i] < 0) {  // a root inside the window
         int32_t& last = last_root_of_track[h_.track[op]];
         if (last >= 0) AddEdge(HostFinish(last), HostStart(i), PathSegmentKind::kHostBound, EdgeType::kRootToRoot);
         last = static_cast<int32_t>(i);
+      }
+    }
+    AddThreadHandOffEdges();
+  }
+
+  // Hand-offs between threads, which the trace records no event for. A
+  // thread that starts working after being idle (its first root in the
+  // window, or a root after kThreadHandOffGapNs without work) was handed that
+  // work by another thread — the autograd engine's backward thread by
+  // loss.backward() on the main thread, a DataLoader worker by __next__ —
+  // so an edge runs from the start of the innermost op of another thread
+  // running at that moment (the latest-starting one). A thread that goes
+  // idle (its last root, or one before such a gap) hands its result back to
+  // the op of another thread that was waiting for it (the innermost, the
+  // one ending first after it, within kThreadHandOffGapNs): an edge from its
+  // end to that op's end.
+  // Without them a worker thread's chain began in mid-step and led nowhere,
+  // so the device work it launched (a gradient all-reduce) was never on the
+  // path, and the main thread's wait for it (loss.backward(), an
+  // annotation around it) read as host-bound.
+  void AddThreadHandOffEdges() {
+    struct Query {
+      TimeNs at;
+      uint32_t root;  // local index
+      bool join;      // true: the root hands back at its end; false: it was started at its start
+    };
+    std::vector<Query> queries;
+    std::vector<int32_t> last_root(g_.profile().tracks.size(), -1);
+    auto close_burst = [&](int32_t root) {
+      if (root >= 0) queries.push_back({HostEnd(hosts_[root]), static_cast<uint32_t>(root), true});
+    };
+    size_t tracks_with_roots = 0;
+    for (uint32_t i = 0; i < hosts_.size(); ++i) {
+      if (path_parent_[i] >= 0) continue;
+      int32_t& last = last_root[h_.track[hosts_[i]]];
+      if (last < 0) ++tracks_with_roots;
+      if (last < 0 || h_.ts[hosts_[i]] - HostEnd(hosts_[last]) >= kThreadHandOffGapNs) {
+        close_burst(last);
+        queries.push_back({h_.ts[hosts_[i]], i, false});
+      }
+      if (last < 0 || HostEnd(hosts_[i]) > HostEnd(hosts_[last])) last = static_cast<int32_t>(i);
+    }
+    if (tracks_with_roots < 2) return;
+    for (int32_t last : last_root) close_burst(last);
+    std::sort(queries.begin(), queries.end(), [](const Query& a, const Query& b) { return a.at < b.at; });
+    // Sweep in time: per thread, the stack of its path ops open at the
+    // query's time (path ops nest per thread, NestPathHostOps).
+    std::vector<std::vector<uint32_t>> open(g_.profile().tracks.size());
+    std::vector<uint32_t> active_tracks;
+    size_t next = 0;
+    for (const Query& q : queries) {
+      for (; next < hosts_.size() && h_.ts[hosts_[next]] <= q.at; ++next) {
+        std::vector<uint32_t>& stack = open[h_.track[hosts_[next]]];
+        while (!stack.empty() && HostEnd(hosts_[stack.back()]) < h_.ts[hosts_[next]]) stack.pop_back();
+        if (stack.empty()) active_tracks.push_back(h_.track[hosts_[next]]);
+        stack.push_back(static_cast<uint32_t>(next));
+      }
+      const uint32_t own_track = h_.track[hosts_[q.root]];
+      int32_t best = -1;
+      for (uint32_t track : active_tracks) {
+        if (track == own_track) continue;
+        std::vector<uint32_t>& stack = open[track];
+        while (!stack.empty() && HostEnd(hosts_[stack.back()]) < q.at) stack.pop_back();
+        if (stack.empty()) continue;
+        const uint32_t candidate = stack.back();
+        // Strictly before / after: two threads starting (ending) at the same
+        // instant must not hand off to each other (a zero-length cycle).
+        if (q.join ? HostEnd(hosts_[candidate]) <= q.at : h_.ts[hosts_[candidate]] >= q.at) continue;
+        // An op waiting for the thread returns right after it: one ending
+        // more than kThreadHandOffGapNs later was doing something else.
+        if (q.join && HostEnd(hosts_[candidate]) - q.at > kThreadHandOffGapNs) continue;
+        const bool better = best < 0 || (q.join ? HostEnd(hosts_[candidate]) < HostEnd(hosts_[best])
+                                                 : h_.ts[hosts_[candidate]] > h_.ts[hosts_[best]]);
+        if (better) best = static_cast<int32_t>(candidate);
+      }
+      // Tracks whose stacks emptied drop out of the active list.
+      active_tracks.erase(std::remove_if(active_tracks.begin(), active_tracks.end(),
+                                         [&](uint32_t track) { return open[track].empty(); }),
+                          active_tracks.end());
+      if (best < 0) continue;
+      if (q.join) {
+        AddEdge(HostFinish(q.root), HostFinish(best), PathSegmentKind::kHostBound, EdgeType::kThreadHandOff);
+      } else {
+        AddEdge(HostStart(best), HostStart(q.root), PathSegmentKind::kHostBound, EdgeType::kThreadHandOff);
       }
     }
   }
@@ -250,41 +426,76 @@ class CriticalPathBuilder {
     }
   }
 
-  // Task start -> end; launch call start -> task start; stream order: the end
-  // of the task that finished last so far -> next start (a gap), unless the
-  // next one starts well before that end (concurrent work on one stream row).
+  // Task start -> end; stream order: the end of the task that finished last so
+  // far -> next start (a gap), unless the next one starts well before that end
+  // (concurrent work on one stream row); work on another stream of the device
+  // the task waited for (AddCrossStreamWaits); launch call start -> task start
+  // unless the task was queued behind device work (below).
   void AddDeviceEdges() {
     const TimeNs tol = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
+    // End of the device work each task followed (own stream or cross-stream wait).
+    std::vector<TimeNs> device_ready(tasks_.size(), std::numeric_limits<TimeNs>::min());
     int32_t last = -1;
     for (uint32_t j = 0; j < tasks_.size(); ++j) {
       const uint32_t t = tasks_[j];
       AddEdge(TaskStart(j), TaskFinish(j), TaskKind(d_.kind[t]), EdgeType::kTask);
-      const int32_t launcher = d_.launcher[t];
-      if (launcher >= 0 && host_local_[launcher] >= 0) {
-        AddEdge(HostStart(host_local_[launcher]), TaskStart(j), PathSegmentKind::kLaunchOverhead, EdgeType::kLaunch);
-      }
       if (last >= 0 && d_.track[tasks_[last]] != d_.track[t]) last = -1;
       if (last >= 0) {
         if (d_.ts[t] >= TaskEnd(tasks_[last]) - tol) {
           AddEdge(TaskFinish(last), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kGap);
+          device_ready[j] = TaskEnd(tasks_[last]);
         }
         if (TaskEnd(t) > TaskEnd(tasks_[last])) last = static_cast<int32_t>(j);
       } else {
         last = static_cast<int32_t>(j);
       }
     }
+    AddCrossStreamWaits(device_ready);
+    // Launch overhead is only the time the device sat idle waiting for the
+    // launch. A task that started after its launch call had returned, right
+    // when the device work before it ended, was queued behind that work (a
+    // device backlog): the device chain, not the launch, held it back, so the
+    // launch edge is left out and the path runs through the device.
+    for (uint32_t j = 0; j < tasks_.size(); ++j) {
+      const uint32_t t = tasks_[j];
+      const int32_t launcher = d_.launcher[t];
+      if (launcher < 0 || host_local_[launcher] < 0) continue;
+      const TimeNs launch_returned = HostEnd(static_cast<uint32_t>(launcher));
+      const bool queued = d_.ts[t] > launch_returned + tol && device_ready[j] > launch_returned + tol;
+      if (queued) {
+        ++queued_tasks_;
+        continue;
+      }
+      // Started long after the launch returned on an idle device: it waited
+      // for something the trace does not show (another process on the device,
+      // an event), not for its launch. The call itself stays launch overhead
+      // (its leaf edge); from its return to the task's start the device sat
+      // idle with work queued: a gap, like the one between two tasks. Not
+      // for graph replays: the runtime submits a graph's tasks after the
+      // launch call returns (hipGraphLaunch on ROCm takes ms), which is
+      // launch overhead.
+      if (d_.ts[t] > launch_returned + kMaxLaunchLatencyNs && !d_.graph_launched[t]) {
+        AddEdge(HostFinish(host_local_[launcher]), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kLaunch);
+        continue;
+      }
+      AddEdge(HostStart(host_local_[launcher]), TaskStart(j), PathSegmentKind::kLaunchOverhead, EdgeType::kLaunch);
+    }
   }
 
-  // Exposed communication. A collective and the compute it feeds run on
-  // different streams of one device (HCCL/NCCL streams, the COMMUNICATION
-  // core), and the profile carries no event linking them. When a task starts
-  // after a gap on its own stream, the work of the other kind (communication
-  // for a compute task, compute for a communication task) on the same device
-  // that ended last inside that gap is what it waited for: an edge from that
-  // end to this start. The path then runs through an exposed collective
-  // instead of calling its time a kernel-to-kernel gap — the time
-  // msprof-analyze's step_trace_time counts as Communication(Not Overlapped).
-  void AddCommunicationWaitEdges() {
+  // Waits across the streams of one device, which the profile records no
+  // event for. When a task starts after a gap on its own stream (or is the
+  // first on it), the work on another stream of the same device that ended
+  // last inside that gap is what it waited for — an edge from that end to
+  // this start — in two cases:
+  //  * communication <-> compute: a collective and the compute it feeds run
+  //    on different streams (HCCL/NCCL streams, the COMMUNICATION core). The
+  //    path then runs through an exposed collective instead of calling its
+  //    time a kernel-to-kernel gap — the time msprof-analyze's
+  //    step_trace_time counts as Communication(Not Overlapped).
+  //  * a queued task (it started after its launch call returned) waited for
+  //    the device work of any kind that ended when it started (an event wait
+  //    on another stream, or a full device), not for its launch.
+  void AddCrossStreamWaits(std::vector<TimeNs>& device_ready) {
     const TrackTable& tracks = g_.profile().tracks;
     struct Ended {
       TimeNs end;
@@ -292,17 +503,23 @@ class CriticalPathBuilder {
     };
     // Per device, per kind (0 = compute/copy, 1 = communication): tasks by end.
     std::map<int32_t, std::array<std::vector<Ended>, 2>> by_device;
-    bool any_communication = false;
     for (uint32_t j = 0; j < tasks_.size(); ++j) {
       const uint32_t t = tasks_[j];
       const bool comm = d_.kind[t] == DeviceTaskKind::kCommunication;
-      any_communication |= comm;
       by_device[tracks.device[d_.track[t]]][comm ? 1 : 0].push_back({TaskEnd(t), j});
     }
-    if (!any_communication) return;
     for (auto& [device, lists] : by_device)
       for (auto& list : lists)
         std::sort(list.begin(), list.end(), [](const Ended& a, const Ended& b) { return a.end < b.end; });
+    // The task of a list that ended last by `limit`, on a stream other than
+    // `track` and after `after`; -1 when none.
+    auto last_ended = [&](const std::vector<Ended>& list, TimeNs limit, TimeNs after, uint32_t track) -> int64_t {
+      auto it = std::upper_bound(list.begin(), list.end(), limit, [](TimeNs v, const Ended& e) { return v < e.end; });
+      if (it == list.begin()) return -1;
+      const Ended& e = *(it - 1);
+      if (e.end <= after || d_.track[tasks_[e.local]] == track) return -1;
+      return e.local;
+    };
     // Stream predecessors' ends, as AddDeviceEdges saw them (tasks_ is in (track, ts) order).
     TimeNs stream_end = 0;
     bool has_predecessor = false;
@@ -312,14 +529,24 @@ class CriticalPathBuilder {
       const TimeNs gap_start = has_predecessor ? stream_end : std::numeric_limits<TimeNs>::min();
       const bool after_gap = !has_predecessor || d_.ts[t] > stream_end + tolerance_;
       if (after_gap) {
+        const auto& lists = by_device[tracks.device[d_.track[t]]];
+        const TimeNs limit = d_.ts[t] + tolerance_;
         const bool comm = d_.kind[t] == DeviceTaskKind::kCommunication;
-        const auto& other = by_device[tracks.device[d_.track[t]]][comm ? 0 : 1];
-        auto it = std::upper_bound(other.begin(), other.end(), d_.ts[t] + tolerance_,
-                                   [](TimeNs v, const Ended& e) { return v < e.end; });
-        if (it != other.begin()) {
-          const Ended& waited = *(it - 1);
-          if (waited.end > gap_start && d_.track[tasks_[waited.local]] != d_.track[t])
-            AddEdge(TaskFinish(waited.local), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kCrossStream);
+        int64_t waited = last_ended(lists[comm ? 0 : 1], limit, gap_start, d_.track[t]);
+        const int32_t launcher = d_.launcher[t];
+        if (waited < 0 && launcher >= 0 && host_local_[launcher] >= 0) {
+          const TimeNs launch_returned = HostEnd(static_cast<uint32_t>(launcher));
+          if (d_.ts[t] > launch_returned + tolerance_) {
+            const TimeNs after = std::max(gap_start, launch_returned + tolerance_);
+            const int64_t a = last_ended(lists[0], limit, after, d_.track[t]);
+            const int64_t b = last_ended(lists[1], limit, after, d_.track[t]);
+            waited = (a < 0 || (b >= 0 && TaskEnd(tasks_[b]) > TaskEnd(tasks_[a]))) ? b : a;
+          }
+        }
+        if (waited >= 0) {
+          const uint32_t w = static_cast<uint32_t>(waited);
+          AddEdge(TaskFinish(w), TaskStart(j), PathSegmentKind::kKernelGap, EdgeType::kCrossStream);
+          device_ready[j] = std::max(device_ready[j], TaskEnd(tasks_[w]));
         }
       }
       stream_end = has_predecessor ? std::max(stream_end, TaskEnd(t)) : TaskEnd(t);
@@ -457,13 +684,16 @@ class CriticalPathBuilder {
   std::vector<Edge> edges_;
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
+  uint64_t queued_tasks_ = 0;
+  std::vector<int32_t> path_parent_;  // per host op (local): local index of its parent among the path's ops, or -1
   bool keep_segments_ = true;
 };
 
-StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, bool keep_segments) const {
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, bool keep_segments,
+                                                                  int32_t device) const {
   if (window.end < window.start) return InvalidArgumentError("critical path: window ends before it starts");
   CriticalPathBuilder builder(*this, keep_segments);
-  return builder.Run(window);
+  return builder.Run(window, device);
 }
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<size_t> step,
@@ -477,7 +707,7 @@ StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<
   if (*step >= steps_.size()) {
     return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
   }
-  return ComputeCriticalPathImpl(steps_[*step].cpu, keep_segments);
+  return ComputeCriticalPathImpl(steps_[*step].cpu, keep_segments, steps_[*step].device);
 }
 
 bool OperatorCallGraph::HasSeparateHostSteps() const {
@@ -497,7 +727,7 @@ std::vector<CriticalPath> OperatorCallGraph::ComputeEveryStepCriticalPathTotals(
   std::atomic<size_t> next{0};
   auto work = [&] {
     CriticalPathBuilder builder(*this, /*keep_segments=*/false);
-    for (size_t i = next++; i < steps; i = next++) paths[i] = builder.Run(steps_[i].cpu);
+    for (size_t i = next++; i < steps; i = next++) paths[i] = builder.Run(steps_[i].cpu, steps_[i].device);
   };
   {
     std::vector<std::jthread> helpers;  // joined at the end of this block

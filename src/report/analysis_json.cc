@@ -96,6 +96,7 @@ void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
   json.KeyUint("edges", path.edges);
   json.KeyUint("dropped_nodes", path.dropped_nodes);
   json.KeyUint("skipped_edges", path.skipped_edges);
+  json.KeyUint("queued_tasks", path.queued_tasks);
   json.EndObject();
 }
 

@@ -79,6 +79,7 @@ CriticalPathSummary ConvertCriticalPath(const CriticalPath& path) {
   out.edges = path.edges;
   out.dropped_nodes = path.dropped_nodes;
   out.skipped_edges = path.skipped_edges;
+  out.queued_tasks = path.queued_tasks;
   return out;
 }
 

@@ -129,6 +129,7 @@ struct CriticalPathSummary {
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;
   uint64_t skipped_edges = 0;
+  uint64_t queued_tasks = 0;  // tasks queued behind device work: their launch is not on the path
 };
 
 struct DataLossSummary {

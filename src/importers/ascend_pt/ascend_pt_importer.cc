@@ -8,6 +8,7 @@
 #include "importers/ascend_db/analysis_db.h"
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
+#include "model/profile_merge.h"
 
 namespace pypto {
 namespace {
@@ -256,31 +257,58 @@ class AscendPtImporterImpl final : public Importer {
   }
 
  private:
+  // Each run is imported into a profile of its own and appended with the
+  // multi-rank merge (model/profile_merge.h): the runs' ids (connection ids,
+  // correlation ids, flows) are per process and repeat across ranks, so read
+  // into one profile a rank's tasks linked to the other rank's host ops (the
+  // 2-rank allreduce DB: 369 of rank 1's tasks "launched" by rank 0).
   static Status ImportRanks(const std::string& path, const std::vector<const io::DirEntry*>& runs,
                             const ImportOptions& options, Profile* profile) {
+    struct Run {
+      Profile profile;
+      int32_t rank = -1;
+      int read = 0;
+      std::string label;
+    };
+    std::vector<Run> imported(runs.size());
     int total = 0;
     for (size_t i = 0; i < runs.size(); ++i) {
       const io::DirEntry& run = *runs[i];
-      size_t tasks_before = profile->device_tasks.size();
-      size_t devices_before = profile->devices.size();
       // Without a rank in the name, the folder's place stands in only when
       // there are several (one run keeps the Device_id its files write).
       int32_t hint = RankFromName(run.name);
       if (hint < 0 && runs.size() > 1) hint = static_cast<int32_t>(i);
-      PYPTO_ASSIGN_OR_RETURN(int read, ImportRunDir(run.path, hint, options, profile));
-      total += read;
+      Run& r = imported[i];
+      r.label = run.name;
+      PYPTO_ASSIGN_OR_RETURN(r.read, ImportRunDir(run.path, hint, options, &r.profile));
+      total += r.read;
+      r.rank = hint;
+      if (r.profile.devices.size() == 1) r.rank = r.profile.devices.rows[0].index;
+      auto it = r.profile.metadata.find("rank_id");
+      if (r.rank < 0 && it != r.profile.metadata.end()) r.rank = std::atoi(it->second.c_str());
       std::string devices;
-      for (size_t d = devices_before; d < profile->devices.size(); ++d)
-        devices += (devices.empty() ? "" : ",") + std::to_string(profile->devices.rows[d].index);
-      profile->notes.push_back(run.path + ": rank " + (devices.empty() ? "?" : devices) + ", " +
-                               std::to_string(read) + " files, " +
-                               std::to_string(profile->device_tasks.size() - tasks_before) + " device tasks");
+      for (const DeviceRow& d : r.profile.devices.rows) devices += (devices.empty() ? "" : ",") + std::to_string(d.index);
+      r.profile.notes.insert(r.profile.notes.begin(), run.path + ": rank " + (devices.empty() ? "?" : devices) + ", " +
+                                                          std::to_string(r.read) + " files, " +
+                                                          std::to_string(r.profile.device_tasks.size()) + " device tasks");
     }
     if (total == 0)
       return NotFoundError(path + ": the *_ascend_pt folders hold no profiler output (no kernel_details.csv, "
                                   "trace_view.json or database)");
+    if (runs.size() == 1) {
+      *profile = std::move(imported[0].profile);
+    } else {
+      std::vector<const Profile*> all;
+      for (const Run& r : imported) all.push_back(&r.profile);
+      const bool device_index_is_rank = DevicesCollide(all);
+      int32_t slot = 0;
+      for (Run& r : imported)
+        AppendRank(profile, std::move(r.profile), RankPlacement{r.rank, slot++, r.label, device_index_is_rank});
+      profile->metadata.erase("rank_id");
+    }
     profile->metadata["ranks"] = std::to_string(runs.size());
     profile->metadata["format"] = "ascend-pt";
+    profile->metadata["clock"] = "epoch";
     return Status::Ok();
   }
 

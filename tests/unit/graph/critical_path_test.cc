@@ -95,26 +95,60 @@ TEST(CriticalPath, DeviceBoundStepWithSyncWait) {
 }
 
 TEST(CriticalPath, CpuOnlyProfileIsTheHostChain) {
-  // No steps, no device: whole window [0,300]. Thread 1: A [0,100], B [150,300]
-  // -> A 100 + gap 50 + B 150 = 300. Thread 2: C [20,200] is shorter (180).
+  // No steps, no device: whole window [0,300] µs. Thread 1: A [0,100],
+  // B [150,300] -> A 100 + gap 50 + B 150 = 300. Thread 2: C [20,180] starts
+  // while A runs (a hand-off from A: A start -> C start) but is shorter, and
+  // B ends 120 µs after C, too late to have been waiting for it
+  // (kThreadHandOffGapNs), so nothing hands back: the path is thread 1's.
   ProfileBuilder b;
   uint32_t t1 = b.Thread("1");
   uint32_t t2 = b.Thread("2");
-  uint32_t a = b.Op(t1, "A", 0, 100);
-  b.Op(t1, "B", 150, 150);
-  b.Op(t2, "C", 20, 180);
+  constexpr TimeNs us = 1000;
+  uint32_t a = b.Op(t1, "A", 0, 100 * us);
+  b.Op(t1, "B", 150 * us, 150 * us);
+  b.Op(t2, "C", 20 * us, 160 * us);
   CriticalPath path = PathOf(b.profile, std::nullopt);
-  EXPECT_EQ(path.latency_ns, 300);
-  EXPECT_EQ(Breakdown(path, PathSegmentKind::kHostBound), 300);
+  EXPECT_EQ(path.latency_ns, 300 * us);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kHostBound), 300 * us);
   ASSERT_EQ(path.segments.size(), 3u);
   EXPECT_EQ(path.segments[0].host_op, static_cast<int32_t>(a));
   EXPECT_EQ(path.segments[1].host_op, kNoIndex);  // idle host time between roots
-  EXPECT_EQ(path.segments[1].dur, 50);
+  EXPECT_EQ(path.segments[1].dur, 50 * us);
   // Same through the step API: the only step is the whole window.
   StatusOr<OperatorCallGraph> g = OperatorCallGraph::Build(b.profile, SmallTimes());
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(*g->get_critical_path_latency(0), 300);
+  EXPECT_EQ(*g->get_critical_path_latency(0), 300 * us);
   EXPECT_FALSE(g->ComputeCriticalPath(size_t{5}).ok());
+}
+
+TEST(CriticalPath, WorkerThreadHandsBackToTheWaitingThread) {
+  // The main thread (1) runs "backward" [0,1000] ns as one op (the autograd
+  // engine runs on thread 2, which the trace does not link to it); thread 2
+  // runs op W [100,900] that launches kernel k [200,880] via L [150,160].
+  // Before: "backward" was a 1000 ns host-bound leaf, the only chain from 0.
+  // Now thread 2's first work is handed off from "backward" (start 0 -> W
+  // start 100) and its last work back to it (W end 900 -> backward end 1000,
+  // 100 ns later: it was waiting). Both chains reach 1000 from 0; the later
+  // predecessor (W's end) wins: backward 0-100, W 100-150, L 150-160, W
+  // 160-900 (k ends at 880 and leads nowhere: no sync), backward 900-1000.
+  ProfileBuilder b;
+  uint32_t t1 = b.Thread("1");
+  uint32_t t2 = b.Thread("2");
+  uint32_t s = b.Stream(0, 7);
+  uint32_t backward = b.Op(t1, "backward", 0, 1000);
+  uint32_t w = b.Op(t2, "W", 100, 800);
+  b.Runtime(t2, "cudaLaunchKernel", 150, 10, 1);
+  b.Kernel(s, "k", 200, 680, 1);
+  CriticalPath path = PathOf(b.profile, std::nullopt);
+  EXPECT_EQ(path.latency_ns, 1000);
+  bool w_on_path = false;
+  for (const PathSegment& seg : path.segments) w_on_path |= seg.host_op == static_cast<int32_t>(w);
+  EXPECT_TRUE(w_on_path);
+  ASSERT_FALSE(path.segments.empty());
+  EXPECT_EQ(path.segments.front().host_op, static_cast<int32_t>(backward));
+  EXPECT_EQ(path.segments.front().dur, 100);
+  EXPECT_EQ(path.segments.back().host_op, static_cast<int32_t>(backward));
+  EXPECT_EQ(path.segments.back().dur, 100);
 }
 
 TEST(CriticalPath, DeviceOnlyProfileIsTheLongestStream) {
@@ -150,6 +184,97 @@ TEST(CriticalPath, KernelsOutlivingTheHostExtendTheStep) {
   EXPECT_EQ(Breakdown(path, PathSegmentKind::kHostBound), 40);
   EXPECT_EQ(Breakdown(path, PathSegmentKind::kLaunchOverhead), 10);
   EXPECT_EQ(Breakdown(path, PathSegmentKind::kDeviceCompute), 350);
+}
+
+TEST(CriticalPath, QueuedKernelsAreDeviceBoundNotLaunchOverhead) {
+  // A backlog: the host launches 6 kernels within 70 ns, the device runs them
+  // for 600 ns. Step [0,640]. L_i [10 + 10i, 15 + 10i] launches k_i.
+  // Stream A: k0 [20,120], k1 [120,220], ..., k4 [420,520]; stream B: k5
+  // [520,620], which waited for k4 (an event the trace does not record).
+  // cudaDeviceSynchronize [80,630] waits for k5; the step ends at 640.
+  // Before: k5's only dependency was its launch, so the path ran host 0-60,
+  // launch overhead 60-520 (460 ns, 72 % of the step), k5, sync wait.
+  // Now k1..k5 are queued (each starts after its launch returned, when the
+  // device work before it ended: k_{i-1}), so their launches are not waits:
+  // host 0-10, launch L0 -> k0 10-20, k0..k5 20-620 (600 compute, the
+  // k4 -> k5 cross-stream wait 0 ns), sync wait 620-630, host 630-640.
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t stream_a = b.Stream(0, 7);
+  uint32_t stream_b = b.Stream(0, 8);
+  b.Annotation(t, "ProfilerStep#0", 0, 640);
+  for (int i = 0; i < 6; ++i) b.Runtime(t, "cudaLaunchKernel", 10 + 10 * i, 5, i + 1);
+  b.Runtime(t, "cudaDeviceSynchronize", 80, 550, 100);
+  for (int i = 0; i < 5; ++i) b.Kernel(stream_a, "k", 20 + 100 * i, 100, i + 1);
+  uint32_t k5 = b.Kernel(stream_b, "k5", 520, 100, 6);
+  CriticalPath path = PathOf(b.profile, 0);
+  EXPECT_EQ(path.latency_ns, 640);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kDeviceCompute), 600);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kLaunchOverhead), 10);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kKernelGap), 0);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kSyncWait), 10);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kHostBound), 20);
+  EXPECT_EQ(path.queued_tasks, 5u);
+  bool k5_on_path = false;
+  for (const PathSegment& seg : path.segments) k5_on_path |= seg.device_task == static_cast<int32_t>(k5);
+  EXPECT_TRUE(k5_on_path);
+}
+
+TEST(CriticalPath, KernelWaitingForItsLaunchKeepsLaunchOverhead) {
+  // The device is idle when the launch returns: k1 [30,40] after L1 [20,25],
+  // its predecessor k0 ended at 18. The launch is the wait (not queued):
+  // host 0-5, L0's call 5-10 (a launch call: launch overhead), host 10-20,
+  // L1 start -> k1 start 20-30 (launch overhead), k1 30-40, sync wait 40-41
+  // (cudaDeviceSynchronize [26,41]), host 41-50 (step end).
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  b.Annotation(t, "ProfilerStep#0", 0, 50);
+  b.Runtime(t, "cudaLaunchKernel", 5, 5, 1);
+  b.Runtime(t, "cudaLaunchKernel", 20, 5, 2);
+  b.Kernel(s, "k0", 12, 6, 1);
+  b.Kernel(s, "k1", 30, 10, 2);
+  b.Runtime(t, "cudaDeviceSynchronize", 26, 15, 3);
+  CriticalPath path = PathOf(b.profile, 0);
+  EXPECT_EQ(path.queued_tasks, 0u);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kLaunchOverhead), 15);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kSyncWait), 1);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kDeviceCompute), 10);
+}
+
+TEST(CriticalPath, ItemWaitingForACollectiveIsASyncWait) {
+  // Step [0,1010]: L [10,15] launches an all-reduce [20,990] on the NCCL
+  // stream; aten::item [30,1000] (no runtime call under it in the trace)
+  // blocks until it is done. Before: the 970 ns item was host-bound.
+  // Now aten::item is a sync call: host 0-10, launch 10-20, all-reduce
+  // 20-990 (communication), sync wait 990-1000, host 1000-1010.
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 9);
+  b.Annotation(t, "ProfilerStep#0", 0, 1010);
+  b.Runtime(t, "cudaLaunchKernel", 10, 5, 1);
+  uint32_t item = b.Op(t, "aten::item", 30, 970);
+  b.Task(s, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, 970, 1, DeviceTaskKind::kCommunication);
+  CriticalPath path = PathOf(b.profile, 0);
+  EXPECT_EQ(path.latency_ns, 1010);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kCommunication), 970);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kSyncWait), 10);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kHostBound), 20);
+  ASSERT_FALSE(path.segments.empty());
+  const PathSegment& wait = path.segments[path.segments.size() - 2];
+  EXPECT_EQ(wait.kind, PathSegmentKind::kSyncWait);
+  EXPECT_EQ(wait.host_op, static_cast<int32_t>(item));
+}
+
+TEST(CriticalPath, ItemInACpuOnlyProfileIsHostWork) {
+  // No device tasks: aten::item is CPU work like any other op (a CPU compute
+  // task), never a wait. Whole window [0,100], one op.
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  b.Op(t, "aten::item", 0, 100);
+  CriticalPath path = PathOf(b.profile, std::nullopt);
+  EXPECT_EQ(path.latency_ns, 100);
+  EXPECT_EQ(Breakdown(path, PathSegmentKind::kSyncWait), 0);
 }
 
 }  // namespace
