@@ -92,11 +92,16 @@ bool CountsAsBusy(DeviceTaskKind kind) {
 
 // Marks the interned ids of `names` in a flag vector indexed by StrId. Names
 // never interned cannot occur in the profile and are skipped.
+// Ascend trace_view.json names CANN API calls "AscendCL@<api>"
+// ("AscendCL@aclrtSynchronizeStreamWithTimeout"), so that form matches too.
 std::vector<uint8_t> NameFlags(const Profile& profile, const std::vector<std::string>& names) {
+  static constexpr std::string_view kAscendClPrefix = "AscendCL@";
   std::vector<uint8_t> flags(profile.strings.size(), 0);
   for (const std::string& name : names) {
-    StrId id = profile.strings.Find(name);
-    if (id != kEmptyStr) flags[id] = 1;
+    for (const std::string& form : {name, std::string(kAscendClPrefix) + name}) {
+      StrId id = profile.strings.Find(form);
+      if (id != kEmptyStr) flags[id] = 1;
+    }
   }
   return flags;
 }

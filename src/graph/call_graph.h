@@ -319,8 +319,9 @@ class OperatorCallGraph {
   // `segments` empty): what a summary needs. A whole 1 GB trace's path has ~2 M
   // segments of 32 bytes, held next to the DAG at the peak.
   StatusOr<CriticalPath> ComputeCriticalPathTotals(std::optional<size_t> step = std::nullopt) const;
-  // True when the profile has two or more host-side steps (ProfilerStep#N)
-  // that do not overlap: each is an iteration with its own critical path.
+  // True when the profile has two or more steps with a span, and the steps of
+  // each device (-1: host-side ProfilerStep#N) do not overlap: each is an
+  // iteration with its own critical path (per device for per-device steps).
   bool HasSeparateHostSteps() const;
   // ComputeCriticalPathTotals(i) for every step i, in Steps() order. Steps
   // run on up to kMaxCriticalPathThreads threads, each holding one step's DAG,

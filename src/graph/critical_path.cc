@@ -712,9 +712,17 @@ StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<
 
 bool OperatorCallGraph::HasSeparateHostSteps() const {
   if (steps_.size() < 2) return false;
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (steps_[i].device >= 0) return false;  // per-device step rows (Ascend): windows repeat per device
-    if (i > 0 && steps_[i].cpu.start < steps_[i - 1].cpu.end) return false;
+  // Per-device steps (Ascend step rows, the ranks of a merged job) repeat
+  // the same windows on each device; each device's own steps must not
+  // overlap, and each is a path of its device (ComputeCriticalPathImpl).
+  std::map<int32_t, TimeNs> last_end;
+  for (const StepInfo& step : steps_) {
+    if (step.cpu.end <= step.cpu.start) return false;
+    auto [it, first] = last_end.try_emplace(step.device, step.cpu.end);
+    if (!first) {
+      if (step.cpu.start < it->second) return false;
+      it->second = step.cpu.end;
+    }
   }
   return true;
 }

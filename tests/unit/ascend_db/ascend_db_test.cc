@@ -102,7 +102,10 @@ TEST(AscendDbTest, LoadsFixtureWithExpectedCounts) {
   EXPECT_EQ(kinds[DeviceTaskKind::kCommunication], 296u + 4u + 4u);
   EXPECT_EQ(kinds[DeviceTaskKind::kSync], 26u);
   EXPECT_EQ(kinds[DeviceTaskKind::kMemcpy], 24u);
-  EXPECT_EQ(kinds[DeviceTaskKind::kOther], 2u);
+  // The 2 TASK rows typed PROFILING_ENABLE / PROFILING_DISABLE: the
+  // profiler's own markers, not work.
+  EXPECT_EQ(kinds[DeviceTaskKind::kOther], 0u);
+  EXPECT_EQ(kinds[DeviceTaskKind::kAnnotation], 2u);
   EXPECT_EQ(with_block_dim, 185u);  // COMPUTE_TASK_INFO rows with blockDim > 0 (the 2 DSA_SQE rows have 0)
   EXPECT_EQ(with_corr, 556u);       // TASK.connectionId and COMMUNICATION_OP.connectionId
   EXPECT_EQ(with_ext, 500u);        // PYTORCH_API -> CONNECTION_IDS -> TASK
