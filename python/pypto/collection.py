@@ -881,22 +881,10 @@ class Profiler:
             root["handles"] = [
                 module.register_forward_pre_hook(self._root_before_forward),
                 module.register_forward_hook(self._root_after_forward, with_kwargs=True, always_call=True)]
-        index = self._forward_count
-        if index > 0 and self.schedule is not None:
+        if self._forward_count > 0 and self.schedule is not None:
             self._advance_schedule()
-        self._synchronize()
-        recording = self._recording_now()
-        record = (_torch().profiler.record_function(f"{STEP_NAME_PREFIX}{index}")
-                  if recording and self._own_step_annotations() else None)
-        started_ns = time.perf_counter_ns()
-        if record is not None:
-            record.__enter__()
-            self._step_starts_us[index] = started_ns / 1000.0
-        self._open_step = {"index": index, "phase": None, "record": record, "started_ns": started_ns,
-                           "module": module, "shape": None, "recorded": recording, "generate_call": None,
-                           "entered": False, "root": root}
+        self._begin_step(module, phase=None, shape=None, generate_call=None, entered=False, root=root)
         self._root_reentry = 0
-        self._forward_count += 1
         self._remove_global_hooks_only()   # inner modules take torch's fast path during the step
 
     def _remove_global_hooks_only(self) -> None:
@@ -957,6 +945,12 @@ class Profiler:
         else:
             phase = "prefill" if index == 0 or (shape is not None and len(shape) >= 2 and shape[1] > 1) else "decode"
         self._pending_prefill = False
+        self._begin_step(module, phase=phase, shape=shape, generate_call=len(self._generate_calls))
+
+    def _begin_step(self, module: Any, **step: Any) -> None:
+        """Opens step number `_forward_count` (synchronising the device first, so the step's time is its
+        own) with its ProfilerStep#N annotation; `step` holds the caller's fields of the open step."""
+        index = self._forward_count
         self._synchronize()
         recording = self._recording_now()
         # The step annotation only matters while the profiler records; outside the active window the
@@ -967,9 +961,8 @@ class Profiler:
         if record is not None:
             record.__enter__()
             self._step_starts_us[index] = started_ns / 1000.0
-        self._open_step = {"index": index, "phase": phase, "record": record, "started_ns": started_ns,
-                           "module": module, "shape": shape,
-                           "recorded": recording, "generate_call": len(self._generate_calls)}
+        self._open_step = {"index": index, "record": record, "started_ns": started_ns, "module": module,
+                           "recorded": recording, **step}
         self._forward_count += 1
 
     def _after_forward(self, module: Any, args: tuple, output: Any) -> None:

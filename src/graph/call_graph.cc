@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <numeric>
 
 #include "graph/graph_internal.h"
@@ -76,6 +77,7 @@ TimeNs StepInfo::latency_ns() const {
       end = std::max(end, device_end);
     }
   }
+  if (period_start != kNoTime) start = std::max(start, period_start);
   if (end <= start && recorded_latency_ns != kNoTime) return std::max<TimeNs>(recorded_latency_ns, 0);
   return end > start ? end - start : 0;
 }
@@ -328,22 +330,12 @@ class CallGraphBuilder {
       const TimeNs start = h.ts[op];
       const TimeNs end = start + std::max<TimeNs>(h.dur[op], 0);
       // Union of children clipped to the parent: children are in ts order.
-      TimeNs covered = 0, run_start = 0, run_end = INT64_MIN;
+      internal::SortedUnionLength covered;
       for (uint32_t c = g_.child_offsets_[op]; c < g_.child_offsets_[op + 1]; ++c) {
         const uint32_t child = g_.child_rows_[c];
-        TimeNs cs = std::max(h.ts[child], start);
-        TimeNs ce = std::min(h.ts[child] + std::max<TimeNs>(h.dur[child], 0), end);
-        if (ce <= cs) continue;
-        if (cs > run_end) {
-          if (run_end > run_start) covered += run_end - run_start;
-          run_start = cs;
-          run_end = ce;
-        } else {
-          run_end = std::max(run_end, ce);
-        }
+        covered.Add(std::max(h.ts[child], start), std::min(h.ts[child] + std::max<TimeNs>(h.dur[child], 0), end));
       }
-      if (run_end > run_start) covered += run_end - run_start;
-      g_.self_ns_[op] = std::max<TimeNs>(end - start - covered, 0);
+      g_.self_ns_[op] = std::max<TimeNs>(end - start - covered.Total(), 0);
     }
   }
 
@@ -725,6 +717,26 @@ class CallGraphBuilder {
         ++s.device_task_count;
       }
     }
+    MarkHostRunningAhead(steps);
+  }
+
+  // The host running ahead of the device: step N's kernels still run when the
+  // host starts step N+1 (asynchronous launches, no sync per step). Each
+  // step's span from its start to its last kernel's end then covers part of
+  // the previous step's device work, and the steps' latencies summed to more
+  // than the profile (818 ms of steps in a 590 ms window). Such a step's time
+  // starts when the previous step's device work ends: its latency is the
+  // device's iteration period. Steps are compared per device (-1: host side).
+  static void MarkHostRunningAhead(std::vector<StepInfo>& steps) {
+    std::map<int32_t, const StepInfo*> previous_of_device;
+    for (StepInfo& s : steps) {
+      const StepInfo*& previous = previous_of_device[s.device];
+      if (previous != nullptr && s.cpu.duration() > 0 && previous->device_end != kNoTime &&
+          previous->device_end > s.cpu.start) {
+        s.period_start = std::min(previous->device_end, std::max(s.cpu.end, s.device_end));
+      }
+      previous = &s;
+    }
   }
 
   Profile& p_;
@@ -826,7 +838,8 @@ void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, Tim
     const auto group = group_of(order[i]);
     const uint32_t first = order[i];
     uint64_t count = 0;
-    TimeNs sum = 0, busy = 0, run_start = 0, run_end = INT64_MIN;
+    TimeNs sum = 0;
+    internal::SortedUnionLength busy;
     for (; i < order.size() && group_of(order[i]) == group; ++i) {
       const uint32_t t = order[i];
       const TimeNs s = std::max(d.ts[t], w.start);
@@ -834,16 +847,9 @@ void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, Tim
       if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) continue;  // outside the window
       ++count;
       sum += e - s;
-      if (s > run_end) {
-        if (run_end > run_start) busy += run_end - run_start;
-        run_start = s;
-        run_end = e;
-      } else {
-        run_end = std::max(run_end, e);
-      }
+      busy.Add(s, e);
     }
-    if (run_end > run_start) busy += run_end - run_start;
-    if (count > 0) emit(first, count, sum, busy);
+    if (count > 0) emit(first, count, sum, busy.Total());
   }
 }
 
@@ -935,7 +941,7 @@ double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> windo
   const std::vector<uint32_t>& order = task_by_device_ts_;
   while (i < order.size()) {
     const int64_t device = tr.device[d.track[order[i]]];
-    TimeNs busy = 0, run_start = 0, run_end = INT64_MIN;
+    internal::SortedUnionLength busy;
     bool any = false;
     for (; i < order.size() && tr.device[d.track[order[i]]] == device; ++i) {
       const uint32_t t = order[i];
@@ -944,17 +950,10 @@ double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> windo
       const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
       if (e <= s) continue;
       any = true;
-      if (s > run_end) {
-        if (run_end > run_start) busy += run_end - run_start;
-        run_start = s;
-        run_end = e;
-      } else {
-        run_end = std::max(run_end, e);
-      }
+      busy.Add(s, e);
     }
-    if (run_end > run_start) busy += run_end - run_start;
     if (any) {
-      busy_total += busy;
+      busy_total += busy.Total();
       ++devices;
     }
   }

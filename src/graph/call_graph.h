@@ -136,6 +136,10 @@ struct StepInfo {
   // (step_trace_time.csv alone: Computing + Communication(Not Overlapped) +
   // Free, msprof-analyze's step time), else kNoTime.
   TimeNs recorded_latency_ns = kNoTime;
+  // When the host ran ahead (the previous step's device work still running at
+  // this step's start): the end of that work, where this step's own time
+  // begins (its latency is then the device's iteration period), else kNoTime.
+  TimeNs period_start = kNoTime;
   // From the first start to the last end, host or device; the recorded step
   // time when the step has no span.
   TimeNs latency_ns() const;

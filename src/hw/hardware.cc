@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -594,6 +595,74 @@ bool HasAcceleratorTasks(const Profile& profile) {
   return false;
 }
 
+namespace {
+
+// The largest Block Dim the profile's cube (AI_CORE, MIX_AIC) and vector
+// (AI_VECTOR_CORE, MIX_AIV) tasks ran with, counting a value only when at least
+// kMinTasksForCoreEvidence tasks used it (one odd kernel is no evidence).
+struct BlockDimEvidence {
+  int32_t cube = 0;
+  int32_t vector = 0;
+};
+inline constexpr int kMinTasksForCoreEvidence = 3;
+
+BlockDimEvidence LargestBlockDims(const Profile& profile) {
+  const DeviceTaskTable& d = profile.device_tasks;
+  std::map<int32_t, int> cube, vector;
+  for (size_t t = 0; t < d.size(); ++t) {
+    const int32_t dim = d.block_dim(t);
+    if (dim <= 0 || d.core_type[t] == kEmptyStr) continue;
+    const std::string_view core = profile.Str(d.core_type[t]);
+    if (core == "AI_CORE" || core == "MIX_AIC") ++cube[dim];
+    if (core == "AI_VECTOR_CORE" || core == "MIX_AIV") ++vector[dim];
+  }
+  auto largest = [](const std::map<int32_t, int>& counts) {
+    int32_t best = 0;
+    for (const auto& [dim, n] : counts)
+      if (n >= kMinTasksForCoreEvidence) best = std::max(best, dim);
+    return best;
+  };
+  return {largest(cube), largest(vector)};
+}
+
+// An Ascend kernel splits its work over at most the chip's cores (Block Dim =
+// the cores it asks for). A profile whose kernels ask for more cores than the
+// chosen chip has ran on another chip: when the chip was assumed (no name in
+// the profile), take the first table entry the Block Dims fit, else say that
+// the core counts, peaks and utilization figures are unreliable.
+void CheckAscendCoresAgainstBlockDims(const Profile& profile, const HardwareTable& table, bool chip_assumed,
+                                      HardwareSpec* spec) {
+  const BlockDimEvidence seen = LargestBlockDims(profile);
+  auto fits = [&](const HardwareSpec& s) {
+    return seen.cube <= s.matrix_cores && (s.vector_cores <= 0 || seen.vector <= s.vector_cores);
+  };
+  if (fits(*spec)) return;
+  const std::string evidence = fmt::format("kernels ran with Block Dim up to {} (cube) / {} (vector)", seen.cube,
+                                           seen.vector);
+  if (chip_assumed) {
+    // Same generation first (the A2 SKUs), then the rest of the Ascend table.
+    for (std::string_view id : {"910B2", "910C"}) {
+      auto found = table.Find(id);
+      if (!found.ok() || !fits(*found)) continue;
+      const std::string was = spec->id;
+      const int32_t was_cores = spec->matrix_cores;
+      const std::vector<std::string> notes = spec->notes;
+      *spec = std::move(found).value();
+      spec->selection = fmt::format("Ascend profile without a chip name, {}: more than {}'s {} AI cores -> {}",
+                                    evidence, was, was_cores, spec->id);
+      spec->notes = notes;
+      spec->notes.push_back(fmt::format("{}: the chip is taken as {} ({} AIC / {} AIV); pass --hardware to choose",
+                                        evidence, spec->id, spec->matrix_cores, spec->vector_cores));
+      return;
+    }
+  }
+  spec->notes.push_back(fmt::format("UNRELIABLE: {}, more than {}'s {} AIC / {} AIV: the chip is not the one assumed, "
+                                    "so core counts, peaks and utilization figures do not hold; pass --hardware",
+                                    evidence, spec->id, spec->matrix_cores, spec->vector_cores));
+}
+
+}  // namespace
+
 HardwareSpec DetectHardware(const Profile& profile, const HardwareOverrides& overrides) {
   std::vector<std::string> table_notes;
   HardwareTable table = EffectiveTable(overrides.table_path, &table_notes);
@@ -716,6 +785,10 @@ HardwareSpec DetectHardware(const Profile& profile, const HardwareOverrides& ove
       spec.notes.push_back("run `pypto calibrate` to measure this machine's peak FLOP/s and memory bandwidth");
       if (cal.status().code() != StatusCode::kNotFound) spec.notes.push_back(cal.status().ToString());
     }
+  }
+  if (spec.family == HardwareFamily::kAscend && spec.matrix_cores > 0) {
+    const bool assumed = spec.selection.find("default") != std::string::npos && overrides.name.empty();
+    CheckAscendCoresAgainstBlockDims(profile, table, assumed, &spec);
   }
   for (const std::string& n : table_notes)
     if (n.find(" merged (") == std::string::npos || !overrides.table_path.empty()) spec.notes.push_back(n);

@@ -210,11 +210,16 @@ void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
 
 void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   const CriticalPathSummary& path = summary.critical_path;
+  // The heading leads with the path's own latency: a path may outrun its
+  // window (kernels still running when the step's host span ends), and a
+  // window figure alone read as the path's (a 107 ms heading over a 158 ms path).
   if (path.scope == kPathScopeMedianStep) {
-    AppendSection(out, fmt::format("Critical path ({}, the median of {} steps by path latency, {}; --step N for another)",
-                                   path.step_name, path.step_count, FormatDuration(path.window.duration())));
+    AppendSection(out, fmt::format("Critical path {} ({}, the median of {} steps by path latency; step window {}; "
+                                   "--step N for another)",
+                                   FormatDuration(path.latency_ns), path.step_name, path.step_count,
+                                   FormatDuration(path.window.duration())));
   } else {
-    AppendSection(out, fmt::format("Critical path ({})", WindowText(summary)));
+    AppendSection(out, fmt::format("Critical path {} ({} window)", FormatDuration(path.latency_ns), WindowText(summary)));
   }
   out->append(fmt::format("  latency {} over {} segment{} ({} nodes, {} edges", FormatDuration(path.latency_ns),
                           path.segment_count, path.segment_count == 1 ? "" : "s", path.nodes, path.edges));

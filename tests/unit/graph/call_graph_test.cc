@@ -268,7 +268,37 @@ TEST(Steps, FromProfilerStepAnnotations) {
   EXPECT_EQ(steps[1].number, 4);
   EXPECT_EQ(steps[1].device_start, 1'510'000);
   EXPECT_EQ(steps[1].device_end, 1'610'000);
-  EXPECT_EQ(steps[1].latency_ns(), 1'000'000);
+  // Step 3's kernel ran until 1.2 ms, into step 4's host span [1.0, 2.0] ms:
+  // step 4's own time starts there (0.8 ms), so 3 + 4 = the 2.0 ms window.
+  EXPECT_EQ(steps[1].period_start, 1'200'000);
+  EXPECT_EQ(steps[1].latency_ns(), 800'000);
+}
+
+TEST(Steps, HostRunningAheadIsNotCountedTwice) {
+  // The host launches each step's 250 µs kernel and moves on: step 1 [0,100]
+  // µs launches k1 [50,300], step 2 [100,200] launches k2 [300,550], step 3
+  // [200,300] launches k3 [550,800]. Spans from start to last kernel end
+  // would be 300 + 450 + 600 = 1350 µs in an 800 µs profile. Each step's
+  // time starts when the previous step's device work ends: 300, 250, 250 =
+  // 800 µs, the device's iteration period after the first.
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  constexpr TimeNs us = 1000;
+  for (int i = 0; i < 3; ++i) {
+    b.Annotation(t, "ProfilerStep#" + std::to_string(i + 1), i * 100 * us, 100 * us);
+    b.Runtime(t, "cudaLaunchKernel", i * 100 * us + 10 * us, 10 * us, i + 1);
+    b.Kernel(s, "k", (i == 0 ? 50 : 300 + (i - 1) * 250) * us, 250 * us, i + 1);
+  }
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const std::vector<StepInfo>& steps = g.Steps();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].latency_ns(), 300 * us);
+  EXPECT_EQ(steps[1].latency_ns(), 250 * us);
+  EXPECT_EQ(steps[2].latency_ns(), 250 * us);
+  TimeNs sum = 0;
+  for (const StepInfo& step : steps) sum += step.latency_ns();
+  EXPECT_EQ(sum, 800 * us);  // the window: first start to last kernel end
 }
 
 TEST(Steps, ProfileStepTableWinsAndWholeWindowIsTheFallback) {

@@ -111,8 +111,10 @@ TEST(DetectHardware, Fixtures) {
            DetectCase{"kineto/tracelens_mi300x_vllm_decode_cudagraph/graph_execution.json.gz", "MI300X"},
            // "Tesla V100-DGXS-32GB"
            DetectCase{"kineto/tb_plugin_resnet50_torch1.9_v100/worker0.1623143089861.pt.trace.json.gz", "V100-SXM2"},
-           // NPU_INFO name "Ascend910B" (no SKU digit) -> default SKU
-           DetectCase{"ascend/pta_db_level1_alexnet_cann8", "910B3"},
+           // NPU_INFO name "Ascend910B" (no SKU digit), and COMPUTE_TASK_INFO has 11
+           // AI_CORE tasks with blockDim 24 and 54 AI_VECTOR_CORE tasks with 48:
+           // more than the default 910B3's 20 AIC / 40 AIV -> 910B2 (24 / 48)
+           DetectCase{"ascend/pta_db_level1_alexnet_cann8", "910B2"},
            // kernel_details only: no chip name -> default SKU with a note
            DetectCase{"ascend/pta_level2_llm_cann83", "910B3"},
        }) {
@@ -142,6 +144,49 @@ TEST(DetectHardware, AscendRuntimeFactsReplaceTableValues) {
   // 24 AIC x 1.65 GHz x 8192 FLOP/cycle (MPA operator_mfu formula) = 324.4 TFLOP/s
   EXPECT_DOUBLE_EQ(spec.PeakFor(ComputeUnit::kMatrix, DType::kBf16), 24 * 1650e6 * 8192);
   EXPECT_DOUBLE_EQ(spec.PeakFor(ComputeUnit::kMatrix, DType::kInt8), 24 * 1650e6 * 16384);
+}
+
+// An Ascend profile naming only "Ascend910B" gets the default 910B3 (20 AIC /
+// 40 AIV), with `tasks` AI_CORE tasks with Block Dim `dim` each.
+Profile AscendWithBlockDims(int32_t dim, int tasks) {
+  Profile p;
+  p.devices.rows.push_back(DeviceRow{0, DeviceKind::kNpu, p.Intern("Ascend910B")});
+  const uint32_t track = p.DeviceTrack("0", "stream 1", 0, 1);
+  for (int i = 0; i < tasks; ++i) {
+    DeviceTaskRow row;
+    row.name = p.Intern("MatMulV2");
+    row.ts = 1000 * i;
+    row.dur = 500;
+    row.track = track;
+    row.kind = DeviceTaskKind::kKernel;
+    row.core_type = p.Intern("AI_CORE");
+    row.block_dim = dim;
+    p.device_tasks.Add(row);
+  }
+  return p;
+}
+
+TEST(DetectHardware, AscendBlockDimAboveTheAssumedChipPicksOneThatFits) {
+  // 3 MatMuls on 24 cube cores: more than 910B3's 20, so the chip is not a
+  // 910B3; 910B2 (24 AIC / 48 AIV) is the first A2 SKU they fit.
+  HardwareSpec spec = DetectHardware(AscendWithBlockDims(24, 3));
+  EXPECT_EQ(spec.id, "910B2") << spec.selection;
+  EXPECT_EQ(spec.matrix_cores, 24);
+  EXPECT_NE(spec.selection.find("Block Dim up to 24"), std::string::npos) << spec.selection;
+}
+
+TEST(DetectHardware, AscendBlockDimNoChipFitsIsSaidLoudly) {
+  // 64 cube cores fit no table entry: the figures are flagged unreliable.
+  HardwareSpec spec = DetectHardware(AscendWithBlockDims(64, 5));
+  bool flagged = false;
+  for (const std::string& note : spec.notes) flagged |= note.rfind("UNRELIABLE: kernels ran with Block Dim up to 64", 0) == 0;
+  EXPECT_TRUE(flagged);
+}
+
+TEST(DetectHardware, AscendOneOddBlockDimIsNoEvidence) {
+  // Two tasks are below kMinTasksForCoreEvidence (3): the default stays.
+  HardwareSpec spec = DetectHardware(AscendWithBlockDims(24, 2));
+  EXPECT_EQ(spec.id, "910B3");
 }
 
 TEST(DetectHardware, OverridesByNameAndFigures) {
