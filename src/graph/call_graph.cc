@@ -1032,13 +1032,36 @@ std::vector<DeviceTaskKindTotal> OperatorCallGraph::DeviceTaskKindTotals() const
     ++totals[k].count;
     totals[k].total_ns += std::max<TimeNs>(d.dur[t], 0);
   }
+  // Busy time of each kind: the union of its tasks per device, summed over
+  // devices. Tasks of one kind nest and overlap (a collective's span and its
+  // HCCL sub-tasks, concurrent streams), so their summed durations reached
+  // 406 % of the busy time on the 2-rank DB; the union never exceeds it.
+  std::vector<uint32_t> order;
+  order.reserve(d.size());
+  for (uint32_t t = 0; t < d.size(); ++t)
+    if (static_cast<size_t>(d.kind[t]) < totals.size() && CountsAsBusy(d.kind[t])) order.push_back(t);
+  const TrackTable& tracks = profile_->tracks;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (d.kind[a] != d.kind[b]) return d.kind[a] < d.kind[b];
+    const int32_t da = tracks.device[d.track[a]], db = tracks.device[d.track[b]];
+    if (da != db) return da < db;
+    return d.ts[a] < d.ts[b];
+  });
+  for (size_t i = 0; i < order.size();) {
+    const DeviceTaskKind kind = d.kind[order[i]];
+    const int32_t device = tracks.device[d.track[order[i]]];
+    internal::SortedUnionLength busy;
+    for (; i < order.size() && d.kind[order[i]] == kind && tracks.device[d.track[order[i]]] == device; ++i)
+      busy.Add(d.ts[order[i]], SaturatingAdd(d.ts[order[i]], std::max<TimeNs>(d.dur[order[i]], 0)));
+    totals[static_cast<size_t>(kind)].busy_ns += busy.Total();
+  }
   std::vector<DeviceTaskKindTotal> out;
   for (size_t k = 0; k < totals.size(); ++k) {
     if (totals[k].count == 0) continue;
     DeviceTaskKindTotal row = totals[k];
     row.kind = static_cast<DeviceTaskKind>(k);
     if (CountsAsBusy(row.kind) && total_device_busy_ns_ > 0) {
-      row.share_of_busy = static_cast<double>(row.total_ns) / total_device_busy_ns_;
+      row.share_of_busy = std::min(1.0, static_cast<double>(row.busy_ns) / total_device_busy_ns_);
     }
     out.push_back(row);
   }

@@ -189,8 +189,9 @@ struct DeviceTaskAggregate {
 struct DeviceTaskKindTotal {
   DeviceTaskKind kind = DeviceTaskKind::kOther;
   uint64_t count = 0;
-  TimeNs total_ns = 0;
-  double share_of_busy = 0;    // total / device busy time (sum over devices)
+  TimeNs total_ns = 0;          // summed durations (overlapping tasks counted each)
+  TimeNs busy_ns = 0;           // union of the kind's tasks per device, summed over devices
+  double share_of_busy = 0;     // busy_ns / device busy time (sum over devices): at most 1
 };
 
 // ------------------------------------------------------------------ critical path

@@ -145,6 +145,7 @@ void WriteTopTables(JsonWriter& json, const AnalysisSummary& summary) {
     json.KeyString("kind", kind.kind);
     json.KeyUint("count", kind.count);
     json.KeyInt("total_ns", kind.total_ns);
+    json.KeyInt("busy_ns", kind.busy_ns);
     json.KeyDouble("share_of_busy", kind.share_of_busy);
     json.EndObject();
   }

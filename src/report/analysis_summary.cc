@@ -229,7 +229,8 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
                                         task.count, task.total_ns, task.mean_ns, task.share_of_busy});
   }
   for (const DeviceTaskKindTotal& kind : graph.DeviceTaskKindTotals())
-    summary.device_task_kinds.push_back({DeviceTaskKindName(kind.kind), kind.count, kind.total_ns, kind.share_of_busy});
+    summary.device_task_kinds.push_back(
+        {DeviceTaskKindName(kind.kind), kind.count, kind.total_ns, kind.share_of_busy, kind.busy_ns});
 
   summary.op_count = graph.OpCount();
   const auto host_counts = graph.HostOpCountsByKind();

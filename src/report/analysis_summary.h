@@ -97,8 +97,9 @@ struct DeviceTaskSummary {
 struct KindCount {
   std::string kind;
   uint64_t count = 0;
-  TimeNs total_ns = 0;      // device task kinds only
-  double share_of_busy = 0; // device task kinds only
+  TimeNs total_ns = 0;      // device task kinds only: summed durations
+  double share_of_busy = 0; // device task kinds only: busy_ns / device busy (at most 1)
+  TimeNs busy_ns = 0;       // device task kinds only: union of the kind's tasks per device
 };
 
 struct PathKindTime {

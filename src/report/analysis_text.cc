@@ -274,9 +274,12 @@ void AppendTopTables(std::string* out, const AnalysisSummary& summary) {
 
   AppendSection(out, fmt::format("Device time by task kind (busy {} in total)",
                                  FormatDuration(summary.total_device_busy_ns)));
-  TextTable kinds({{"KIND"}, {"COUNT", Align::kRight}, {"TOTAL", Align::kRight}, {"OF BUSY", Align::kRight}});
+  // TOTAL sums the tasks' durations; BUSY is their union (nested collective
+  // rows and concurrent streams counted once), the share's numerator.
+  TextTable kinds({{"KIND"}, {"COUNT", Align::kRight}, {"TOTAL", Align::kRight}, {"BUSY", Align::kRight},
+                   {"OF BUSY", Align::kRight}});
   for (const KindCount& kind : summary.device_task_kinds) {
-    kinds.AddRow({kind.kind, std::to_string(kind.count), FormatDuration(kind.total_ns),
+    kinds.AddRow({kind.kind, std::to_string(kind.count), FormatDuration(kind.total_ns), FormatDuration(kind.busy_ns),
                   FormatPercent(kind.share_of_busy)});
   }
   AppendTableOrNone(out, kinds, "(no device tasks)");

@@ -412,6 +412,29 @@ TEST(BusyTime, UnionAcrossOverlappingStreams) {
   EXPECT_EQ(kinds[1].total_ns, 100);
 }
 
+TEST(BusyTime, KindSharesCountNestedRowsOnce) {
+  // A collective's span [0,100] with its HCCL sub-tasks [10,40] and [50,90]
+  // (the DB writes both), then a kernel [100,150] on another stream. Device
+  // busy = 150. Communication: total 100 + 30 + 40 = 170 (summed), busy 100
+  // (the union) -> 100/150 = 66.7 %; kernel 50/150 = 33.3 %. Summed, the
+  // collective read 113 % of the busy time.
+  ProfileBuilder b;
+  uint32_t hccl = b.Stream(0, 2);
+  uint32_t compute = b.Stream(0, 7);
+  b.Task(hccl, "hcom_allReduce_", 0, 100, kNoId, DeviceTaskKind::kCommunication);
+  b.Task(hccl, "Notify Wait", 10, 30, kNoId, DeviceTaskKind::kCommunication);
+  b.Task(hccl, "SDMA", 50, 40, kNoId, DeviceTaskKind::kCommunication);
+  b.Kernel(compute, "MatMul", 100, 50);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  std::map<DeviceTaskKind, DeviceTaskKindTotal> by_kind;
+  for (const DeviceTaskKindTotal& k : g.DeviceTaskKindTotals()) by_kind[k.kind] = k;
+  EXPECT_EQ(by_kind[DeviceTaskKind::kCommunication].total_ns, 170);
+  EXPECT_EQ(by_kind[DeviceTaskKind::kCommunication].busy_ns, 100);
+  EXPECT_NEAR(by_kind[DeviceTaskKind::kCommunication].share_of_busy, 100.0 / 150.0, 1e-12);
+  EXPECT_EQ(by_kind[DeviceTaskKind::kKernel].busy_ns, 50);
+  EXPECT_NEAR(by_kind[DeviceTaskKind::kKernel].share_of_busy, 50.0 / 150.0, 1e-12);
+}
+
 TEST(Build, EmptyProfileAndBadColumns) {
   Profile empty;
   StatusOr<OperatorCallGraph> g = OperatorCallGraph::Build(empty);
