@@ -183,7 +183,8 @@ struct DeviceTaskAggregate {
   uint64_t count = 0;
   TimeNs total_ns = 0;
   TimeNs mean_ns = 0;
-  double share_of_busy = 0;    // total / device busy time (sum over devices); > 1 possible with concurrent streams
+  TimeNs busy_ns = 0;          // union of the name's tasks per device, summed over devices
+  double share_of_busy = 0;    // busy_ns / device busy time (sum over devices): at most 1
 };
 
 struct DeviceTaskKindTotal {

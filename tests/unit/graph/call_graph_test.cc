@@ -414,25 +414,38 @@ TEST(BusyTime, UnionAcrossOverlappingStreams) {
 
 TEST(BusyTime, KindSharesCountNestedRowsOnce) {
   // A collective's span [0,100] with its HCCL sub-tasks [10,40] and [50,90]
-  // (the DB writes both), then a kernel [100,150] on another stream. Device
-  // busy = 150. Communication: total 100 + 30 + 40 = 170 (summed), busy 100
+  // (the DB writes both), a second "Notify Wait" [20,35] on another plane at
+  // the same time, then a kernel [100,150] on another stream. Device busy =
+  // 150. Communication: total 100 + 30 + 40 + 15 = 185 (summed), busy 100
   // (the union) -> 100/150 = 66.7 %; kernel 50/150 = 33.3 %. Summed, the
-  // collective read 113 % of the busy time.
+  // collective read 123 % of the busy time. "Notify Wait": total 45, busy 30
+  // ([10,40] covers [20,35]) -> 20 %.
   ProfileBuilder b;
   uint32_t hccl = b.Stream(0, 2);
   uint32_t compute = b.Stream(0, 7);
   b.Task(hccl, "hcom_allReduce_", 0, 100, kNoId, DeviceTaskKind::kCommunication);
   b.Task(hccl, "Notify Wait", 10, 30, kNoId, DeviceTaskKind::kCommunication);
   b.Task(hccl, "SDMA", 50, 40, kNoId, DeviceTaskKind::kCommunication);
+  b.Task(b.Stream(0, 3), "Notify Wait", 20, 15, kNoId, DeviceTaskKind::kCommunication);
   b.Kernel(compute, "MatMul", 100, 50);
   OperatorCallGraph g = BuildOrDie(b.profile);
   std::map<DeviceTaskKind, DeviceTaskKindTotal> by_kind;
   for (const DeviceTaskKindTotal& k : g.DeviceTaskKindTotals()) by_kind[k.kind] = k;
-  EXPECT_EQ(by_kind[DeviceTaskKind::kCommunication].total_ns, 170);
+  EXPECT_EQ(by_kind[DeviceTaskKind::kCommunication].total_ns, 185);
   EXPECT_EQ(by_kind[DeviceTaskKind::kCommunication].busy_ns, 100);
   EXPECT_NEAR(by_kind[DeviceTaskKind::kCommunication].share_of_busy, 100.0 / 150.0, 1e-12);
   EXPECT_EQ(by_kind[DeviceTaskKind::kKernel].busy_ns, 50);
   EXPECT_NEAR(by_kind[DeviceTaskKind::kKernel].share_of_busy, 50.0 / 150.0, 1e-12);
+  bool found = false;
+  for (const DeviceTaskAggregate& a : g.TopDeviceTasksByTotalTime(0)) {
+    if (b.profile.Str(a.name) != "Notify Wait") continue;
+    found = true;
+    EXPECT_EQ(a.count, 2u);
+    EXPECT_EQ(a.total_ns, 45);
+    EXPECT_EQ(a.busy_ns, 30);
+    EXPECT_NEAR(a.share_of_busy, 30.0 / 150.0, 1e-12);
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(Build, EmptyProfileAndBadColumns) {
