@@ -231,11 +231,15 @@ TEST_F(TempHome, CalibrationMeasuresAndRoundTrips) {
   o.bandwidth_buffer_bytes = 16 << 20;
   auto r = CalibrateThisMachine(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  // Any CPU of the last decade: > 1 GFLOP/s FP32 and > 0.5 GB/s; below 100 TFLOP/s and 10 TB/s.
-  EXPECT_GT(r->fp32_flops, 1e9);
+  // A measurement, not a speed check (make bench measures speed): positive
+  // and finite, and below any CPU's 100 TFLOP/s and 10 TB/s (a unit slip
+  // would overshoot). No lower floor: under ASan + UBSan + coverage at -O1
+  // on a loaded 2-core box the GEMM measured 5.6e7 FLOP/s, under a 1e8 floor.
+  EXPECT_TRUE(std::isfinite(r->fp32_flops) && r->fp32_flops > 0);
   EXPECT_LT(r->fp32_flops, 1e14);
-  EXPECT_GT(r->fp32_gemm_flops, 1e8);
-  EXPECT_GT(r->memory_bandwidth, 5e8);
+  EXPECT_TRUE(std::isfinite(r->fp32_gemm_flops) && r->fp32_gemm_flops > 0);
+  EXPECT_LT(r->fp32_gemm_flops, 1e14);
+  EXPECT_TRUE(std::isfinite(r->memory_bandwidth) && r->memory_bandwidth > 0);
   EXPECT_LT(r->memory_bandwidth, 1e13);
   EXPECT_FALSE(r->method.empty());
 
