@@ -92,6 +92,35 @@ bool CountsAsBusy(DeviceTaskKind kind) {
   return kind != DeviceTaskKind::kAnnotation && kind != DeviceTaskKind::kSync;
 }
 
+// For each group of busy tasks (`group_of(task)`: a name, a kind) and each
+// device, the length of the union of the group's tasks on that device:
+// `emit(group, busy_ns)` once per (group, device). Tasks of one group nest
+// and overlap (a collective's span and its HCCL sub-tasks, one kernel on
+// concurrent streams), so their union, not their sum, is their busy time.
+template <typename GroupOf, typename Emit>
+void ForEachUnionPerDevice(const Profile& profile, GroupOf group_of, Emit emit) {
+  const DeviceTaskTable& d = profile.device_tasks;
+  const TrackTable& tracks = profile.tracks;
+  std::vector<uint32_t> order;
+  order.reserve(d.size());
+  for (uint32_t t = 0; t < d.size(); ++t)
+    if (CountsAsBusy(d.kind[t])) order.push_back(t);
+  auto device_of = [&](uint32_t t) { return tracks.device[d.track[t]]; };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (group_of(a) != group_of(b)) return group_of(a) < group_of(b);
+    if (device_of(a) != device_of(b)) return device_of(a) < device_of(b);
+    return d.ts[a] < d.ts[b];
+  });
+  for (size_t i = 0; i < order.size();) {
+    const auto group = group_of(order[i]);
+    const int32_t device = device_of(order[i]);
+    internal::SortedUnionLength busy;
+    for (; i < order.size() && group_of(order[i]) == group && device_of(order[i]) == device; ++i)
+      busy.Add(d.ts[order[i]], SaturatingAdd(d.ts[order[i]], std::max<TimeNs>(d.dur[order[i]], 0)));
+    emit(group, busy.Total());
+  }
+}
+
 // Marks the interned ids of `names` in a flag vector indexed by StrId. Names
 // never interned cannot occur in the profile and are skipped.
 // Ascend trace_view.json names CANN API calls "AscendCL@<api>"
@@ -1014,25 +1043,8 @@ std::vector<DeviceTaskAggregate> OperatorCallGraph::TopDeviceTasksByTotalTime(si
   // A name's share of the busy time is the union of its tasks per device (as
   // DeviceTaskKindTotals): HCCL sub-tasks of one name run on several planes
   // at once ("Notify Wait" summed to 188.7 % of busy on the 2-rank DB).
-  std::vector<uint32_t> order;
-  order.reserve(d.size());
-  for (uint32_t t = 0; t < d.size(); ++t)
-    if (CountsAsBusy(d.kind[t])) order.push_back(t);
-  const TrackTable& tracks = profile_->tracks;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (d.name[a] != d.name[b]) return d.name[a] < d.name[b];
-    const int32_t da = tracks.device[d.track[a]], db = tracks.device[d.track[b]];
-    if (da != db) return da < db;
-    return d.ts[a] < d.ts[b];
-  });
-  for (size_t i = 0; i < order.size();) {
-    const StrId name = d.name[order[i]];
-    const int32_t device = tracks.device[d.track[order[i]]];
-    internal::SortedUnionLength busy;
-    for (; i < order.size() && d.name[order[i]] == name && tracks.device[d.track[order[i]]] == device; ++i)
-      busy.Add(d.ts[order[i]], SaturatingAdd(d.ts[order[i]], std::max<TimeNs>(d.dur[order[i]], 0)));
-    out[slot[name]].busy_ns += busy.Total();
-  }
+  ForEachUnionPerDevice(*profile_, [&](uint32_t t) { return d.name[t]; },
+                        [&](StrId name, TimeNs busy) { out[slot[name]].busy_ns += busy; });
   for (DeviceTaskAggregate& a : out) {
     a.mean_ns = a.count ? a.total_ns / static_cast<TimeNs>(a.count) : 0;
     a.share_of_busy =
@@ -1059,25 +1071,9 @@ std::vector<DeviceTaskKindTotal> OperatorCallGraph::DeviceTaskKindTotals() const
   // devices. Tasks of one kind nest and overlap (a collective's span and its
   // HCCL sub-tasks, concurrent streams), so their summed durations reached
   // 406 % of the busy time on the 2-rank DB; the union never exceeds it.
-  std::vector<uint32_t> order;
-  order.reserve(d.size());
-  for (uint32_t t = 0; t < d.size(); ++t)
-    if (static_cast<size_t>(d.kind[t]) < totals.size() && CountsAsBusy(d.kind[t])) order.push_back(t);
-  const TrackTable& tracks = profile_->tracks;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (d.kind[a] != d.kind[b]) return d.kind[a] < d.kind[b];
-    const int32_t da = tracks.device[d.track[a]], db = tracks.device[d.track[b]];
-    if (da != db) return da < db;
-    return d.ts[a] < d.ts[b];
+  ForEachUnionPerDevice(*profile_, [&](uint32_t t) { return d.kind[t]; }, [&](DeviceTaskKind kind, TimeNs busy) {
+    if (static_cast<size_t>(kind) < totals.size()) totals[static_cast<size_t>(kind)].busy_ns += busy;
   });
-  for (size_t i = 0; i < order.size();) {
-    const DeviceTaskKind kind = d.kind[order[i]];
-    const int32_t device = tracks.device[d.track[order[i]]];
-    internal::SortedUnionLength busy;
-    for (; i < order.size() && d.kind[order[i]] == kind && tracks.device[d.track[order[i]]] == device; ++i)
-      busy.Add(d.ts[order[i]], SaturatingAdd(d.ts[order[i]], std::max<TimeNs>(d.dur[order[i]], 0)));
-    totals[static_cast<size_t>(kind)].busy_ns += busy.Total();
-  }
   std::vector<DeviceTaskKindTotal> out;
   for (size_t k = 0; k < totals.size(); ++k) {
     if (totals[k].count == 0) continue;
