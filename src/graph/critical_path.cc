@@ -172,9 +172,14 @@ class CriticalPathBuilder {
   // Per host track: does it take part in the path of `device`'s step? Tracks
   // of a process (pid token) that launched a task on another device only are
   // left out; with no launch links at all every track takes part.
-  std::vector<uint8_t> HostTracksOfDevice(int32_t device) const {
+  // Computed once per device and kept: a builder runs one step after another
+  // (ComputeEveryStepCriticalPathTotals), and the scan is over every task.
+  const std::vector<uint8_t>& HostTracksOfDevice(int32_t device) {
+    auto [cached, inserted] = host_tracks_of_device_.try_emplace(device);
+    if (!inserted) return cached->second;
     const TrackTable& tracks = g_.profile().tracks;
-    std::vector<uint8_t> keep(tracks.size(), 1);
+    std::vector<uint8_t>& keep = cached->second;
+    keep.assign(tracks.size(), 1);
     if (device < 0) return keep;
     // pid token -> 1: launches on `device`, 2: launches elsewhere only.
     std::map<StrId, uint8_t> process;
@@ -196,7 +201,7 @@ class CriticalPathBuilder {
   }
 
   void SelectEvents(TimeWindow w, int32_t device) {
-    const std::vector<uint8_t> host_track_kept = HostTracksOfDevice(device);
+    const std::vector<uint8_t>& host_track_kept = HostTracksOfDevice(device);
     // Host ops starting in the window, in ts order.
     const auto& by_ts = g_.host_by_ts_;
     auto first = std::lower_bound(by_ts.begin(), by_ts.end(), w.start,
@@ -685,6 +690,7 @@ class CriticalPathBuilder {
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
   uint64_t queued_tasks_ = 0;
+  std::map<int32_t, std::vector<uint8_t>> host_tracks_of_device_;  // HostTracksOfDevice's results
   std::vector<int32_t> path_parent_;  // per host op (local): local index of its parent among the path's ops, or -1
   bool keep_segments_ = true;
 };
