@@ -229,6 +229,8 @@ struct CriticalPath {
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;      // nodes in a dependency cycle (inconsistent times): skipped
   uint64_t skipped_edges = 0;      // edges going back in time beyond the tolerance (partial overlaps): left out
+  uint64_t skewed_launches = 0;    // tasks starting before their launch call (host/device clock skew): launch edge left out
+  TimeNs max_launch_skew_ns = 0;   // the largest of those (launch start - task start)
   uint64_t queued_tasks = 0;       // tasks queued behind device work: their launch is not on the path
 };
 

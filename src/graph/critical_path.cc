@@ -85,6 +85,8 @@ class CriticalPathBuilder {
     tasks_.clear();
     edges_.clear();
     skipped_edges_ = 0;
+    skewed_launches_ = 0;
+    max_launch_skew_ns_ = 0;
     queued_tasks_ = 0;
     SelectEvents(window, device);
     // At most: per host op one edge per child, one closing edge, one root edge
@@ -100,6 +102,8 @@ class CriticalPathBuilder {
     task_local_.Release();
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
+    path.skewed_launches = skewed_launches_;
+    path.max_launch_skew_ns = max_launch_skew_ns_;
     path.queued_tasks = queued_tasks_;
     return path;
   }
@@ -246,11 +250,21 @@ class CriticalPathBuilder {
   // Weights are time differences, so any path's length is its time span.
   // An edge that would go back in time by more than the rounding tolerance
   // (siblings around a partial overlap, clock skew) is left out: it would
-  // count the same wall time twice.
+  // count the same wall time twice. A launch edge back in time is a task
+  // that starts before the call that launched it (linked by the format's own
+  // ids): the host and device clocks disagree (seen on CANN DB exports: tasks
+  // up to 24 us before their launch). Those are counted apart, with the
+  // largest skew, so a well-formed but skewed profile is not reported as
+  // having broken edges.
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
     const TimeNs diff = node_time_[dst] - node_time_[src];
     if (diff < -tolerance_) {
-      ++skipped_edges_;
+      if (type == EdgeType::kLaunch) {
+        ++skewed_launches_;
+        max_launch_skew_ns_ = std::max(max_launch_skew_ns_, -diff);
+      } else {
+        ++skipped_edges_;
+      }
       return;
     }
     edges_.push_back({src, dst, kind, type});  // weight may be slightly < 0 (rounding)
@@ -689,6 +703,8 @@ class CriticalPathBuilder {
   std::vector<Edge> edges_;
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
+  uint64_t skewed_launches_ = 0;
+  TimeNs max_launch_skew_ns_ = 0;
   uint64_t queued_tasks_ = 0;
   std::map<int32_t, std::vector<uint8_t>> host_tracks_of_device_;  // HostTracksOfDevice's results
   std::vector<int32_t> path_parent_;  // per host op (local): local index of its parent among the path's ops, or -1

@@ -96,6 +96,8 @@ void WriteCriticalPath(JsonWriter& json, const CriticalPathSummary& path) {
   json.KeyUint("edges", path.edges);
   json.KeyUint("dropped_nodes", path.dropped_nodes);
   json.KeyUint("skipped_edges", path.skipped_edges);
+  json.KeyUint("skewed_launches", path.skewed_launches);
+  json.KeyInt("max_launch_skew_ns", path.max_launch_skew_ns);
   json.KeyUint("queued_tasks", path.queued_tasks);
   json.EndObject();
 }

@@ -79,6 +79,8 @@ CriticalPathSummary ConvertCriticalPath(const CriticalPath& path) {
   out.edges = path.edges;
   out.dropped_nodes = path.dropped_nodes;
   out.skipped_edges = path.skipped_edges;
+  out.skewed_launches = path.skewed_launches;
+  out.max_launch_skew_ns = path.max_launch_skew_ns;
   out.queued_tasks = path.queued_tasks;
   return out;
 }

@@ -130,6 +130,8 @@ struct CriticalPathSummary {
   uint64_t edges = 0;
   uint64_t dropped_nodes = 0;
   uint64_t skipped_edges = 0;
+  uint64_t skewed_launches = 0;  // tasks starting before their launch call (clock skew)
+  TimeNs max_launch_skew_ns = 0;
   uint64_t queued_tasks = 0;  // tasks queued behind device work: their launch is not on the path
 };
 

@@ -225,6 +225,10 @@ void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
                           path.segment_count, path.segment_count == 1 ? "" : "s", path.nodes, path.edges));
   if (path.dropped_nodes > 0) out->append(fmt::format(", {} nodes dropped: inconsistent times", path.dropped_nodes));
   if (path.skipped_edges > 0) out->append(fmt::format(", {} edges back in time left out", path.skipped_edges));
+  if (path.skewed_launches > 0)
+    out->append(fmt::format(", {} task{} starting before {} launch call: host/device clock skew up to {}",
+                            path.skewed_launches, path.skewed_launches == 1 ? "" : "s",
+                            path.skewed_launches == 1 ? "its" : "their", FormatDuration(path.max_launch_skew_ns)));
   if (path.queued_tasks > 0)
     out->append(fmt::format(", {} task{} queued behind device work: device-bound, not launch overhead", path.queued_tasks,
                             path.queued_tasks == 1 ? "" : "s"));

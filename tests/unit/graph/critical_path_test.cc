@@ -242,6 +242,27 @@ TEST(CriticalPath, KernelWaitingForItsLaunchKeepsLaunchOverhead) {
   EXPECT_EQ(Breakdown(path, PathSegmentKind::kDeviceCompute), 10);
 }
 
+TEST(CriticalPath, TaskStartingBeforeItsLaunchIsClockSkewNotABrokenEdge) {
+  // CANN DB exports link tasks to their launch by connectionId, and the
+  // device clock can run ahead: k1 [18,28] is linked to the launch L1 at
+  // [20,25], 2 ns before it. The launch edge L1 start -> k1 start goes back
+  // in time: left out and counted as one skewed launch of 2 ns, not as a
+  // skipped edge. k1 is still reached through its stream (k0 [8,16]).
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  b.Annotation(t, "ProfilerStep#0", 0, 40);
+  b.Runtime(t, "cudaLaunchKernel", 5, 2, 1);
+  b.Runtime(t, "cudaLaunchKernel", 20, 5, 2);
+  b.Kernel(s, "k0", 8, 8, 1);
+  b.Kernel(s, "k1", 18, 10, 2);
+  CriticalPath path = PathOf(b.profile, 0);
+  EXPECT_EQ(path.skewed_launches, 1u);
+  EXPECT_EQ(path.max_launch_skew_ns, 2);
+  EXPECT_EQ(path.skipped_edges, 0u);
+  EXPECT_EQ(path.latency_ns, 40);
+}
+
 TEST(CriticalPath, ItemWaitingForACollectiveIsASyncWait) {
   // Step [0,1010]: L [10,15] launches an all-reduce [20,990] on the NCCL
   // stream; aten::item [30,1000] (no runtime call under it in the trace)
