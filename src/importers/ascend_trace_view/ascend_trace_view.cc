@@ -3,8 +3,10 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -45,6 +47,12 @@ constexpr int kMaxNestingDepth = 256;
 // taken as clock skew, not as the launch (LinkFlows). 1 µs: the timestamps'
 // resolution in trace_view (µs with 3 decimals, rounding on both clocks).
 constexpr int64_t kFlowSkewToleranceNs = 1000;
+// An HCCL "Plane k" sub-task whose start and end each lie within this (ns) of
+// an Ascend Hardware task of the same device with the same name or task type
+// is that task written twice (Level1 timelines: "Notify_Wait" under HCCL,
+// "Notify Wait" under Ascend Hardware): it counts once. 1 µs, the resolution
+// of trace_view times, as above; both rows come from one device record.
+constexpr int64_t kDuplicateTaskToleranceNs = 1000;
 
 // ------------------------------------------------------------------ scanning
 // Splits a (possibly truncated) top-level JSON array into its object elements
@@ -432,6 +440,19 @@ struct LaneEntry {
   bool is_task;
 };
 
+// An HCCL Plane sub-task, held back until every Ascend Hardware task is read
+// so that one written by both processes counts once (DropDuplicatePlaneTasks).
+struct PlaneTask {
+  DeviceTaskRow row;
+  int32_t device;
+  uint32_t lane;
+  struct Attribute {
+    StrId key, text;
+    double number;
+  };
+  std::vector<Attribute> attributes;
+};
+
 struct FlowEnd {
   uint32_t flow_row;
   uint32_t lane;
@@ -459,6 +480,7 @@ class TraceViewReader {
   Role GuessRole() const;
   std::optional<LaneEntry> Bind(uint32_t lane, TimeNs ts) const;
   void LinkFlows();
+  void DropDuplicatePlaneTasks();
   std::string Where(uint64_t offset) const { return path_ + ": byte " + std::to_string(offset); }
 
   const std::string& path_;
@@ -480,6 +502,8 @@ class TraceViewReader {
   std::vector<uint32_t> flow_lane_;  // per FlowTable row added by this import
   uint32_t first_flow_row_ = 0;
   std::vector<int32_t> devices_seen_;
+  std::vector<PlaneTask> plane_tasks_;
+  uint64_t plane_tasks_duplicating_hardware_ = 0;
 
   uint64_t overlap_intervals_ = 0;
   uint64_t repaired_events_ = 0;
@@ -703,17 +727,26 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
         }
         if (const Arg* a = ev_.FindArg("size(Byte)")) row.bytes = IntOf(a->text).value_or(-1);
       }
-      uint32_t task = p_.device_tasks.Add(row);
-      for (const Arg& a : ev_.args) {
+      auto keep_arg = [](const Arg& a) {
         if (a.key == "Task Type" || a.key == "Stream Id" || a.key == "Physic Stream Id" || a.key == "size(B)" ||
             a.key == "size(Byte)")
-          continue;
-        if ((a.key == "Model Id" || a.key == "Subtask Id" || a.key == "model id") &&
-            IntOf(a.text) == ascend::kNotApplicableU32)
-          continue;
-        double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
-        p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern(a.key), p_.Intern(a.text), number);
+          return false;
+        return !((a.key == "Model Id" || a.key == "Subtask Id" || a.key == "model id") &&
+                 IntOf(a.text) == ascend::kNotApplicableU32);
+      };
+      auto number_of = [](const Arg& a) {
+        return a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
+      };
+      if (process.role == Role::kCommunication && row.category != p_.Intern("communication_op")) {
+        PlaneTask pending{row, p_.tracks.device[row.track], lane, {}};
+        for (const Arg& a : ev_.args)
+          if (keep_arg(a)) pending.attributes.push_back({p_.Intern(a.key), p_.Intern(a.text), number_of(a)});
+        plane_tasks_.push_back(std::move(pending));
+        return;
       }
+      uint32_t task = p_.device_tasks.Add(row);
+      for (const Arg& a : ev_.args)
+        if (keep_arg(a)) p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern(a.key), p_.Intern(a.text), number_of(a));
       lane_entries_[lane].push_back({*ts, *ts + *dur, task, true});
       return;
     }
@@ -780,6 +813,61 @@ std::optional<LaneEntry> TraceViewReader::Bind(uint32_t lane, TimeNs ts) const {
     if (it->end >= ts) return *it;
   }
   return std::nullopt;
+}
+
+// Level1 timelines write each HCCL sub-task twice: under the HCCL process
+// ("Plane k" threads, with ranks, transport and size) and under Ascend
+// Hardware (its stream, its task type). Counting both doubled communication
+// time. A Plane task that matches a Hardware task of the same device in start,
+// end (kDuplicateTaskToleranceNs) and name ("Notify_Wait" = "Notify Wait",
+// case and '_' ignored; its name or task type against the Hardware task's name
+// or task type) is not added; its arguments go to the Hardware task. Unmatched ones are added.
+void TraceViewReader::DropDuplicatePlaneTasks() {
+  if (plane_tasks_.empty()) return;
+  auto normalized = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  DeviceTaskTable& tasks = p_.device_tasks;
+  // Hardware tasks by (device, start): those on HCCL process tracks are not added yet.
+  std::vector<uint32_t> hardware(tasks.size());
+  for (uint32_t t = 0; t < hardware.size(); ++t) hardware[t] = t;
+  auto key = [&](uint32_t t) { return std::pair(p_.tracks.device[tasks.track[t]], tasks.ts[t]); };
+  std::sort(hardware.begin(), hardware.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::vector<uint8_t> taken(tasks.size(), 0);
+  for (PlaneTask& plane : plane_tasks_) {
+    const std::string name = normalized(p_.Str(plane.row.name));
+    const std::string type = normalized(p_.Str(plane.row.category));  // its "task type" argument
+    const TimeNs end = plane.row.ts + plane.row.dur;
+    auto it = std::lower_bound(hardware.begin(), hardware.end(),
+                               std::pair(plane.device, plane.row.ts - kDuplicateTaskToleranceNs),
+                               [&](uint32_t t, const std::pair<int32_t, TimeNs>& v) { return key(t) < v; });
+    int64_t match = -1;
+    for (; it != hardware.end() && key(*it) <= std::pair(plane.device, plane.row.ts + kDuplicateTaskToleranceNs); ++it) {
+      const uint32_t t = *it;
+      if (taken[t] || std::llabs(tasks.ts[t] + tasks.dur[t] - end) > kDuplicateTaskToleranceNs) continue;
+      const std::string hardware_name = normalized(p_.Str(tasks.name[t]));
+      const std::string hardware_type = normalized(p_.Str(tasks.category[t]));
+      if (hardware_name != name && hardware_type != name && hardware_name != type && hardware_type != type) continue;
+      match = t;
+      break;
+    }
+    if (match >= 0) {
+      const uint32_t t = static_cast<uint32_t>(match);
+      taken[t] = 1;
+      ++plane_tasks_duplicating_hardware_;
+      if (tasks.bytes[t] < 0) tasks.bytes[t] = plane.row.bytes;
+      for (const PlaneTask::Attribute& a : plane.attributes)
+        p_.attributes.Add(OwnerKind::kDeviceTask, t, a.key, a.text, a.number);
+      continue;
+    }
+    const uint32_t task = tasks.Add(plane.row);
+    for (const PlaneTask::Attribute& a : plane.attributes)
+      p_.attributes.Add(OwnerKind::kDeviceTask, task, a.key, a.text, a.number);
+    lane_entries_[plane.lane].push_back({plane.row.ts, plane.row.ts + plane.row.dur, task, true});
+  }
+  plane_tasks_.clear();
 }
 
 void TraceViewReader::LinkFlows() {
@@ -892,6 +980,7 @@ Status TraceViewReader::Run() {
   if (report.trailing_content)
     p_.CountLoss("content after the closing bracket (ignored)", Where(report.trailing_offset));
 
+  DropDuplicatePlaneTasks();
   LinkFlows();
 
   for (int32_t device : devices_seen_) {
@@ -909,6 +998,11 @@ Status TraceViewReader::Run() {
   count("host_to_device_links", linked_host_to_device_);
   count("async_npu_links", linked_async_npu_);
   count("host_to_device_flows_back_in_time", flows_back_in_time_);
+  count("hccl_plane_tasks_duplicating_hardware", plane_tasks_duplicating_hardware_);
+  if (plane_tasks_duplicating_hardware_ > 0)
+    p_.notes.push_back(path_ + ": " + std::to_string(plane_tasks_duplicating_hardware_) +
+                       " HCCL Plane tasks are also Ascend Hardware tasks (same device, start, end and name): "
+                       "counted once, as the Hardware task, with the Plane task's arguments");
   if (flows_back_in_time_ > 0)
     p_.notes.push_back(path_ + ": " + std::to_string(flows_back_in_time_) +
                        " HostToDevice flows start after the task they launch (host and device clocks skewed): "

@@ -258,6 +258,68 @@ TEST(AscendTraceViewTest, ReadsCurrentPidEncodingHcclCountersAndLinks) {
   EXPECT_TRUE(notify_text);
 }
 
+TEST(AscendTraceViewTest, Level1HcclPlaneTasksDuplicatingHardwareTasksCountOnce) {
+  // A Level1 timeline writes each HCCL sub-task under Ascend Hardware (stream
+  // 8 of device 3, "Notify Wait") and again under HCCL's "Plane 0"
+  // ("Notify_Wait", with ranks and size). Hand-made, the shape of the real
+  // case: step [0, 100] µs; hcom_allReduce [10, 90] on the Group thread;
+  // sub-tasks Notify Wait [10, 60] and SDMA [60, 85] on both processes; one
+  // Plane task (RDMA [85, 89]) with no Hardware twin; an AI_CORE kernel
+  // [90, 100] (names written in a different case / separator on purpose).
+  // Counted once: the device has 5 tasks (op, 2 Hardware sub-tasks, the RDMA
+  // Plane task, the kernel); communication task time 80 + 50 + 25 + 4 = 159 µs
+  // (the op and its sub-tasks overlap, as on DB exports), its busy union 80 µs
+  // of the 100 µs step. Before, the two twins added 75 µs more and the busy
+  // union did not change: only the count and the sum show the duplicate.
+  std::string json = R"J([
+{"name":"process_name","pid":1024451,"tid":0,"ph":"M","args":{"name":"Ascend Hardware"}},
+{"name":"process_sort_index","pid":1024451,"tid":0,"ph":"M","args":{"sort_index":14}},
+{"name":"process_name","pid":1024515,"tid":0,"ph":"M","args":{"name":"HCCL"}},
+{"name":"process_sort_index","pid":1024515,"tid":0,"ph":"M","args":{"sort_index":16}},
+{"name":"thread_name","pid":1024515,"tid":7,"ph":"M","args":{"name":"Group hccl_world Communication"}},
+{"name":"thread_name","pid":1024515,"tid":8,"ph":"M","args":{"name":"Plane 0"}},
+{"name":"Notify_Wait","pid":1024515,"tid":8,"ts":"1000010.000","dur":50,"ph":"X","args":{"task type":"Notify Wait","src rank":0,"dst rank":1,"size(Byte)":0}},
+{"name":"Memcpy","pid":1024515,"tid":8,"ts":"1000060.000","dur":25,"ph":"X","args":{"task type":"SDMA","src rank":0,"dst rank":1,"size(Byte)":1048576}},
+{"name":"RDMASend","pid":1024515,"tid":8,"ts":"1000085.000","dur":4,"ph":"X","args":{"task type":"RDMA","size(Byte)":64}},
+{"name":"hcom_allReduce__586_0_1","pid":1024515,"tid":7,"ts":"1000010.000","dur":80,"ph":"X","args":{"rank_size":2}},
+{"name":"Notify Wait","pid":1024451,"tid":8,"ts":"1000010.000","dur":50,"ph":"X","args":{"Task Type":"Notify Wait","Physic Stream Id":8}},
+{"name":"SDMA","pid":1024451,"tid":8,"ts":"1000060.000","dur":25,"ph":"X","args":{"Task Type":"SDMA","Physic Stream Id":8}},
+{"name":"MatMulV2","pid":1024451,"tid":2,"ts":"1000090.000","dur":10,"ph":"X","args":{"Task Type":"AI_CORE","Physic Stream Id":2}}
+])J";
+  TempDir dir;
+  std::string path = dir.Write("trace_view.json", json);
+  StatusOr<Profile> loaded = LoadProfile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Profile& p = *loaded;
+  ASSERT_EQ(p.device_tasks.size(), 5u);
+  TimeNs communication = 0;
+  size_t communication_tasks = 0;
+  for (size_t t = 0; t < p.device_tasks.size(); ++t) {
+    if (p.device_tasks.kind[t] != DeviceTaskKind::kCommunication) continue;
+    communication += p.device_tasks.dur[t];
+    ++communication_tasks;
+    EXPECT_EQ(p.tracks.device[p.device_tasks.track[t]], 3);
+  }
+  EXPECT_EQ(communication_tasks, 4u);
+  EXPECT_EQ(communication, 159000);
+  EXPECT_EQ(p.metadata.at("ascend_trace_view.hccl_plane_tasks_duplicating_hardware"), "2");
+  // The twin's size and ranks moved to the Hardware SDMA task.
+  for (size_t t = 0; t < p.device_tasks.size(); ++t)
+    if (p.Str(p.device_tasks.name[t]) == "SDMA") EXPECT_EQ(p.device_tasks.bytes[t], 1048576);
+  bool ranks_kept = false;
+  for (size_t a = 0; a < p.attributes.size(); ++a)
+    ranks_kept = ranks_kept || (p.Str(p.attributes.key[a]) == "dst rank" &&
+                                p.Str(p.device_tasks.name[p.attributes.owner[a]]) == "Notify Wait");
+  EXPECT_TRUE(ranks_kept);
+  // The busy union of the device: [10, 100] µs = 90 µs; communication's own
+  // union [10, 90] = 80 µs, under the 90 µs window.
+  auto graph = OperatorCallGraph::Build(*loaded);
+  ASSERT_TRUE(graph.ok());
+  std::vector<BusyTime> busy = graph->DeviceBusyTimes();
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_EQ(busy[0].busy_ns, 90000);
+}
+
 // ---------------------------------------------------------------- bad input
 TEST(AscendTraceViewTest, TruncatedWithoutClosingBracketKeepsEvents) {
   std::string full = ReadFile(kFixture);
