@@ -362,8 +362,9 @@ class CriticalPathBuilder {
   // running at that moment (the latest-starting one). A thread that goes
   // idle (its last root, or one before such a gap) hands its result back to
   // the op of another thread that was waiting for it (the innermost, the
-  // one ending first after it, within kThreadHandOffGapNs): an edge from its
-  // end to that op's end.
+  // one ending first after it, within kThreadHandOffGapNs; or, failing that,
+  // the op that started it, when that op's thread did nothing traced while
+  // it ran): an edge from its end to that op's end.
   // Without them a worker thread's chain began in mid-step and led nowhere,
   // so the device work it launched (a gradient all-reduce) was never on the
   // path, and the main thread's wait for it (loss.backward(), an
@@ -371,28 +372,47 @@ class CriticalPathBuilder {
   void AddThreadHandOffEdges() {
     struct Query {
       TimeNs at;
-      uint32_t root;  // local index
-      bool join;      // true: the root hands back at its end; false: it was started at its start
+      uint32_t root;   // local index
+      bool join;       // true: the root hands back at its end; false: it was started at its start
+      uint32_t burst;  // the run of roots of one thread between two idle gaps
     };
     std::vector<Query> queries;
     std::vector<int32_t> last_root(g_.profile().tracks.size(), -1);
+    std::vector<uint32_t> burst_of_track(g_.profile().tracks.size(), 0);
+    uint32_t bursts = 0;
     auto close_burst = [&](int32_t root) {
-      if (root >= 0) queries.push_back({HostEnd(hosts_[root]), static_cast<uint32_t>(root), true});
+      if (root >= 0)
+        queries.push_back({HostEnd(hosts_[root]), static_cast<uint32_t>(root), true,
+                           burst_of_track[h_.track[hosts_[root]]]});
     };
     size_t tracks_with_roots = 0;
     for (uint32_t i = 0; i < hosts_.size(); ++i) {
       if (path_parent_[i] >= 0) continue;
-      int32_t& last = last_root[h_.track[hosts_[i]]];
+      const uint32_t track = h_.track[hosts_[i]];
+      int32_t& last = last_root[track];
       if (last < 0) ++tracks_with_roots;
       if (last < 0 || h_.ts[hosts_[i]] - HostEnd(hosts_[last]) >= kThreadHandOffGapNs) {
         close_burst(last);
-        queries.push_back({h_.ts[hosts_[i]], i, false});
+        burst_of_track[track] = bursts++;
+        queries.push_back({h_.ts[hosts_[i]], i, false, burst_of_track[track]});
       }
       if (last < 0 || HostEnd(hosts_[i]) > HostEnd(hosts_[last])) last = static_cast<int32_t>(i);
     }
     if (tracks_with_roots < 2) return;
     for (int32_t last : last_root) close_burst(last);
     std::sort(queries.begin(), queries.end(), [](const Query& a, const Query& b) { return a.at < b.at; });
+    // Per burst: when it started and the op of another thread that started it.
+    std::vector<TimeNs> burst_start(bursts, 0);
+    std::vector<int32_t> burst_forker(bursts, -1);
+    // Path op starts per thread, to tell whether a thread did anything
+    // traced while another thread's burst ran.
+    std::vector<std::vector<TimeNs>> starts_of_track(g_.profile().tracks.size());
+    for (uint32_t i = 0; i < hosts_.size(); ++i) starts_of_track[h_.track[hosts_[i]]].push_back(h_.ts[hosts_[i]]);
+    auto idle_between = [&](uint32_t track, TimeNs after, TimeNs until) {
+      const std::vector<TimeNs>& starts = starts_of_track[track];
+      auto it = std::upper_bound(starts.begin(), starts.end(), after);
+      return it == starts.end() || *it > until;
+    };
     // Sweep in time: per thread, the stack of its path ops open at the
     // query's time (path ops nest per thread, NestPathHostOps).
     std::vector<std::vector<uint32_t>> open(g_.profile().tracks.size());
@@ -423,10 +443,26 @@ class CriticalPathBuilder {
                                                  : h_.ts[hosts_[candidate]] > h_.ts[hosts_[best]]);
         if (better) best = static_cast<int32_t>(candidate);
       }
+      // Fork and join: the op that started this burst is still open when the
+      // burst ends, and its thread started nothing traced in between — it
+      // sat blocked in that op (loss.backward() on the main thread while the
+      // autograd thread ran the backward, then returned after untraced work:
+      // seen 10.8 ms later). It waited for the burst, however long after.
+      if (q.join && best < 0) {
+        const int32_t forker = burst_forker[q.burst];
+        if (forker >= 0 && HostEnd(hosts_[forker]) > q.at &&
+            idle_between(h_.track[hosts_[forker]], burst_start[q.burst], q.at)) {
+          best = forker;
+        }
+      }
       // Tracks whose stacks emptied drop out of the active list.
       active_tracks.erase(std::remove_if(active_tracks.begin(), active_tracks.end(),
                                          [&](uint32_t track) { return open[track].empty(); }),
                           active_tracks.end());
+      if (!q.join) {
+        burst_start[q.burst] = q.at;
+        burst_forker[q.burst] = best;
+      }
       if (best < 0) continue;
       if (q.join) {
         AddEdge(HostFinish(q.root), HostFinish(best), PathSegmentKind::kHostBound, EdgeType::kThreadHandOff);
@@ -435,6 +471,7 @@ class CriticalPathBuilder {
       }
     }
   }
+
 
   static PathSegmentKind TaskKind(DeviceTaskKind kind) {
     switch (kind) {

@@ -151,6 +151,41 @@ TEST(CriticalPath, WorkerThreadHandsBackToTheWaitingThread) {
   EXPECT_EQ(path.segments.back().dur, 100);
 }
 
+TEST(CriticalPath, BlockedThreadJoinsTheWorkerItStartedHoweverLongAfter) {
+  // loss.backward() on the main thread [0, 1000] µs; the autograd thread
+  // runs W [100, 500] µs, which launches k [200, 300] µs (L [150, 160]); the
+  // main thread returns 500 µs after W ends (after untraced work: seen
+  // 10.8 ms on a real trace), far past the 100 µs a waiting op normally
+  // returns within. The main thread did nothing traced while W ran, and
+  // "backward" started W's burst: it was blocked on it. The path runs
+  // backward 0-100, W 100-150, L 150-160, W 160-500, backward 500-1000.
+  // When the main thread works during W (op X [300, 310] µs), it was not
+  // blocked: no join, and W leads nowhere (the main thread's own chain).
+  constexpr TimeNs us = 1000;
+  for (bool main_thread_busy : {false, true}) {
+    ProfileBuilder b;
+    uint32_t t1 = b.Thread("1");
+    uint32_t t2 = b.Thread("2");
+    uint32_t s = b.Stream(0, 7);
+    uint32_t backward = b.Op(t1, "backward", 0, 1000 * us);
+    if (main_thread_busy) b.Op(t1, "X", 300 * us, 10 * us);
+    uint32_t w = b.Op(t2, "W", 100 * us, 400 * us);
+    b.Runtime(t2, "cudaLaunchKernel", 150 * us, 10 * us, 1);
+    b.Kernel(s, "k", 200 * us, 100 * us, 1);
+    CriticalPath path = PathOf(b.profile, std::nullopt);
+    EXPECT_EQ(path.latency_ns, 1000 * us);
+    bool w_on_path = false;
+    for (const PathSegment& seg : path.segments) w_on_path |= seg.host_op == static_cast<int32_t>(w);
+    EXPECT_EQ(w_on_path, !main_thread_busy) << "main thread busy: " << main_thread_busy;
+    ASSERT_FALSE(path.segments.empty());
+    EXPECT_EQ(path.segments.back().host_op, static_cast<int32_t>(backward));
+    if (!main_thread_busy) {
+      EXPECT_EQ(path.segments.back().dur, 500 * us);
+      EXPECT_EQ(Breakdown(path, PathSegmentKind::kLaunchOverhead), 10 * us);
+    }
+  }
+}
+
 TEST(CriticalPath, DeviceOnlyProfileIsTheLongestStream) {
   // Ascend-like: tasks only. Stream 1: t1 [0,100], gap 50, t2 (HCCL) [150,500]
   // = 500. Stream 2: t3 [0,400] = 400. No cross-stream edges.
