@@ -280,9 +280,7 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   std::string step_source;
   for (size_t s : ctx.steps) {
     const StepInfo& st = steps[s];
-    TimeWindow w = st.cpu;
-    if (st.device_start != kNoTime && (w.duration() == 0 || st.device_start < w.start)) w.start = st.device_start;
-    if (st.device_end != kNoTime && st.device_end > w.end) w.end = st.device_end;
+    const TimeWindow w = st.span();  // steps of a host running ahead do not overlap
     if (w.duration() == 0 && st.cpu.duration() == 0 && st.device_start == kNoTime) continue;
     ctx.step_windows.push_back(w);
     ctx.step_time_ns += st.latency_ns();

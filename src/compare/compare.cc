@@ -339,12 +339,7 @@ struct RunOps {
 };
 
 // Step windows [start, end) of the graph steps.
-TimeWindow StepWindow(const StepInfo& s) {
-  TimeWindow w = s.cpu;
-  if (s.device_start != kNoTime) w.start = std::min(w.start, s.device_start);
-  if (s.device_end != kNoTime) w.end = std::max(w.end, s.device_end);
-  return w;
-}
+TimeWindow StepWindow(const StepInfo& s) { return s.span(); }
 
 bool HasComputeTasks(const Profile& p) {
   for (DeviceTaskKind k : p.device_tasks.kind)

@@ -65,7 +65,7 @@ const char* TaskLinkName(TaskLink link) {
   return "?";
 }
 
-TimeNs StepInfo::latency_ns() const {
+TimeWindow StepInfo::span() const {
   TimeNs start = cpu.start;
   TimeNs end = cpu.end;
   if (device_start != kNoTime) {
@@ -78,8 +78,13 @@ TimeNs StepInfo::latency_ns() const {
     }
   }
   if (period_start != kNoTime) start = std::max(start, period_start);
-  if (end <= start && recorded_latency_ns != kNoTime) return std::max<TimeNs>(recorded_latency_ns, 0);
-  return end > start ? end - start : 0;
+  return {start, std::max(start, end)};
+}
+
+TimeNs StepInfo::latency_ns() const {
+  const TimeWindow w = span();
+  if (w.duration() == 0 && recorded_latency_ns != kNoTime) return std::max<TimeNs>(recorded_latency_ns, 0);
+  return w.duration();
 }
 
 namespace {

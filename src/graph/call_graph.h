@@ -140,8 +140,12 @@ struct StepInfo {
   // this step's start): the end of that work, where this step's own time
   // begins (its latency is then the device's iteration period), else kNoTime.
   TimeNs period_start = kNoTime;
-  // From the first start to the last end, host or device; the recorded step
-  // time when the step has no span.
+  // The step's own time: from the first start to the last end, host or
+  // device, starting at period_start when the host ran ahead (so the spans of
+  // consecutive steps of a device never overlap and their busy times never
+  // count one task twice).
+  TimeWindow span() const;
+  // span()'s length; the recorded step time when the step has no span.
   TimeNs latency_ns() const;
 };
 

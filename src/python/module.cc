@@ -186,7 +186,7 @@ std::optional<TimeWindow> StepWindow(const OperatorCallGraph& graph, std::option
   if (*step >= graph.Steps().size())
     throw EngineError{InvalidArgumentError("step index " + std::to_string(*step) + " out of range (the profile has " +
                                            std::to_string(graph.Steps().size()) + " steps)")};
-  return graph.Steps()[*step].cpu;
+  return graph.Steps()[*step].span();
 }
 
 }  // namespace

@@ -97,10 +97,7 @@ StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const Operato
     if (structure.ok() && i < structure->steps.size() && structure->steps[i].phase != StepPhase::kUnknown)
       bar.phase = StepPhaseName(structure->steps[i].phase);
     bar.latency_ns = s.latency_ns();
-    TimeWindow w = s.cpu;
-    if (s.device_start != kNoTime) w.start = std::min(w.start, s.device_start);
-    if (s.device_end != kNoTime) w.end = std::max(w.end, s.device_end);
-    for (const BusyTime& b : graph.DeviceBusyTimes(w)) bar.busy_ns += b.busy_ns;
+    for (const BusyTime& b : graph.DeviceBusyTimes(s.span())) bar.busy_ns += b.busy_ns;
     d.steps.push_back(std::move(bar));
   }
 

@@ -299,6 +299,15 @@ TEST(Steps, HostRunningAheadIsNotCountedTwice) {
   TimeNs sum = 0;
   for (const StepInfo& step : steps) sum += step.latency_ns();
   EXPECT_EQ(sum, 800 * us);  // the window: first start to last kernel end
+  // Per-step busy time over the steps' spans: each kernel once, 3 x 250 µs =
+  // the profile's 750 µs. Over spans from each step's start to its last
+  // kernel's end it was 250 + 450 + 600 = 1300 µs (k1 in all three).
+  TimeNs busy = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i > 0) EXPECT_GE(steps[i].span().start, steps[i - 1].span().end);
+    for (const BusyTime& device : g.DeviceBusyTimes(steps[i].span())) busy += device.busy_ns;
+  }
+  EXPECT_EQ(busy, 750 * us);
 }
 
 TEST(Steps, ProfileStepTableWinsAndWholeWindowIsTheFallback) {
