@@ -230,6 +230,9 @@ class Detector {
   virtual IssueType type() const = 0;
   // Appends issues and notes. Never fails: missing data becomes notes.
   virtual void Run(const DiagnosisContext& ctx, DetectorOutput* out) const = 0;
+  // Issues listed whatever their share of the step (min_issue_share does not
+  // drop them): AI CPU fallbacks, which msprof-analyze always lists.
+  virtual bool ListedAtAnyShare() const { return false; }
 };
 
 // Every registered detector in registry order (src/analysis/detectors/registry.cc).

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/detector.h"
+#include "analysis/detectors/detector_util.h"
 #include "importers/detect.h"
 
 namespace pypto {
@@ -173,9 +174,49 @@ void FillProfileOpName(const DiagnosisContext& ctx, Issue* issue) {
 
 }  // namespace
 
+// Wall time the tasks cover: the union of their intervals per device, summed
+// over devices (as device busy time is). Two rows over the same time (a task
+// on concurrent streams, a duplicated row) count once.
+TimeNs TaskUnionNs(const Profile& p, std::vector<uint32_t> tasks) {
+  const DeviceTaskTable& t = p.device_tasks;
+  auto device = [&](uint32_t r) { return p.tracks.device[t.track[r]]; };
+  std::sort(tasks.begin(), tasks.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_pair(device(a), t.ts[a]) < std::make_pair(device(b), t.ts[b]);
+  });
+  TimeNs total = 0, open_start = 0, open_end = 0;
+  bool open = false;
+  int32_t open_device = 0;
+  for (uint32_t r : tasks) {
+    const TimeNs start = t.ts[r], end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
+    if (open && device(r) == open_device && start <= open_end) {
+      open_end = std::max(open_end, end);
+      continue;
+    }
+    if (open) total += open_end - open_start;
+    open = true;
+    open_device = device(r);
+    open_start = start;
+    open_end = end;
+  }
+  if (open) total += open_end - open_start;
+  return total;
+}
+
 void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {
   FillTimeRatios(ctx, issue);
   FillProfileOpName(ctx, issue);
+  // Affected time summed over tasks that overlap (concurrent streams,
+  // duplicated rows) read as more than the step ("affected 124 % of step"):
+  // the time they cover is what they affect.
+  if (!issue->affected_tasks.empty() && issue->affected_ns == issue->evidence.total_ns) {
+    const TimeNs covered = TaskUnionNs(*ctx.profile, issue->affected_tasks);
+    if (covered < issue->affected_ns) {
+      detectors::AddMetric(issue, "task_time_sum_us", double(issue->affected_ns) / 1000.0, "us");
+      detectors::AddMetric(issue, "task_time_covered_us", double(covered) / 1000.0, "us");
+      issue->affected_ns = covered;
+    }
+  }
+  std::vector<uint32_t>().swap(issue->affected_tasks);
   issue->saved_ns = 0;
   for (const RowSaving& s : issue->savings) issue->saved_ns += std::max<TimeNs>(0, s.saved_ns);
   issue->affected_share = ctx.ShareOfStep(issue->affected_ns);
@@ -434,7 +475,7 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
     for (std::string& n : out.notes) report.notes.push_back(std::string(d->name()) + ": " + n);
     for (Issue& issue : out.issues) {
       FinalizeIssue(ctx, &issue);
-      if (issue.affected_share < options.min_issue_share) continue;
+      if (issue.affected_share < options.min_issue_share && !d->ListedAtAnyShare()) continue;
       issues.push_back(std::move(issue));
     }
   }

@@ -148,6 +148,11 @@ struct Issue {
   Evidence evidence;
 
   TimeNs affected_ns = 0;            // time of the rows the issue is about (within the analysed steps)
+  // Every task whose duration makes up affected_ns (AddTaskEvidence; not
+  // capped like the evidence rows): FinalizeIssue replaces their summed time
+  // by the wall time they cover, so overlapping or duplicated rows never
+  // affect more than the step. Not part of the report.
+  std::vector<uint32_t> affected_tasks;
   double affected_share = 0;         // affected_ns / step time basis
 
   TimeNs saved_ns = 0;               // estimated saving = sum of `savings`

@@ -210,6 +210,13 @@ void AppendUtilization(std::string* out, const AnalysisSummary& summary) {
 
 void AppendCriticalPath(std::string* out, const AnalysisSummary& summary) {
   const CriticalPathSummary& path = summary.critical_path;
+  // Statistics files alone (step_trace_time.csv, op_statistic.csv): no op or
+  // task to build a path from. A table of zeros would read as a measurement.
+  if (path.nodes == 0) {
+    AppendSection(out, "Critical path");
+    out->append("  (no host operators or device tasks: nothing to build a path from)\n");
+    return;
+  }
   // The heading leads with the path's own latency: a path may outrun its
   // window (kernels still running when the step's host span ends), and a
   // window figure alone read as the path's (a 107 ms heading over a 158 ms path).

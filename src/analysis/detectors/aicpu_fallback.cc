@@ -40,6 +40,9 @@ class AicpuFallback final : public Detector {
  public:
   std::string_view name() const override { return "aicpu_fallback"; }
   IssueType type() const override { return IssueType::kAicpuFallback; }
+  // A fallback is a defect whatever its share (a Cast INT32->UINT64 of
+  // 2 x 72 us fell under the 1 % cutoff): always listed, ranked by time.
+  bool ListedAtAnyShare() const override { return true; }
 
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
     const Profile& p = *ctx.profile;

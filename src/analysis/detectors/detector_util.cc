@@ -68,6 +68,7 @@ std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task) {
 
 void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur) {
   if (issue->evidence.tasks.size() < kMaxEvidenceRows) issue->evidence.tasks.push_back(task);
+  issue->affected_tasks.push_back(task);
   ++issue->evidence.count;
   issue->evidence.total_ns += dur;
 }

@@ -7,7 +7,9 @@
 //     when a trace has no aclopCompileAndExecute but writes the compile itself
 //     (`AscendCL@opCompile`), those calls are counted the same way;
 //   * dynamic shape (computation/op_compile/dynamic_shape_checker.py): the
-//     kernel_details `OP State` column shows no static operator at all.
+//     kernel_details `OP State` column shows no static operator at all. The
+//     profile measures no cost for it (host tiling per call is not traced),
+//     so it is a note, not a finding with a 0 us saving.
 // Saving (measured): the host time spent inside the compile calls, which
 // binary kernels (set_compile_mode(jit_compile=False)) do not spend.
 #include <algorithm>
@@ -111,8 +113,6 @@ class DynamicShapeCompile final : public Detector {
 
     // ---- OP State
     uint64_t dynamic = 0, stat = 0;
-    TimeNs dynamic_ns = 0;
-    std::vector<uint32_t> dynamic_tasks;
     std::map<std::string, uint64_t> dynamic_types;
     for (uint32_t t : ctx.tasks) {
       std::string_view state = TaskText(ctx, t, "OP State");
@@ -120,8 +120,6 @@ class DynamicShapeCompile final : public Detector {
       std::string lower = detectors::LowerAscii(state);
       if (lower == "dynamic") {
         ++dynamic;
-        dynamic_ns += p.device_tasks.dur[t];
-        dynamic_tasks.push_back(t);
         ++dynamic_types[std::string(ctx.TaskLabel(t))];
       } else if (lower == "static") {
         ++stat;
@@ -139,21 +137,20 @@ class DynamicShapeCompile final : public Detector {
                                          "no static operator at all", dynamic, stat));
       return;
     }
-    Issue issue;
-    issue.type = IssueType::kDynamicShapeCompile;
-    issue.op_name = "";
-    issue.op_type = "OP State dynamic";
-    issue.affected_ns = dynamic_ns;
-    std::sort(dynamic_tasks.begin(), dynamic_tasks.end(),
-              [&](uint32_t a, uint32_t b) { return p.device_tasks.ts[a] < p.device_tasks.ts[b]; });
-    for (uint32_t t : dynamic_tasks) detectors::AddTaskEvidence(&issue, t, p.device_tasks.dur[t]);
-    issue.method = SavingMethod::kNone;
-    issue.saving_formula = "none: dynamic-shape kernels cost host tiling per call; the profile does not measure it";
-    issue.detail = fmt::format("all {} tasks with an OP State are dynamic ({} op types), none static", dynamic,
-                               dynamic_types.size());
-    detectors::AddMetric(&issue, "dynamic_tasks", double(dynamic), "count");
-    detectors::AddMetric(&issue, "static_tasks", 0, "count");
-    out->issues.push_back(std::move(issue));
+    // Every kernel dynamic, but the profile measures no cost of it (no
+    // compile call at or over the dispatch rule): a note, not a finding with
+    // a 0 us saving. When compile calls are counted, their issue above
+    // carries the cost.
+    std::string types;
+    size_t listed = 0;
+    for (const auto& [name, n] : dynamic_types) {
+      if (listed++ == 5) break;
+      types += (types.empty() ? "" : ", ") + name;
+    }
+    out->notes.push_back(fmt::format(
+        "all {} tasks with an OP State are dynamic ({} op types: {}{}), none static; the profile measures no "
+        "compile cost for them{}", dynamic, dynamic_types.size(), types, dynamic_types.size() > 5 ? ", ..." : "",
+        double(calls.size()) >= max_num ? " beyond the online compile calls reported" : " (no online compile calls at or over the rule)"));
   }
 };
 

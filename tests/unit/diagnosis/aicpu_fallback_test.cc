@@ -123,6 +123,20 @@ TEST(AicpuFallbackFixtures, Gpt3OpSummaryAicpuCastsOnly) {
   EXPECT_NE(aicpu[0]->detail.find("INT32"), std::string::npos);
 }
 
+TEST(AicpuFallbackFixtures, ListedUnderTheOnePercentCutoff) {
+  // The same two Cast tasks (145.0 us) are 0.4 % of the file's 37.2 ms of
+  // device time, under the 1 % share that drops other findings. With the
+  // default options an AI CPU fallback is still listed.
+  DiagnoseOptions defaults;
+  auto r = DiagnosePath(std::string(PYPTO_FIXTURES_DIR) + "/ascend/msprof_op_summary_gpt3_memoryl0/op_summary_1.csv",
+                        defaults);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto aicpu = IssuesOf(*r, IssueType::kAicpuFallback);
+  ASSERT_EQ(aicpu.size(), 1u) << Describe(*r);
+  EXPECT_LT(aicpu[0]->affected_share, defaults.min_issue_share);
+  EXPECT_EQ(aicpu[0]->op_type, "Cast");
+}
+
 TEST(AicpuFallbackFixtures, TraceViewTwoAicpuCasts) {
   // Raw JSON: two Ascend Hardware tasks with Task Type AI_CPU:
   // aclnnReduceSum_CastAiCpu_Cast 188.148 us and aclnnCast_CastAiCpu_Cast 139.419 us.

@@ -47,18 +47,18 @@ TEST(DynamicShapeCompile, TwentyOrMoreCompileCallsAreFound) {
   EXPECT_FALSE(i->op_name.empty());
 }
 
-TEST(DynamicShapeCompile, AllOpsDynamicIsFound) {
+TEST(DynamicShapeCompile, AllOpsDynamicIsANoteWithoutAMeasuredCost) {
+  // Every kernel's OP State is "dynamic" (the msprof-analyze rule), but the
+  // profile has no online compile call: the host tiling cost of dynamic
+  // kernels is not in it. A finding would claim 0 us at high severity; it is
+  // a note naming the count.
   PlantKnobs k = HealthyKnobs(PlantedFlavor::kAscend);
   k.all_ops_dynamic = true;
   PlantedFacts facts;
   DiagnosticReport r = RunPlanted(k, &facts);
-  const Issue* i = FindIssue(r, IssueType::kDynamicShapeCompile);
-  ASSERT_NE(i, nullptr) << Describe(r);
-  EXPECT_EQ(i->op_type, "OP State dynamic");
-  EXPECT_EQ(i->evidence.count, facts.kernels);  // every task carries OP State "dynamic"
-  // The host tiling cost of dynamic kernels is not in the profile: no saving claimed.
-  EXPECT_EQ(i->method, SavingMethod::kNone);
-  EXPECT_EQ(i->saved_ns, 0);
+  EXPECT_EQ(FindIssue(r, IssueType::kDynamicShapeCompile), nullptr) << Describe(r);
+  EXPECT_TRUE(HasNoteContaining(r, "all " + std::to_string(facts.kernels) + " tasks with an OP State are dynamic"))
+      << Describe(r);
 }
 
 TEST(DynamicShapeCompile, SeverityGrowsWithCalls) {
@@ -134,13 +134,12 @@ TEST(DynamicShapeCompileFixtures, TraceViewElevenCompileCallsOnlyNote) {
   EXPECT_TRUE(HasNoteContaining(r, "11 aclopCompileAndExecute")) << Describe(r);
 }
 
-TEST(DynamicShapeCompileFixtures, Level2LlmNoStaticOperator) {
-  // Raw CSV OP State: dynamic 2448, N/A 15, static 0 -> MPA "no static operator".
+TEST(DynamicShapeCompileFixtures, Level2LlmNoStaticOperatorIsANote) {
+  // Raw CSV OP State: dynamic 2448, N/A 15, static 0 -> MPA "no static
+  // operator"; no compile call in the file, so no measured cost: a note.
   DiagnosticReport r = DiagnoseFixtureOnly("ascend/pta_level2_llm_cann83", {kDetector});
-  auto dyn = IssuesOf(r, IssueType::kDynamicShapeCompile);
-  ASSERT_EQ(dyn.size(), 1u);
-  EXPECT_EQ(dyn[0]->op_type, "OP State dynamic");
-  EXPECT_EQ(dyn[0]->evidence.count, 2448u);
+  EXPECT_TRUE(IssuesOf(r, IssueType::kDynamicShapeCompile).empty()) << Describe(r);
+  EXPECT_TRUE(HasNoteContaining(r, "all 2448 tasks with an OP State are dynamic")) << Describe(r);
 }
 
 TEST(DynamicShapeCompileFixtures, NewCannOpSummaryMixedOpStateIsOnlyANote) {
