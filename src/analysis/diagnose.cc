@@ -322,7 +322,11 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   for (size_t s : ctx.steps) {
     const StepInfo& st = steps[s];
     const TimeWindow w = st.span();  // steps of a host running ahead do not overlap
-    if (w.duration() == 0 && st.cpu.duration() == 0 && st.device_start == kNoTime) continue;
+    // A step with no span and no recorded time has nothing to analyse; one
+    // that only the profiler's step table gives (step_trace_time.csv alone)
+    // keeps its recorded time as the basis.
+    if (w.duration() == 0 && st.cpu.duration() == 0 && st.device_start == kNoTime && st.recorded_latency_ns == kNoTime)
+      continue;
     ctx.step_windows.push_back(w);
     ctx.step_time_ns += st.latency_ns();
     report.steps.push_back(s);

@@ -47,8 +47,9 @@ enum class IssueType : uint8_t {
   kStreamSync,              // stream_sync: synchronisation calls stalling dispatch (detector 8)
   kNoPipeBound,             // no_pipe_bound: long ops without any PMU pipe above the bound ratio (detector 9)
   kFusibleSequence,         // fusible_sequence: repeated short kernel sequences to fuse (detector 10)
+  kCommunication,           // communication: exposed collectives, wait vs transfer, the rank others wait for (detector 11)
 };
-inline constexpr size_t kIssueTypeCount = 10;
+inline constexpr size_t kIssueTypeCount = 11;
 const char* IssueTypeName(IssueType type);
 // Parses the names IssueTypeName returns; false when unknown.
 bool IssueTypeFromName(std::string_view name, IssueType* type);

@@ -14,7 +14,8 @@
   X(DynamicShapeCompile)   \
   X(StreamSync)            \
   X(NoPipeBound)           \
-  X(FusibleSequence)
+  X(FusibleSequence)       \
+  X(Communication)
 
 namespace pypto {
 

@@ -76,14 +76,14 @@ TEST_P(Healthy, NoIssuesFromDetectors1To5) {
   EXPECT_EQ(r.detectors_run.size(), 5u);
 }
 
-TEST_P(Healthy, NoIssuesFromAllTenDetectors) {
+TEST_P(Healthy, NoIssuesFromAnyDetector) {
   DiagnosticReport r = RunPlanted(HealthyKnobs(GetParam()));
   EXPECT_TRUE(r.issues.empty()) << Describe(r);
-  EXPECT_EQ(r.detectors_run.size(), 10u);
+  EXPECT_EQ(r.detectors_run.size(), AllDetectors().size());
   EXPECT_DOUBLE_EQ(r.estimated_combined_speedup, 1.0);
 }
 
-TEST_P(Healthy, NoIssuesFromAllTenDetectorsWithPrefill) {
+TEST_P(Healthy, NoIssuesFromAnyDetectorWithPrefill) {
   PlantKnobs k = HealthyKnobs(GetParam());
   k.prefill_step = true;
   DiagnosticReport r = RunPlanted(k);

@@ -1,0 +1,356 @@
+// (11) communication: collectives the step waits for, and the rank that makes
+// the others wait.
+//
+//   * Exposed communication per device over the analysed steps: Ascend
+//     step_trace_time Communication(Not Overlapped) when the step row has it
+//     (msprof-analyze overall summary), else the communication segments of the
+//     step's critical path (graph/critical_path.cc: collectives on the path,
+//     not overlapped by compute). Flagged when it exceeds
+//     min_exposed_share (0.10) of the step: the TensorBoard plugin's
+//     "communication time / step time > 0.1" rule (diagnosis-rules §2, rule 4).
+//   * Wait vs transfer: communication.json's Wait Time per op against its
+//     transfer time (the op's Transit Time or its transports', the longer;
+//     msprof-analyze communication analysis), else the HCCL sub-tasks in the
+//     steps (Notify Wait = waiting for a peer; SDMA / RDMA / Memcpy /
+//     Reduce_Inline / Write Value = moving data); NCCL/RCCL kernels do not
+//     split the two, which the detail says.
+//   * Achieved bandwidth per transport (communication.json Transit Size /
+//     Transit Time), named against the 0.8 x 18 GB/s SDMA reference of
+//     msprof-analyze's bandwidth-contention rule.
+//   * Several devices (ranks): when their compute time per step spreads by
+//     more than slow_rank_spread (0.05; msprof-analyze slow_rank_analyzer
+//     (max - min) / mean), the rank that computes longest is the one the others
+//     wait for in their collectives: a separate finding names it.
+// Savings (amdahl, bounds):
+//   * exposed: min(exposed communication, compute time) per step — the most
+//     that overlapping the collectives with compute can hide;
+//   * imbalance: slowest compute - mean compute per step, what the waiting
+//     ranks stop waiting when the stages are balanced.
+// Both are claimed on the step's idle target (kStepIdle), so host_bound's
+// claim on the same step is not added to them.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/detector.h"
+#include "analysis/detectors/detector_util.h"
+
+namespace pypto {
+namespace {
+
+// Share of the step. Source: TensorBoard plugin recommendation "communication
+// time / step time > 0.1" (diagnosis-rules §2, rule 4).
+inline constexpr double kDefaultMinExposedShare = 0.10;
+// (max - min) / mean of the devices' compute time. Source: msprof-analyze
+// cluster/slow_rank_analyzer.py, 0.05 (diagnosis-rules §1.1).
+inline constexpr double kDefaultSlowRankSpread = 0.05;
+// GB/s. Source: msprof-analyze communication/contention bandwidth_contention.yaml:
+// SDMA bandwidth under 0.8 x 18 GB/s is contended (diagnosis-rules §1.1).
+inline constexpr double kSdmaReferenceGbps = 18.0;
+inline constexpr double kSdmaContendedFraction = 0.8;
+// Collectives named in the detail.
+inline constexpr size_t kTopCollectives = 3;
+
+struct Transport {
+  double size_mb = 0;
+  double time_ms = 0;
+};
+
+struct DeviceFigures {
+  TimeNs step_ns = 0;
+  TimeNs exposed_ns = 0;
+  TimeNs communication_ns = 0;  // all collective time (overlapped or not), kUnknownNs-free sum
+  TimeNs compute_ns = 0;
+  bool from_step_table = false;
+  uint64_t steps = 0;
+  std::vector<std::pair<size_t, TimeNs>> step_exposed;  // (step index, exposed)
+  std::vector<std::pair<size_t, TimeNs>> step_compute;  // (step index, compute)
+  // Wait / transfer.
+  double wait_ms = 0, transit_ms = 0;  // communication.json
+  TimeNs wait_task_ns = 0, transfer_task_ns = 0;
+  bool has_json = false, has_sub_tasks = false;
+  std::map<std::string, Transport> transports;
+  std::map<std::string, TimeNs> collectives;  // name -> time
+};
+
+bool IsWaitTask(std::string_view lower_name) {
+  return lower_name.find("notify wait") != std::string_view::npos ||
+         lower_name.find("notify_wait") != std::string_view::npos;
+}
+
+// Union of [start, end) intervals, which it sorts.
+TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>& spans) {
+  std::sort(spans.begin(), spans.end());
+  TimeNs total = 0, open_start = 0, open_end = 0;
+  bool open = false;
+  for (const auto& [start, end] : spans) {
+    if (open && start <= open_end) {
+      open_end = std::max(open_end, end);
+      continue;
+    }
+    if (open) total += open_end - open_start;
+    open = true;
+    open_start = start;
+    open_end = end;
+  }
+  if (open) total += open_end - open_start;
+  return total;
+}
+
+// "communication/<step>/<op>/<field>": the step's number (step13 -> 13), -1
+// when it has none.
+int64_t StepNumberOf(std::string_view step) {
+  size_t digits = step.find_first_of("0123456789");
+  if (digits == std::string_view::npos) return -1;
+  int64_t n = 0;
+  for (size_t i = digits; i < step.size() && step[i] >= '0' && step[i] <= '9'; ++i) n = n * 10 + (step[i] - '0');
+  return n;
+}
+
+class Communication final : public Detector {
+ public:
+  std::string_view name() const override { return "communication"; }
+  IssueType type() const override { return IssueType::kCommunication; }
+
+  void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
+    const Profile& p = *ctx.profile;
+    const DeviceTaskTable& t = p.device_tasks;
+    const double min_share = ctx.options->Param("communication.min_exposed_share", kDefaultMinExposedShare);
+    const double max_spread = ctx.options->Param("communication.slow_rank_spread", kDefaultSlowRankSpread);
+    const std::vector<StepInfo>& steps = ctx.graph->Steps();
+    std::map<int32_t, DeviceFigures> devices;
+    std::vector<int64_t> step_numbers;
+
+    // ---- exposed communication and compute per step
+    auto comm_tasks_of = [&](int32_t device, TimeWindow w, DeviceFigures* f) {
+      std::vector<std::pair<TimeNs, TimeNs>> comm, compute, wait, transfer;
+      for (uint32_t r : ctx.tasks) {
+        if (t.ts[r] < w.start || t.ts[r] >= w.end) continue;
+        if (device >= 0 && p.tracks.device[t.track[r]] != device) continue;
+        const TimeNs end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
+        if (t.kind[r] == DeviceTaskKind::kCommunication) {
+          comm.push_back({t.ts[r], end});
+          const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
+          const bool whole_op = name.find("hcom_") != std::string::npos || name.find("nccl") != std::string::npos ||
+                                name.find("rccl") != std::string::npos ||
+                                p.Str(t.category[r]) == "communication_op";
+          if (whole_op) {
+            f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
+          } else {
+            f->has_sub_tasks = true;
+            (IsWaitTask(name) ? wait : transfer).push_back({t.ts[r], end});
+          }
+        } else if (t.kind[r] == DeviceTaskKind::kKernel) {
+          compute.push_back({t.ts[r], end});
+        }
+      }
+      f->wait_task_ns += UnionLength(wait);
+      f->transfer_task_ns += UnionLength(transfer);
+      return std::pair(UnionLength(comm), UnionLength(compute));
+    };
+    for (size_t k = 0; k < ctx.steps.size(); ++k) {
+      const size_t s = ctx.steps[k];
+      const StepInfo& st = steps[s];
+      step_numbers.push_back(st.number);
+      const StepRow* row = nullptr;
+      for (const StepRow& r : p.steps.rows)
+        if (r.number == st.number && r.device == st.device && r.communication_not_overlapped != kUnknownNs) row = &r;
+      DeviceFigures& f = devices[st.device];
+      ++f.steps;
+      if (row != nullptr) {
+        f.from_step_table = true;
+        const TimeNs computing = row->computing == kUnknownNs ? 0 : row->computing;
+        const TimeNs free = row->free == kUnknownNs ? 0 : row->free;
+        f.step_ns += computing + row->communication_not_overlapped + free;
+        f.exposed_ns += row->communication_not_overlapped;
+        f.communication_ns += row->communication == kUnknownNs ? row->communication_not_overlapped : row->communication;
+        f.compute_ns += computing;
+        f.step_exposed.push_back({s, row->communication_not_overlapped});
+        f.step_compute.push_back({s, computing});
+        comm_tasks_of(st.device, ctx.step_windows[k], &f);  // wait / transfer and names only
+        continue;
+      }
+      StatusOr<CriticalPath> path = ctx.graph->ComputeCriticalPathTotals(s);
+      if (!path.ok()) continue;
+      const TimeNs exposed = path->breakdown_ns[static_cast<size_t>(PathSegmentKind::kCommunication)];
+      const auto [comm, compute] = comm_tasks_of(st.device, ctx.step_windows[k], &f);
+      f.step_ns += st.latency_ns();
+      f.exposed_ns += exposed;
+      f.communication_ns += comm;
+      f.compute_ns += compute;
+      f.step_exposed.push_back({s, exposed});
+      f.step_compute.push_back({s, compute});
+    }
+    if (devices.empty()) {
+      out->notes.push_back("no analysed step: communication not measured");
+      return;
+    }
+
+    // ---- communication.json (per device, the analysed steps only)
+    const AttributeTable& a = p.attributes;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.owner_kind[i] != OwnerKind::kDevice || a.owner[i] >= p.devices.rows.size()) continue;
+      std::string_view key = p.Str(a.key[i]);
+      if (!key.starts_with("communication/")) continue;
+      const size_t s1 = key.find('/', 14), s3 = key.rfind('/');
+      if (s1 == std::string_view::npos || s3 <= s1) continue;
+      const std::string_view step = key.substr(14, s1 - 14), op = key.substr(s1 + 1, s3 - s1 - 1),
+                             field = key.substr(s3 + 1);
+      if (op == "Total Op Info" || std::isnan(a.number[i])) continue;
+      const int64_t number = StepNumberOf(step);
+      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
+      auto it = devices.find(p.devices.rows[a.owner[i]].index);
+      if (it == devices.end()) continue;
+      DeviceFigures& f = it->second;
+      f.has_json = true;
+      const double v = a.number[i];
+      if (field == "Wait Time(ms)") f.wait_ms += v;
+      else if (field == "Transit Time(ms)") f.transit_ms += v;
+      else if (field == "Elapse Time(ms)") f.collectives[std::string(op.substr(0, op.find('@')))] += TimeNs(v * 1e6);
+      else if (field.ends_with(" Transit Size(MB)")) f.transports[std::string(field.substr(0, field.find(' ')))].size_mb += v;
+      else if (field.ends_with(" Transit Time(ms)")) f.transports[std::string(field.substr(0, field.find(' ')))].time_ms += v;
+    }
+
+    // ---- exposed communication findings
+    for (auto& [device, f] : devices) {
+      const double share = f.step_ns > 0 ? double(f.exposed_ns) / double(f.step_ns) : 0;
+      const std::string who = device >= 0 ? fmt::format("device {}", device) : std::string("the device");
+      if (f.exposed_ns == 0 || share <= min_share) {
+        if (f.communication_ns > 0)
+          out->notes.push_back(fmt::format("{}: exposed communication {:.1f}% of the step ({} of {} collective "
+                                           "time), not over {:.0f}%", who, 100 * share,
+                                           detectors::FormatUs(f.exposed_ns), detectors::FormatUs(f.communication_ns),
+                                           100 * min_share));
+        continue;
+      }
+      Issue issue;
+      issue.type = IssueType::kCommunication;
+      issue.op_type = "exposed communication";
+      std::vector<std::pair<std::string, TimeNs>> top(f.collectives.begin(), f.collectives.end());
+      std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+      issue.op_name = top.empty() ? "communication" : top[0].first;
+      issue.profile_op_name = fmt::format("collectives of {}", who);
+      issue.affected_ns = f.exposed_ns;
+      issue.method = SavingMethod::kAmdahl;
+      for (size_t k = 0; k < f.step_exposed.size(); ++k) {
+        const TimeNs saved = std::min(f.step_exposed[k].second, f.step_compute[k].second);
+        if (saved > 0) issue.savings.push_back({SavingTargetKind::kStepIdle, uint32_t(f.step_exposed[k].first), saved});
+      }
+      issue.saving_formula = "per step min(exposed communication, compute time): the most that overlapping the "
+                             "collectives with compute can hide (bucketed / asynchronous collectives)";
+      issue.detail = fmt::format("{}: exposed communication {} = {:.1f}% of the step ({}) > {:.0f}%", who,
+                                 detectors::FormatUs(f.exposed_ns), 100 * share,
+                                 f.from_step_table ? "step_trace_time Communication(Not Overlapped)"
+                                                   : "communication on the critical path",
+                                 100 * min_share);
+      if (f.communication_ns > f.exposed_ns)
+        issue.detail += fmt::format("; {} of collective time overlapped with compute",
+                                    detectors::FormatUs(f.communication_ns - f.exposed_ns));
+      double wait_share = std::nan("");
+      // The op-level Transit Time of communication.json can be near 0 while
+      // its transports moved data for tens of ms: the transfer time is the
+      // longer of the two. Link types (HCCS) and transport types (SDMA) list
+      // the same transfers, so transports are not added together.
+      double transfer_ms = f.transit_ms;
+      for (const auto& [transport, tr] : f.transports) transfer_ms = std::max(transfer_ms, tr.time_ms);
+      if (f.has_json && f.wait_ms + transfer_ms > 0) {
+        wait_share = f.wait_ms / (f.wait_ms + transfer_ms);
+        issue.detail += fmt::format("; wait {:.1f} ms vs transfer {:.1f} ms (communication.json)", f.wait_ms,
+                                    transfer_ms);
+      } else if (f.has_sub_tasks && f.wait_task_ns + f.transfer_task_ns > 0) {
+        wait_share = double(f.wait_task_ns) / double(f.wait_task_ns + f.transfer_task_ns);
+        issue.detail += fmt::format("; wait {} (Notify Wait) vs transfer {} (HCCL tasks)",
+                                    detectors::FormatUs(f.wait_task_ns), detectors::FormatUs(f.transfer_task_ns));
+      } else {
+        issue.detail += "; the profile does not split wait from transfer (one kernel per collective)";
+      }
+      if (!std::isnan(wait_share) && wait_share > 0.5)
+        issue.detail += ": mostly waiting for a peer rank (its compute or host), not moving data";
+      for (const auto& [transport, tr] : f.transports) {
+        if (tr.time_ms <= 0) continue;
+        const double gbps = tr.size_mb / tr.time_ms;  // MB/ms = GB/s
+        issue.detail += fmt::format("; {} {:.1f} MB at {:.1f} GB/s", transport, tr.size_mb, gbps);
+        if ((transport == "SDMA" || transport == "HCCS") && gbps < kSdmaContendedFraction * kSdmaReferenceGbps)
+          issue.detail += fmt::format(" (under {:.1f} GB/s: contended)", kSdmaContendedFraction * kSdmaReferenceGbps);
+        detectors::AddMetric(&issue, transport + "_bandwidth_gbps", gbps, "GB/s");
+      }
+      std::string names;
+      for (size_t k = 0; k < top.size() && k < kTopCollectives; ++k)
+        names += (names.empty() ? "" : ", ") + fmt::format("{} {}", top[k].first, detectors::FormatUs(top[k].second));
+      if (!names.empty()) issue.detail += "; longest: " + names;
+      issue.evidence.count = f.steps;
+      issue.evidence.total_ns = f.exposed_ns;
+      detectors::AddMetric(&issue, "exposed_communication_us", double(f.exposed_ns) / 1000.0, "us");
+      detectors::AddMetric(&issue, "communication_us", double(f.communication_ns) / 1000.0, "us");
+      detectors::AddMetric(&issue, "compute_us", double(f.compute_ns) / 1000.0, "us");
+      detectors::AddMetric(&issue, "exposed_share", share, "ratio");
+      if (!std::isnan(wait_share)) detectors::AddMetric(&issue, "wait_share", wait_share, "ratio");
+      out->issues.push_back(std::move(issue));
+    }
+
+    // ---- the rank the others wait for
+    std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
+    for (const auto& [device, f] : devices)
+      if (device >= 0 && f.steps > 0 && f.compute_ns > 0) ranks.push_back({device, &f});
+    if (ranks.size() < 2) return;
+    auto per_step = [](const DeviceFigures& f) { return double(f.compute_ns) / double(f.steps); };
+    double mean = 0, lo = INFINITY, hi = 0;
+    const std::pair<int32_t, const DeviceFigures*>*slowest = nullptr, *fastest = nullptr;
+    for (const auto& r : ranks) {
+      const double c = per_step(*r.second);
+      mean += c / double(ranks.size());
+      if (c > hi) hi = c, slowest = &r;
+      if (c < lo) lo = c, fastest = &r;
+    }
+    const double spread = mean > 0 ? (hi - lo) / mean : 0;
+    if (spread <= max_spread || slowest == nullptr || fastest == nullptr) {
+      out->notes.push_back(fmt::format("compute per step spreads {:.1f}% across {} devices, not over {:.0f}%",
+                                       100 * spread, ranks.size(), 100 * max_spread));
+      return;
+    }
+    const DeviceFigures& slow = *slowest->second;
+    const DeviceFigures& fast = *fastest->second;
+    Issue issue;
+    issue.type = IssueType::kCommunication;
+    issue.op_type = "rank imbalance";
+    issue.op_name = fmt::format("device {}", slowest->first);
+    issue.profile_op_name = fmt::format("compute of device {}", slowest->first);
+    // What the waiting rank idles per step for the slow one, over the steps.
+    const TimeNs gap = static_cast<TimeNs>((hi - lo) * double(fast.steps));
+    issue.affected_ns = gap;
+    issue.method = SavingMethod::kAmdahl;
+    for (const auto& [step, compute] : slow.step_compute) {
+      const TimeNs saved = static_cast<TimeNs>(std::max(0.0, double(compute) - mean));
+      if (saved > 0) issue.savings.push_back({SavingTargetKind::kStepIdle, uint32_t(step), saved});
+    }
+    issue.saving_formula = "per step slowest compute - mean compute across devices: what balancing the stages saves";
+    std::string waits;
+    if (fast.has_json) waits = fmt::format(", waiting {:.1f} ms in its collectives (communication.json)", fast.wait_ms);
+    else if (fast.wait_task_ns > 0) waits = fmt::format(", waiting {} in Notify Wait", detectors::FormatUs(fast.wait_task_ns));
+    issue.detail = fmt::format(
+        "device {} computes {} per step, device {} {} (spread {:.0f}% of the mean > {:.0f}%): device {} is the rank "
+        "the others wait for; device {} exposes {} of communication{}",
+        slowest->first, detectors::FormatUs(TimeNs(hi)), fastest->first, detectors::FormatUs(TimeNs(lo)),
+        100 * spread, 100 * max_spread, slowest->first, fastest->first, detectors::FormatUs(fast.exposed_ns), waits);
+    issue.evidence.count = ranks.size();
+    issue.evidence.total_ns = gap;
+    detectors::AddMetric(&issue, "compute_spread", spread, "ratio");
+    detectors::AddMetric(&issue, "slowest_device", slowest->first, "index");
+    detectors::AddMetric(&issue, "slowest_compute_us", hi / 1000.0, "us");
+    detectors::AddMetric(&issue, "fastest_compute_us", lo / 1000.0, "us");
+    out->issues.push_back(std::move(issue));
+  }
+};
+
+}  // namespace
+
+const Detector& CommunicationDetector() {
+  static const Communication detector;
+  return detector;
+}
+
+}  // namespace pypto

@@ -1,0 +1,142 @@
+// Detector 11 (communication): collectives the step waits for (exposed
+// communication), wait vs transfer, and the rank the others wait for. Expected
+// figures come from the raw rows, derived in the comments.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/detector.h"
+#include "unit/diagnosis/planted_detector_helpers.h"
+
+namespace pypto::testing {
+namespace {
+
+constexpr char kDetector[] = "communication";
+
+double MetricOf(const Issue& issue, std::string_view name) {
+  for (const pypto::Metric& m : issue.evidence.metrics)
+    if (m.name == name) return m.value;
+  return -1;
+}
+
+// ---------------------------------------------------------------- real fixtures
+TEST(CommunicationFixtures, PipelineStagesNameTheRankTheOthersWaitFor) {
+  // Ranks 1 and 3 of one CANN 8.3 job (pipeline parallel), step 13 of each.
+  // step_trace_time.csv, rank 1: Computing 230903.72, Communication(Not
+  // Overlapped) 441708.38, Free 136819.56 us (sum 809431.66); rank 3 (written
+  // as Device_id 5, placed as device 3): Computing 401131.70, CnO 261498.44,
+  // Free 147520.20 us. communication.json of rank 1: Wait Time(ms) over its ops
+  // 164.051 (p2p) + 6.735 (collective) = 170.786 ms; HCCS Transit Time 0.8025
+  // + 92.13192 = 92.934 ms. Rank 1 waits in send/recv for rank 3, which
+  // computes 401.1 ms against 230.9 ms: spread (401131.70 - 230903.72) /
+  // 316017.71 = 53.9 % > 5 %: device 3 is the cause, not device 1.
+  DiagnosticReport r = DiagnoseFixtureOnly("ascend/pta_level2_llm_pp2dp2_ranks1_3", {kDetector});
+  const Issue* rank1 = FindIssueByOp(r, IssueType::kCommunication, "hcom_batchSendRecv__764_4_1");
+  ASSERT_NE(rank1, nullptr) << Describe(r);
+  EXPECT_NEAR(double(rank1->affected_ns), 441708380.0, 1000.0);
+  EXPECT_NEAR(MetricOf(*rank1, "exposed_share"), 441708.38 / 809431.66, 1e-4);
+  EXPECT_NEAR(MetricOf(*rank1, "wait_share"), 170.786 / (170.786 + 92.934), 1e-3);
+  EXPECT_NE(rank1->detail.find("mostly waiting for a peer rank"), std::string::npos) << rank1->detail;
+  // Overlap can hide at most the step's compute: min(441708.38, 230903.72).
+  EXPECT_NEAR(double(rank1->saved_ns), 230903720.0, 1000.0);
+
+  const Issue* imbalance = nullptr;
+  for (const Issue* i : IssuesOf(r, IssueType::kCommunication))
+    if (i->op_type == "rank imbalance") imbalance = i;
+  ASSERT_NE(imbalance, nullptr) << Describe(r);
+  EXPECT_EQ(imbalance->op_name, "device 3");
+  EXPECT_NEAR(MetricOf(*imbalance, "compute_spread"), (401131.70 - 230903.72) / 316017.71, 1e-4);
+  // Balanced, the slow stage computes the mean: 401131.70 - 316017.71 us saved.
+  EXPECT_NEAR(double(imbalance->saved_ns), (401131.70 - 316017.71) * 1000.0, 1000.0);
+}
+
+TEST(CommunicationFixtures, Cann83ExposedCommunicationMatchesStepTraceTime) {
+  // step_trace_time.csv: Computing 231290.1, CnO 420174.26, Free 158558.0 us.
+  // Exposed 420174.26 / 810022.36 = 51.9 %; only whole collectives in
+  // kernel_details (COMMUNICATION core, no HCCL sub-tasks, no
+  // communication.json): wait and transfer cannot be split, and it says so.
+  DiagnosticReport r = DiagnoseFixtureOnly("ascend/pta_level2_llm_cann83", {kDetector});
+  auto issues = IssuesOf(r, IssueType::kCommunication);
+  ASSERT_EQ(issues.size(), 1u) << Describe(r);
+  EXPECT_NEAR(double(issues[0]->affected_ns), 420174260.0, 1000.0);
+  EXPECT_NEAR(MetricOf(*issues[0], "exposed_share"), 420174.26 / 810022.36, 1e-4);
+  EXPECT_NE(issues[0]->detail.find("does not split wait from transfer"), std::string::npos) << issues[0]->detail;
+  EXPECT_NEAR(double(issues[0]->saved_ns), 231290100.0, 1000.0);
+  EXPECT_EQ(issues[0]->op_name, "hcom_batchSendRecv__128_4_1");  // the longest, 158.553 ms
+}
+
+TEST(CommunicationFixtures, DbNotifyWaitIsWaitingNotTransfer) {
+  // DB export, two ranks: the HCCL sub-tasks are TASK rows (COMMUNICATION_TASK_INFO)
+  // named Notify Wait (waiting for the peer) and SDMA / others (moving data).
+  // Both ranks expose > 70 % of their step and wait > 95 % of it; their
+  // compute is the same (8.844 vs 8.832 ms): no rank is the cause.
+  DiagnosticReport r = DiagnoseFixtureOnly("ascend/pta_db_level0_2rank_allreduce", {kDetector});
+  auto issues = IssuesOf(r, IssueType::kCommunication);
+  ASSERT_EQ(issues.size(), 2u) << Describe(r);
+  for (const Issue* i : issues) {
+    EXPECT_EQ(i->op_type, "exposed communication");
+    EXPECT_GT(MetricOf(*i, "wait_share"), 0.9) << i->detail;
+  }
+  EXPECT_TRUE(HasNoteContaining(r, "spreads 0.1% across 2 devices")) << Describe(r);
+}
+
+TEST(CommunicationFixtures, OverlappedNcclIsOnlyANote) {
+  // HTA's 2-rank DDP ResNet: the NCCL all-reduces (46.9 ms) run under the
+  // backward's kernels and the host; none is on the critical path.
+  DiagnosticReport r = DiagnoseFixtureOnly("kineto/hta_nccl_2rank_a100_2024", {kDetector});
+  EXPECT_TRUE(IssuesOf(r, IssueType::kCommunication).empty()) << Describe(r);
+  EXPECT_TRUE(HasNoteContaining(r, "exposed communication 0.0% of the step")) << Describe(r);
+}
+
+// ---------------------------------------------------------------- built profile
+TEST(Communication, NcclOnTheCriticalPathIsExposed) {
+  // One CUDA step [0, 600] us: k1 [20, 120] on stream 7, the all-reduce
+  // ncclKernel [120, 420] on stream 20 (it waits for k1), k2 [420, 520] on
+  // stream 7 (it waits for the all-reduce), cudaDeviceSynchronize returns at
+  // 525. The path runs k1 -> all-reduce -> k2: 300 us of communication in the
+  // 600 us step (50 % > 10 %). Compute is k1 + k2 = 200 us, so overlap hides
+  // at most 200 us.
+  Profile p;
+  const uint32_t thread = p.TrackFor("1", "1", TrackKind::kHostThread);
+  const uint32_t compute = p.DeviceTrack("0", "7", 0, 7);
+  const uint32_t comm = p.DeviceTrack("0", "20", 0, 20);
+  auto host = [&](std::string_view name, HostOpKind kind, TimeNs ts, TimeNs dur, int64_t correlation) {
+    HostOpRow row;
+    row.name = p.Intern(name);
+    row.kind = kind;
+    row.track = thread;
+    row.ts = ts * 1000;
+    row.dur = dur * 1000;
+    row.correlation = correlation;
+    p.host_ops.Add(row);
+  };
+  auto task = [&](uint32_t track, std::string_view name, DeviceTaskKind kind, TimeNs ts, TimeNs dur, int64_t corr) {
+    DeviceTaskRow row;
+    row.name = p.Intern(name);
+    row.kind = kind;
+    row.track = track;
+    row.ts = ts * 1000;
+    row.dur = dur * 1000;
+    row.correlation = corr;
+    p.device_tasks.Add(row);
+  };
+  host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 600, kNoId);
+  host("cudaLaunchKernel", HostOpKind::kRuntime, 10, 5, 1);
+  host("cudaLaunchKernel", HostOpKind::kRuntime, 20, 5, 2);
+  host("cudaLaunchKernel", HostOpKind::kRuntime, 30, 5, 3);
+  host("cudaDeviceSynchronize", HostOpKind::kRuntime, 40, 485, 4);
+  task(compute, "k1", DeviceTaskKind::kKernel, 20, 100, 1);
+  task(comm, "ncclKernel_AllReduce_RING_LL_Sum_float", DeviceTaskKind::kCommunication, 120, 300, 2);
+  task(compute, "k2", DeviceTaskKind::kKernel, 420, 100, 3);
+  DiagnosticReport r = DiagnoseOnly(p, kDetector);
+  auto issues = IssuesOf(r, IssueType::kCommunication);
+  ASSERT_EQ(issues.size(), 1u) << Describe(r);
+  EXPECT_EQ(issues[0]->affected_ns, 300'000);
+  EXPECT_NEAR(MetricOf(*issues[0], "exposed_share"), 0.5, 1e-9);
+  EXPECT_EQ(issues[0]->saved_ns, 200'000);
+  EXPECT_EQ(issues[0]->op_name, "ncclKernel_AllReduce_RING_LL_Sum_float");
+  EXPECT_NE(issues[0]->detail.find("communication on the critical path"), std::string::npos) << issues[0]->detail;
+}
+
+}  // namespace
+}  // namespace pypto::testing
