@@ -19,8 +19,9 @@
 //     msprof-analyze's bandwidth-contention rule.
 //   * Several devices (ranks): when their compute time per step spreads by
 //     more than slow_rank_spread (0.05; msprof-analyze slow_rank_analyzer
-//     (max - min) / mean), the rank that computes longest is the one the others
-//     wait for in their collectives: a separate finding names it.
+//     (max - min) / mean) and the fastest rank exposes communication itself
+//     (over min_exposed_share), the rank that computes longest is the one the
+//     others wait for in their collectives: a separate finding names it.
 // Savings (amdahl, bounds):
 //   * exposed: min(exposed communication, compute time) per step — the most
 //     that overlapping the collectives with compute can hide;
@@ -314,6 +315,18 @@ class Communication final : public Detector {
     }
     const DeviceFigures& slow = *slowest->second;
     const DeviceFigures& fast = *fastest->second;
+    // Uneven compute makes the others wait only where they wait in their
+    // collectives: the fastest rank must expose communication itself (over
+    // min_exposed_share of its step). A host-bound job with uneven kernels
+    // (seen: 26 % spread, no collective on any path) is not held by a rank.
+    const double fast_exposed = fast.step_ns > 0 ? double(fast.exposed_ns) / double(fast.step_ns) : 0;
+    if (fast_exposed <= min_share) {
+      out->notes.push_back(fmt::format("compute per step spreads {:.1f}% across {} devices, but device {} exposes "
+                                       "{:.1f}% of its step in communication (not over {:.0f}%): no rank holds the "
+                                       "others", 100 * spread, ranks.size(), fastest->first, 100 * fast_exposed,
+                                       100 * min_share));
+      return;
+    }
     Issue issue;
     issue.type = IssueType::kCommunication;
     issue.op_type = "rank imbalance";

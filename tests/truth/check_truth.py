@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Truth table of findings: every finding `pypto diagnose` makes on every fixture, judged.
+
+findings.md holds, per fixture folder (`## kineto/<name>`), one line per finding:
+
+    issue_type | op | severity | justified | the raw-data reason
+
+`op` is the issue's op_name, or its profile_op_name when op_name is empty (step-wide issues);
+`justified` is yes or no (a known false positive, kept visible). Lines starting with
+`missed |` name an anti-pattern the raw data shows that pypto does not report; `note |` lines
+are remarks.
+
+The check runs diagnose on each fixture folder and fails when a finding appears, disappears or
+changes severity without the table changing, or when a fixture folder has no section (a new
+fixture must be judged). It prints the share of justified findings and the misses.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+
+FIELDS = 5
+
+
+def parse_table(path):
+    table, current = {}, None
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.strip()
+            if line.startswith("## "):
+                current = line[3:].strip()
+                table[current] = {"findings": [], "missed": []}
+                continue
+            if not line or line.startswith("#") or current is None or "|" not in line:
+                continue
+            cells = [c.strip() for c in line.split("|")]
+            if cells[0] == "note":  # a remark on the fixture, not a finding
+                continue
+            if cells[0] == "missed":
+                table[current]["missed"].append(" | ".join(cells[1:]))
+                continue
+            if len(cells) != FIELDS or cells[3] not in ("yes", "no") or not cells[4]:
+                sys.exit(f"{path}:{number}: want 'issue_type | op | severity | yes/no | reason', got: {line}")
+            table[current]["findings"].append(
+                {"key": (cells[0], cells[1], cells[2]), "justified": cells[3] == "yes", "reason": cells[4]})
+    return table
+
+
+def fixture_folders(root):
+    for kind in sorted(os.listdir(root)):
+        base = os.path.join(root, kind)
+        if not os.path.isdir(base):
+            continue
+        for name in sorted(os.listdir(base)):
+            if os.path.isdir(os.path.join(base, name)):
+                yield f"{kind}/{name}", os.path.join(base, name)
+
+
+def findings_of(pypto, path):
+    run = subprocess.run([pypto, "diagnose", path, "--json"], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        return None, run.stderr.strip().splitlines()[-1:] or ["exit %d" % run.returncode]
+    report = json.loads(run.stdout)
+    keys = []
+    for issue in report.get("issues", []):
+        op = issue.get("op_name") or issue.get("profile_op_name") or ""
+        keys.append((issue["issue_type"], op, issue["severity"]))
+    return keys, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pypto", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--table", default=os.path.join(os.path.dirname(__file__), "findings.md"))
+    args = ap.parse_args()
+    if not os.path.isdir(args.fixtures):
+        print(f"SKIP: no fixtures at {args.fixtures}")
+        return 0
+    table = parse_table(args.table)
+    failures, total, justified, missed = [], 0, 0, []
+    seen = set()
+    for name, path in fixture_folders(args.fixtures):
+        seen.add(name)
+        if name not in table:
+            failures.append(f"{name}: no section in {os.path.basename(args.table)}: judge its findings")
+            continue
+        got, error = findings_of(args.pypto, path)
+        if error:
+            failures.append(f"{name}: diagnose failed: {error[0]}")
+            continue
+        want = collections.Counter(f["key"] for f in table[name]["findings"])
+        made = collections.Counter(got)
+        for key in sorted((made - want).elements()):
+            failures.append(f"{name}: new finding not in the table: {' | '.join(key)}")
+        for key in sorted((want - made).elements()):
+            failures.append(f"{name}: finding in the table no longer made: {' | '.join(key)}")
+        total += len(table[name]["findings"])
+        justified += sum(f["justified"] for f in table[name]["findings"])
+        missed += [f"{name}: {m}" for m in table[name]["missed"]]
+    for name in sorted(set(table) - seen):
+        failures.append(f"{name}: section for a fixture that is not there")
+    share = 100.0 * justified / total if total else 100.0
+    print(f"truth table: {total} findings on {len(seen)} fixtures, {justified} justified ({share:.1f} %), "
+          f"{len(missed)} anti-patterns in the data not reported")
+    for m in missed:
+        print(f"  missed: {m}")
+    for f in failures:
+        print(f"FAIL {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
