@@ -10,6 +10,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "graph/interval_union.h"
 #include "importers/detect.h"
 
 namespace pypto {
@@ -183,23 +184,16 @@ TimeNs TaskUnionNs(const Profile& p, std::vector<uint32_t> tasks) {
   std::sort(tasks.begin(), tasks.end(), [&](uint32_t a, uint32_t b) {
     return std::make_pair(device(a), t.ts[a]) < std::make_pair(device(b), t.ts[b]);
   });
-  TimeNs total = 0, open_start = 0, open_end = 0;
-  bool open = false;
-  int32_t open_device = 0;
-  for (uint32_t r : tasks) {
-    const TimeNs start = t.ts[r], end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
-    if (open && device(r) == open_device && start <= open_end) {
-      open_end = std::max(open_end, end);
-      continue;
+  TimeNs total = 0;
+  SortedUnionLength covered;
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    if (k > 0 && device(tasks[k]) != device(tasks[k - 1])) {
+      total += covered.Total();
+      covered = SortedUnionLength();
     }
-    if (open) total += open_end - open_start;
-    open = true;
-    open_device = device(r);
-    open_start = start;
-    open_end = end;
+    covered.Add(t.ts[tasks[k]], t.ts[tasks[k]] + std::max<TimeNs>(t.dur[tasks[k]], 0));
   }
-  if (open) total += open_end - open_start;
-  return total;
+  return total + covered.Total();
 }
 
 void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {

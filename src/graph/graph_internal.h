@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/profile.h"
+#include "graph/interval_union.h"
 
 namespace pypto {
 
@@ -107,28 +108,8 @@ inline std::string CoreLabel(const Profile& profile, uint32_t task) {
   return DeviceTaskKindLabel(d.kind[task]);
 }
 
-// Length of the union of intervals added in order of their start (the busy
-// time of a stream, the time a parent's children cover). Empty intervals
-// (end <= start) add nothing.
-class SortedUnionLength {
- public:
-  void Add(TimeNs start, TimeNs end) {
-    if (end <= start) return;
-    if (start > run_end_) {
-      if (run_end_ > run_start_) total_ += run_end_ - run_start_;
-      run_start_ = start;
-      run_end_ = end;
-    } else {
-      run_end_ = std::max(run_end_, end);
-    }
-  }
-  TimeNs Total() const { return total_ + (run_end_ > run_start_ ? run_end_ - run_start_ : 0); }
-
- private:
-  TimeNs total_ = 0;
-  TimeNs run_start_ = 0;
-  TimeNs run_end_ = INT64_MIN;
-};
+// SortedUnionLength lives in graph/interval_union.h (the detectors use it too).
+using pypto::SortedUnionLength;
 
 }  // namespace internal
 }  // namespace pypto

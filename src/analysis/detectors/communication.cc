@@ -39,6 +39,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "graph/interval_union.h"
 
 namespace pypto {
 namespace {
@@ -81,25 +82,6 @@ struct DeviceFigures {
 bool IsWaitTask(std::string_view lower_name) {
   return lower_name.find("notify wait") != std::string_view::npos ||
          lower_name.find("notify_wait") != std::string_view::npos;
-}
-
-// Union of [start, end) intervals, which it sorts.
-TimeNs UnionLength(std::vector<std::pair<TimeNs, TimeNs>>& spans) {
-  std::sort(spans.begin(), spans.end());
-  TimeNs total = 0, open_start = 0, open_end = 0;
-  bool open = false;
-  for (const auto& [start, end] : spans) {
-    if (open && start <= open_end) {
-      open_end = std::max(open_end, end);
-      continue;
-    }
-    if (open) total += open_end - open_start;
-    open = true;
-    open_start = start;
-    open_end = end;
-  }
-  if (open) total += open_end - open_start;
-  return total;
 }
 
 // "communication/<step>/<op>/<field>": the step's number (step13 -> 13), -1
@@ -149,9 +131,9 @@ class Communication final : public Detector {
           compute.push_back({t.ts[r], end});
         }
       }
-      f->wait_task_ns += UnionLength(wait);
-      f->transfer_task_ns += UnionLength(transfer);
-      return std::pair(UnionLength(comm), UnionLength(compute));
+      f->wait_task_ns += IntervalUnionLength(wait);
+      f->transfer_task_ns += IntervalUnionLength(transfer);
+      return std::pair(IntervalUnionLength(comm), IntervalUnionLength(compute));
     };
     for (size_t k = 0; k < ctx.steps.size(); ++k) {
       const size_t s = ctx.steps[k];
