@@ -109,14 +109,14 @@ TEST(KinetoFixtureExpectations, HtaControlTilingNormAndHostBound) {
   EXPECT_EQ(CountOf(r, IssueType::kKvCacheLayout), 0);
   // norm_launch_overhead: 162 layer_norm_grad_input_kernel (27 per step x 6),
   // mean 13.63 us each, preceded on stream 7 by 15.87 us of idle whose
-  // cudaLaunchKernel began after the previous kernel ended: 1.16 >= 0.5.
-  // The 162 forward vectorized_layer_norm_kernel are launched ahead: not flagged.
-  ASSERT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 1) << Describe(r);
-  const Issue* norm = FindIssue(r, IssueType::kNormLaunchOverhead);
-  EXPECT_NE(norm->op_name.find("layer_norm_grad_input_kernel"), std::string::npos) << norm->op_name;
-  EXPECT_EQ(norm->evidence.count, 162u);
-  EXPECT_NE(norm->detail.find("ratio 1.16"), std::string::npos) << norm->detail;
-  EXPECT_GT(norm->saved_ns, 0);
+  // cudaLaunchKernel began after the previous kernel ended (1.16 x). It is
+  // already one fused kernel: a note, the idle is host_bound's below.
+  EXPECT_EQ(CountOf(r, IssueType::kNormLaunchOverhead), 0) << Describe(r);
+  bool noted = false;
+  for (const std::string& n : r.notes)
+    noted |= n.find("162 ") != std::string::npos && n.find("layer_norm_grad_input_kernel") != std::string::npos &&
+             n.find("1.16 x") != std::string::npos;
+  EXPECT_TRUE(noted) << Describe(r);
   // host_bound: 6 steps, 464,946 us, device busy 388,540 us: idle 0.1643 > 0.10;
   // the 1,544 launch-bound gaps are 0.1139 of the steps.
   const Issue* hb = FindIssue(r, IssueType::kHostBound);

@@ -9,16 +9,17 @@ namespace {
 
 using testing::RunSpec;
 
-TEST(NormLaunchOverhead, HostDelayBeforeNormKernelsIsFound) {
-  testing::DecodeSpec weak, strong;
-  weak.norm_host_delay_ns = 300'000;  // must exceed the device's queue lag (~100 us per layer)
+TEST(NormLaunchOverhead, HostDelayBeforeFusedNormKernelsIsANoteNotAFinding) {
+  // rmsnorm_kernel_bf16 is one fused kernel per layer (24 in the profile):
+  // with 1 ms of host delay before each launch the gaps dwarf its execution,
+  // but there is nothing to fuse; the idle is dispatch idle, host_bound's.
+  testing::DecodeSpec strong;
   strong.norm_host_delay_ns = 1'000'000;
-  DiagnosticReport rw = RunSpec(weak, "norm_launch_overhead"), rs = RunSpec(strong, "norm_launch_overhead");
-  ASSERT_EQ(rw.issues.size(), 1u);
-  ASSERT_EQ(rs.issues.size(), 1u);
-  EXPECT_EQ(rs.issues[0].op_name, "rmsnorm_kernel_bf16");
-  EXPECT_EQ(rs.issues[0].evidence.count, 24u);
-  EXPECT_GT(rs.issues[0].saved_ns, rw.issues[0].saved_ns);
+  DiagnosticReport rs = RunSpec(strong, "norm_launch_overhead");
+  EXPECT_TRUE(rs.issues.empty());
+  bool noted = false;
+  for (const std::string& n : rs.notes) noted |= n.find("24 rmsnorm_kernel_bf16 kernel(s) are already fused norms") != std::string::npos;
+  EXPECT_TRUE(noted);
   EXPECT_TRUE(RunSpec(testing::DecodeSpec{}, "norm_launch_overhead").issues.empty());
 }
 
