@@ -257,13 +257,32 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
       r.note = fmt::format("query {} key {} layout {} (B, N, S_q from softmax_max {})", Dims(*q), Dims(*k), r.note,
                            Dims(*smax));
     } else {
-      // Without the output the layout is the torch_npu default BSH (input_layout="BSH"); heads unknown
-      // but FLOPs need only N·D = H.
+      // The attention mask ([S_q, S_kv], [1|B, 1|N, S_q, S_kv]) fixes the
+      // sequence length: a query [8192, 2, 640] with a [1, 1, 8192, 8192]
+      // mask is SBH (S = 8192, B = 2), not BSH with B = 8192 and S = 2 (read
+      // that way, a 49 TFLOP/s FlashAttentionScore looked memory-bound).
+      int64_t mask_sq = 0;
+      for (int i = 3; i < s.tensor_count(); ++i) {
+        const TensorShape* m = s.tensor(i);
+        if (m != nullptr && m->rank >= 2 && m->dim(m->rank - 1) > 1 && m->dim(m->rank - 2) > 1) {
+          mask_sq = m->dim(m->rank - 2);
+          break;
+        }
+      }
+      const bool sbh = mask_sq > 0 && q->dim(0) == mask_sq && q->dim(1) != mask_sq;
       bool decode = sub_kind == "decode";
-      r.b = q->dim(0); r.sq = decode ? 1 : q->dim(1); r.skv = k->dim(1);
+      if (sbh) {
+        r.b = q->dim(1); r.sq = q->dim(0); r.skv = k->dim(0);
+      } else {
+        // Else the torch_npu default BSH (input_layout="BSH").
+        r.b = q->dim(0); r.sq = decode ? 1 : q->dim(1); r.skv = k->dim(1);
+      }
+      // Heads unknown, but FLOPs need only N·D = H.
       r.h = 1; r.d = hq; r.hkv = 1;
-      r.note = fmt::format("query {} key {} read as BSH (torch_npu default layout; no softmax_max output to check)",
-                           Dims(*q), Dims(*k));
+      r.note = sbh ? fmt::format("query {} key {} read as SBH (the attention mask gives S = {})", Dims(*q), Dims(*k),
+                                 mask_sq)
+                   : fmt::format("query {} key {} read as BSH (torch_npu default layout; no softmax_max output or "
+                                 "attention mask to check)", Dims(*q), Dims(*k));
     }
   } else if (q->rank == 4) {
     // BNSD (default for 4-D) or BSND when the output says N is dim 2.
