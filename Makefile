@@ -90,8 +90,8 @@ test-tsan: build-tsan
 	@set -eo pipefail; export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"; \
 	for t in $(TSAN_TESTS); do echo "[tsan] $$t"; build/tsan/tests/$$t --gtest_brief=1; done; \
 	echo "[tsan] fixture_sweep (small)"; \
-	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=20 --gz-cuts=2 \
-	  --edits=100 --big-edits=5 --budget-mb=5 --min-runs=5 --seed=11 | tail -4
+	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=10 --gz-cuts=2 \
+	  --edits=50 --big-edits=3 --budget-mb=2 --min-runs=2 --seed=11 | tail -4
 
 test-python: build
 	@PYPTO=$(PYPTO) $(PY) -m pytest -q tests/python --ignore=tests/python/test_seed_usage.py
