@@ -1033,6 +1033,11 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
         row.name = profile_->Intern(ev.name);
         row.category = profile_->Intern(ev.cat);
         row.kind = instant ? HostOpKind::kOther : info.host_kind;
+        // torch 1.8/1.9 wrote ProfilerStep#N with category "Operator" (the
+        // legacy export with none): it marks a step, it is not an operator
+        // (it ranked among the top operators by self time).
+        if (row.kind == HostOpKind::kOperator && ev.name.size() > 13 && ev.name.substr(0, 13) == "ProfilerStep#")
+          row.kind = HostOpKind::kUserAnnotation;
         row.track = Track(ev, kHostSide);
         row.ts = ts;
         row.dur = dur;

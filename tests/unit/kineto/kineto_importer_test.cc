@@ -68,7 +68,9 @@ TEST(KinetoFixtures, TbPluginTorch19Legacy) {
   EXPECT_EQ(p.metadata["format_version"], "torch-1.8-1.10");
   EXPECT_EQ(p.metadata["clock"], "epoch");
   auto host = HostKinds(p);
-  EXPECT_EQ(host[HostOpKind::kOperator], 23646);
+  // 23,646 "Operator" events, of which ProfilerStep#5..#10 (6) mark steps: annotations, not operators.
+  EXPECT_EQ(host[HostOpKind::kOperator], 23640);
+  EXPECT_EQ(host[HostOpKind::kUserAnnotation], 6);
   EXPECT_EQ(host[HostOpKind::kRuntime], 11923);
   EXPECT_EQ(host[HostOpKind::kOther], 1);  // the "Trace" span
   auto dev = DeviceKinds(p);
