@@ -210,6 +210,13 @@ CategoryInfo Classify(std::string_view cat) {
   return {Side::kHost, H::kOther, D::kOther, 0};  // Trace spans, unknown categories: kept as kOther
 }
 
+// "0x1f" / "0X1F" (1 to 16 hex digits) as the id's bits; false otherwise.
+bool ParseHexId(std::string_view text, uint64_t* out) {
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return false;
+  auto [ptr, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), *out, 16);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
 // Exact integer from a JSON number token; false for floats / junk / overflow.
 bool ParseInt64(std::string_view text, int64_t* out) {
   text = json_stream::TrimToken(text);
@@ -714,6 +721,9 @@ Status KinetoReader::ReadArgs(value& v, Event* ev, uint64_t offset) {
       uint64_t u;
       if (!is_string && ParseUint64(text, &u)) {
         // Above int64: keep the bits (ids are compared, never added).
+        *out = static_cast<int64_t>(u);
+      } else if (is_string && ParseHexId(text, &u)) {
+        // ROCm traces write some ids as hex strings ("stream": "0x0"): an id, not damage.
         *out = static_cast<int64_t>(u);
       } else {
         *out = kNoId;

@@ -342,6 +342,24 @@ TEST(KinetoPathologies, IdsAbove2To53AreExact) {
   EXPECT_TRUE(comms);
 }
 
+TEST(KinetoPathologies, HexStringIdsAreIdsNotDamage) {
+  // ROCm traces write "stream": "0x0": an id in hex, not data loss. A string
+  // that is no number at all still counts as damage.
+  const std::string path = WriteTemp("hex_ids.json", R"J({"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k0", "pid": 0, "tid": 0, "ts": 10, "dur": 5, "args": {"stream": "0x0", "correlation": 7}},
+{"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 1, "ts": 20, "dur": 5, "args": {"stream": "0x7F3a", "correlation": "0x8"}},
+{"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 2, "ts": 30, "dur": 5, "args": {"stream": "0xZZ", "correlation": 9}}
+]})J");
+  Profile p = Load(path);
+  ASSERT_EQ(p.device_tasks.size(), 3u);
+  EXPECT_EQ(p.tracks.stream[p.device_tasks.track[0]], 0);
+  EXPECT_EQ(p.tracks.stream[p.device_tasks.track[1]], 0x7f3a);
+  EXPECT_EQ(p.device_tasks.correlation[1], 8);
+  auto loss = p.data_loss.find("id that is not an integer ignored");
+  ASSERT_NE(loss, p.data_loss.end());
+  EXPECT_EQ(loss->second.count, 1u);  // only "0xZZ"
+}
+
 TEST(KinetoPathologies, InvalidUtf8IsReplacedAndCounted) {
   Profile p = Load(kData + "invalid_utf8.json");
   ASSERT_EQ(p.host_ops.size(), 2u);
