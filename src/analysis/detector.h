@@ -192,6 +192,10 @@ struct DiagnosisContext {
   // Host ops whose start lies in an analysed step, sorted by (track, ts).
   std::vector<uint32_t> host_ops;
 
+  // StepPath's cache, one entry per analysed step; filled on first use
+  // (detectors run one after the other, never concurrently).
+  mutable std::vector<CriticalPath> step_paths;
+
   // PMU / extra attributes of device tasks (OwnerKind::kDeviceTask), by row.
   bool has_pmu = false;                          // any aic_* / aiv_* ratio present
   // Numeric attribute `key` of a task, NaN when absent.
@@ -203,6 +207,10 @@ struct DiagnosisContext {
   int StepOf(TimeNs ts) const;
   // Affected time / step time.
   double ShareOfStep(TimeNs ns) const { return step_time_ns > 0 ? double(ns) / double(step_time_ns) : 0; }
+  // Critical-path totals (no segments) of steps[k], computed once for all
+  // detectors that read them (host_bound, communication) on first use; a
+  // step whose path cannot be built gives an empty path.
+  const CriticalPath& StepPath(size_t k) const;
   // Name of a task to show: Ascend OP Type when set, else the task name.
   std::string_view TaskLabel(uint32_t task) const;
 

@@ -196,6 +196,17 @@ TimeNs TaskUnionNs(const Profile& p, std::vector<uint32_t> tasks) {
   return total + covered.Total();
 }
 
+const CriticalPath& DiagnosisContext::StepPath(size_t k) const {
+  if (step_paths.size() != steps.size()) {
+    step_paths.assign(steps.size(), CriticalPath{});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      StatusOr<CriticalPath> path = graph->ComputeCriticalPathTotals(steps[i]);
+      if (path.ok()) step_paths[i] = std::move(path).value();
+    }
+  }
+  return step_paths[k];
+}
+
 void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {
   FillTimeRatios(ctx, issue);
   FillProfileOpName(ctx, issue);

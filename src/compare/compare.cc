@@ -338,9 +338,6 @@ struct RunOps {
   std::vector<double> total_per_step;  // op time per step (all classes)
 };
 
-// Step windows [start, end) of the graph steps.
-TimeWindow StepWindow(const StepInfo& s) { return s.span(); }
-
 bool HasComputeTasks(const Profile& p) {
   for (DeviceTaskKind k : p.device_tasks.kind)
     if (k != DeviceTaskKind::kAnnotation && k != DeviceTaskKind::kSync) return true;
@@ -357,7 +354,7 @@ RunOps CollectOps(const OperatorCallGraph& graph, const OpClassification& classe
   r.total_per_step.assign(n, 0.0);
   // Windows sorted by start, each with its position in `steps`.
   std::vector<std::pair<TimeWindow, size_t>> windows;
-  for (size_t i = 0; i < n; ++i) windows.push_back({StepWindow(graph.Steps()[steps[i]]), i});
+  for (size_t i = 0; i < n; ++i) windows.push_back({graph.Steps()[steps[i]].span(), i});
   std::sort(windows.begin(), windows.end(),
             [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
   auto step_of = [&](TimeNs t) -> int {

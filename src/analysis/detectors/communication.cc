@@ -109,10 +109,16 @@ class Communication final : public Detector {
     std::vector<int64_t> step_numbers;
 
     // ---- exposed communication and compute per step
+    // The steps' tasks by start, so each step reads only its own range
+    // (ctx.tasks is by track: a scan per step was steps x tasks).
+    std::vector<uint32_t> by_start = ctx.tasks;
+    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) { return t.ts[a] < t.ts[b]; });
     auto comm_tasks_of = [&](int32_t device, TimeWindow w, DeviceFigures* f) {
       std::vector<std::pair<TimeNs, TimeNs>> comm, compute, wait, transfer;
-      for (uint32_t r : ctx.tasks) {
-        if (t.ts[r] < w.start || t.ts[r] >= w.end) continue;
+      auto first = std::lower_bound(by_start.begin(), by_start.end(), w.start,
+                                    [&](uint32_t r, TimeNs v) { return t.ts[r] < v; });
+      for (auto it = first; it != by_start.end() && t.ts[*it] < w.end; ++it) {
+        const uint32_t r = *it;
         if (device >= 0 && p.tracks.device[t.track[r]] != device) continue;
         const TimeNs end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
         if (t.kind[r] == DeviceTaskKind::kCommunication) {
@@ -157,9 +163,7 @@ class Communication final : public Detector {
         comm_tasks_of(st.device, ctx.step_windows[k], &f);  // wait / transfer and names only
         continue;
       }
-      StatusOr<CriticalPath> path = ctx.graph->ComputeCriticalPathTotals(s);
-      if (!path.ok()) continue;
-      const TimeNs exposed = path->breakdown_ns[static_cast<size_t>(PathSegmentKind::kCommunication)];
+      const TimeNs exposed = ctx.StepPath(k).breakdown_ns[static_cast<size_t>(PathSegmentKind::kCommunication)];
       const auto [comm, compute] = comm_tasks_of(st.device, ctx.step_windows[k], &f);
       f.step_ns += st.latency_ns();
       f.exposed_ns += exposed;

@@ -101,12 +101,11 @@ class HostBound final : public Detector {
     double cp_host_share = std::nan("");
     {
       TimeNs host = 0, total = 0;
-      for (size_t step : ctx.steps) {
-        StatusOr<CriticalPath> cp = ctx.graph->ComputeCriticalPath(step);
-        if (!cp.ok()) continue;
-        host += cp->breakdown_ns[size_t(PathSegmentKind::kHostBound)] +
-                cp->breakdown_ns[size_t(PathSegmentKind::kLaunchOverhead)];
-        total += cp->latency_ns;
+      for (size_t k = 0; k < ctx.steps.size(); ++k) {
+        const CriticalPath& cp = ctx.StepPath(k);
+        host += cp.breakdown_ns[size_t(PathSegmentKind::kHostBound)] +
+                cp.breakdown_ns[size_t(PathSegmentKind::kLaunchOverhead)];
+        total += cp.latency_ns;
       }
       if (total > 0) cp_host_share = double(host) / double(total);
     }
