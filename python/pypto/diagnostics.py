@@ -2,7 +2,7 @@
 
 Detectors (docs/architecture.md, docs/cost-model.md): matmul_tiling, attention_memory_bound,
 kv_cache_layout, norm_launch_overhead, host_bound, aicpu_fallback, dynamic_shape_compile,
-stream_sync, no_pipe_bound, fusible_sequence, communication. Every issue carries its evidence and an estimated
+stream_sync, no_pipe_bound, fusible_sequence, communication, input_stall. Every issue carries its evidence and an estimated
 saving with the method used (roofline, measured gap, Amdahl).
 """
 

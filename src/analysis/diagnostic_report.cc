@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kIssueTypeNames[kIssueTypeCount] = {
     "matmul_tiling",  "attention_memory_bound", "kv_cache_layout", "norm_launch_overhead",
     "host_bound",     "aicpu_fallback",         "dynamic_shape_compile", "stream_sync",
-    "no_pipe_bound",  "fusible_sequence",       "communication",
+    "no_pipe_bound",  "fusible_sequence",       "communication",         "input_stall",
 };
 }  // namespace
 

@@ -48,8 +48,9 @@ enum class IssueType : uint8_t {
   kNoPipeBound,             // no_pipe_bound: long ops without any PMU pipe above the bound ratio (detector 9)
   kFusibleSequence,         // fusible_sequence: repeated short kernel sequences to fuse (detector 10)
   kCommunication,           // communication: exposed collectives, wait vs transfer, the rank others wait for (detector 11)
+  kInputStall,              // input_stall: the device idles while the host loads data or copies from pageable memory (detector 12)
 };
-inline constexpr size_t kIssueTypeCount = 11;
+inline constexpr size_t kIssueTypeCount = 12;
 const char* IssueTypeName(IssueType type);
 // Parses the names IssueTypeName returns; false when unknown.
 bool IssueTypeFromName(std::string_view name, IssueType* type);

@@ -15,7 +15,8 @@
   X(StreamSync)            \
   X(NoPipeBound)           \
   X(FusibleSequence)       \
-  X(Communication)
+  X(Communication)          \
+  X(InputStall)
 
 namespace pypto {
 

@@ -105,39 +105,18 @@ TEST(Communication, NcclOnTheCriticalPathIsExposed) {
   // 525. The path runs k1 -> all-reduce -> k2: 300 us of communication in the
   // 600 us step (50 % > 10 %). Compute is k1 + k2 = 200 us, so overlap hides
   // at most 200 us.
-  Profile p;
-  const uint32_t thread = p.TrackFor("1", "1", TrackKind::kHostThread);
-  const uint32_t compute = p.DeviceTrack("0", "7", 0, 7);
-  const uint32_t comm = p.DeviceTrack("0", "20", 0, 20);
-  auto host = [&](std::string_view name, HostOpKind kind, TimeNs ts, TimeNs dur, int64_t correlation) {
-    HostOpRow row;
-    row.name = p.Intern(name);
-    row.kind = kind;
-    row.track = thread;
-    row.ts = ts * 1000;
-    row.dur = dur * 1000;
-    row.correlation = correlation;
-    p.host_ops.Add(row);
-  };
-  auto task = [&](uint32_t track, std::string_view name, DeviceTaskKind kind, TimeNs ts, TimeNs dur, int64_t corr) {
-    DeviceTaskRow row;
-    row.name = p.Intern(name);
-    row.kind = kind;
-    row.track = track;
-    row.ts = ts * 1000;
-    row.dur = dur * 1000;
-    row.correlation = corr;
-    p.device_tasks.Add(row);
-  };
-  host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 600, kNoId);
-  host("cudaLaunchKernel", HostOpKind::kRuntime, 10, 5, 1);
-  host("cudaLaunchKernel", HostOpKind::kRuntime, 20, 5, 2);
-  host("cudaLaunchKernel", HostOpKind::kRuntime, 30, 5, 3);
-  host("cudaDeviceSynchronize", HostOpKind::kRuntime, 40, 485, 4);
-  task(compute, "k1", DeviceTaskKind::kKernel, 20, 100, 1);
-  task(comm, "ncclKernel_AllReduce_RING_LL_Sum_float", DeviceTaskKind::kCommunication, 120, 300, 2);
-  task(compute, "k2", DeviceTaskKind::kKernel, 420, 100, 3);
-  DiagnosticReport r = DiagnoseOnly(p, kDetector);
+  ProfileBuilder b;
+  const uint32_t compute = b.Stream(7);
+  const uint32_t comm = b.Stream(20);
+  b.Host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 600);
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 10, 5, 1);
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 20, 5, 2);
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 30, 5, 3);
+  b.Host("cudaDeviceSynchronize", HostOpKind::kRuntime, 40, 485, 4);
+  b.Task(compute, "k1", DeviceTaskKind::kKernel, 20, 100, 1);
+  b.Task(comm, "ncclKernel_AllReduce_RING_LL_Sum_float", DeviceTaskKind::kCommunication, 120, 300, 2);
+  b.Task(compute, "k2", DeviceTaskKind::kKernel, 420, 100, 3);
+  DiagnosticReport r = DiagnoseOnly(b.p, kDetector);
   auto issues = IssuesOf(r, IssueType::kCommunication);
   ASSERT_EQ(issues.size(), 1u) << Describe(r);
   EXPECT_EQ(issues[0]->affected_ns, 300'000);
