@@ -79,6 +79,16 @@ class DiagnosticReport:
         return dict(self.data.get("structure", {}))
 
     @property
+    def workload(self) -> str:
+        """'training', 'inference' or 'unknown', from the ops the profile holds."""
+        return str(self.data.get("workload", {}).get("kind", "unknown"))
+
+    @property
+    def workload_reason(self) -> str:
+        """The rows that decided the workload (backward-pass or optimizer ops, or none)."""
+        return str(self.data.get("workload", {}).get("reason", ""))
+
+    @property
     def notes(self) -> List[str]:
         return list(self.data.get("notes", []))
 

@@ -89,6 +89,22 @@ Status ParseGain(object o, std::string_view file, std::string_view where, GainMo
   return Status::Ok();
 }
 
+Status ParseMatch(object mo, std::string_view file, const std::string& mw, RuleMatch* m) {
+  PYPTO_RETURN_IF_ERROR(GetStringList(mo, "workloads", file, mw, &m->workloads, true));
+  PYPTO_RETURN_IF_ERROR(GetStringList(mo, "archs", file, mw, &m->archs, true));
+  PYPTO_RETURN_IF_ERROR(GetStringList(mo, "phases", file, mw, &m->phases, true));
+  PYPTO_RETURN_IF_ERROR(GetStringList(mo, "dtypes", file, mw, &m->dtypes, true));
+  PYPTO_RETURN_IF_ERROR(GetStringList(mo, "op_types", file, mw, &m->op_types, true));
+  for (const std::string& p : m->phases)
+    if (p != "prefill" && p != "decode" && p != "unknown") return Bad(file, mw, "unknown phase \"" + p + "\"");
+  for (const std::string& w : m->workloads)
+    if (w != "training" && w != "inference" && w != "unknown") return Bad(file, mw, "unknown workload \"" + w + "\"");
+  int64_t v;
+  if (!mo["head_dim_multiple_of"].get_int64().get(v)) m->head_dim_multiple_of = v;
+  if (!mo["head_dim_not_multiple_of"].get_int64().get(v)) m->head_dim_not_multiple_of = v;
+  return Status::Ok();
+}
+
 Status ParseAction(object o, std::string_view file, const std::string& where, RuleAction* a) {
   PYPTO_RETURN_IF_ERROR(GetString(o, "id", file, where, &a->id, true));
   const std::string at = where + " action " + a->id;
@@ -107,6 +123,8 @@ Status ParseAction(object o, std::string_view file, const std::string& where, Ru
       a->artifact != "norm_fusion_plan")
     return Bad(file, at, "unknown artifact \"" + a->artifact + "\"");
   if (a->action.empty() || a->description.empty()) return Bad(file, at, "empty description or action");
+  object when;
+  if (!o["when"].get_object().get(when)) PYPTO_RETURN_IF_ERROR(ParseMatch(when, file, at + " when", &a->when));
   object g;
   if (o["gain"].get_object().get(g)) return Bad(file, at, "missing \"gain\" object");
   return ParseGain(g, file, at + " gain", &a->gain);
@@ -146,7 +164,7 @@ const char* ActionKindName(ActionKind kind) {
 }
 
 int RuleMatch::Specificity() const {
-  return int(!archs.empty()) + int(!phases.empty()) + int(!dtypes.empty()) + int(!op_types.empty()) +
+  return int(!workloads.empty()) + int(!archs.empty()) + int(!phases.empty()) + int(!dtypes.empty()) + int(!op_types.empty()) +
          int(head_dim_multiple_of > 0) + int(head_dim_not_multiple_of > 0);
 }
 
@@ -204,18 +222,7 @@ Status ParseRuleFile(std::string_view json, std::string_view name, RuleLibrary* 
     PYPTO_RETURN_IF_ERROR(GetStringList(ro, "sources", name, where, &rule.sources, false));
     if (rule.sources.empty()) return Bad(name, where, "no sources: every rule cites where it comes from");
     object mo;
-    if (!ro["match"].get_object().get(mo)) {
-      const std::string mw = where + " match";
-      PYPTO_RETURN_IF_ERROR(GetStringList(mo, "archs", name, mw, &rule.match.archs, true));
-      PYPTO_RETURN_IF_ERROR(GetStringList(mo, "phases", name, mw, &rule.match.phases, true));
-      PYPTO_RETURN_IF_ERROR(GetStringList(mo, "dtypes", name, mw, &rule.match.dtypes, true));
-      PYPTO_RETURN_IF_ERROR(GetStringList(mo, "op_types", name, mw, &rule.match.op_types, true));
-      for (const std::string& p : rule.match.phases)
-        if (p != "prefill" && p != "decode" && p != "unknown") return Bad(name, mw, "unknown phase \"" + p + "\"");
-      int64_t v;
-      if (!mo["head_dim_multiple_of"].get_int64().get(v)) rule.match.head_dim_multiple_of = v;
-      if (!mo["head_dim_not_multiple_of"].get_int64().get(v)) rule.match.head_dim_not_multiple_of = v;
-    }
+    if (!ro["match"].get_object().get(mo)) PYPTO_RETURN_IF_ERROR(ParseMatch(mo, name, where + " match", &rule.match));
     array actions;
     if (ro["actions"].get_array().get(actions)) return Bad(name, where, "missing \"actions\" list");
     std::set<std::string> ids;

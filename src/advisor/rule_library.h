@@ -42,6 +42,25 @@ struct GainModel {
 enum class ActionKind : uint8_t { kCode = 0, kEnv, kConfig, kCommand };
 const char* ActionKindName(ActionKind kind);  // "code", "env", "config", "command"
 
+// Features a rule can require; an empty list accepts anything. Values are
+// lower case. phases: "prefill", "decode", "unknown" (the issue has none).
+// archs: model arch ("llama", "qwen", …; "unknown" when not given). dtypes:
+// "bf16", "fp16", "fp32", "int64", "float64", … (issue dtypes, else the
+// model's). op_types: the issue's op type (fusible_sequence pattern key,
+// Ascend OP Type). workloads: "training", "inference", "unknown" (the
+// diagnosis's ClassifyWorkload). head_dim_multiple_of / head_dim_not_multiple_of: 0 = no test.
+struct RuleMatch {
+  std::vector<std::string> workloads;
+  std::vector<std::string> archs;
+  std::vector<std::string> phases;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> op_types;
+  int64_t head_dim_multiple_of = 0;
+  int64_t head_dim_not_multiple_of = 0;
+  // Number of constrained features (more specific rules win).
+  int Specificity() const;
+};
+
 struct RuleAction {
   std::string id;               // snake_case, unique within the rule
   ActionKind kind = ActionKind::kCode;
@@ -51,23 +70,11 @@ struct RuleAction {
   std::string artifact;         // "" or the optimizer that writes a file for it:
                                 // "tiling_config", "kv_cache_patch", "norm_fusion_plan"
   GainModel gain;
-};
-
-// Features a rule can require; an empty list accepts anything. Values are
-// lower case. phases: "prefill", "decode", "unknown" (the issue has none).
-// archs: model arch ("llama", "qwen", …; "unknown" when not given). dtypes:
-// "bf16", "fp16", "fp32", "int64", "float64", … (issue dtypes, else the
-// model's). op_types: the issue's op type (fusible_sequence pattern key,
-// Ascend OP Type). head_dim_multiple_of / head_dim_not_multiple_of: 0 = no test.
-struct RuleMatch {
-  std::vector<std::string> archs;
-  std::vector<std::string> phases;
-  std::vector<std::string> dtypes;
-  std::vector<std::string> op_types;
-  int64_t head_dim_multiple_of = 0;
-  int64_t head_dim_not_multiple_of = 0;
-  // Number of constrained features (more specific rules win).
-  int Specificity() const;
+  // The action's precondition in the profile ("when" in the file, same keys as
+  // a rule's "match"): an action whose precondition the issue does not meet is
+  // not offered (a repeat_kv remedy only for a Tile/Expand op, graph capture
+  // of a decode step only for inference). Empty accepts anything.
+  RuleMatch when;
 };
 
 struct Rule {

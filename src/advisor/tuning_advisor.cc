@@ -49,7 +49,8 @@ std::vector<std::string> IssueDtypes(const Issue& issue) {
   return out;
 }
 
-bool Matches(const RuleMatch& m, const Issue& issue, const ModelConfig& model) {
+bool Matches(const RuleMatch& m, const Issue& issue, const ModelConfig& model, Workload workload) {
+  if (!m.workloads.empty() && !Contains(m.workloads, WorkloadName(workload))) return false;
   if (!m.archs.empty()) {
     const std::string arch = model.arch.empty() ? "unknown" : Lower(model.arch);
     if (!Contains(m.archs, arch)) return false;
@@ -178,10 +179,18 @@ std::string FillPlaceholders(std::string_view text, const ModelConfig& m, const 
   return out;
 }
 
-const Rule* SelectRule(const RuleLibrary& library, const Issue& issue, const ModelConfig& model, Backend backend) {
+bool ActionApplies(const RuleAction& action, const Issue& issue, const ModelConfig& model, Workload workload) {
+  return Matches(action.when, issue, model, workload);
+}
+
+const Rule* SelectRule(const RuleLibrary& library, const Issue& issue, const ModelConfig& model, Backend backend,
+                       Workload workload) {
   const Rule* best = nullptr;
   for (const Rule* r : library.RulesFor(issue.type, backend)) {
-    if (!Matches(r->match, issue, model)) continue;
+    if (!Matches(r->match, issue, model, workload)) continue;
+    bool any_action = false;
+    for (const RuleAction& a : r->actions) any_action = any_action || ActionApplies(a, issue, model, workload);
+    if (!any_action) continue;
     if (!best || r->match.Specificity() > best->match.Specificity() ||
         (r->match.Specificity() == best->match.Specificity() && r->order < best->order))
       best = r;
@@ -197,7 +206,7 @@ StatusOr<std::vector<Recommendation>> GenerateRecommendations(const DiagnosticRe
   std::vector<const Rule*> order;
   std::map<const Rule*, std::vector<size_t>> groups;
   for (size_t i = 0; i < report.issues.size(); ++i) {
-    const Rule* rule = SelectRule(library, report.issues[i], model, backend);
+    const Rule* rule = SelectRule(library, report.issues[i], model, backend, report.workload);
     if (!rule) continue;
     if (groups[rule].empty()) order.push_back(rule);
     groups[rule].push_back(i);
@@ -216,6 +225,10 @@ StatusOr<std::vector<Recommendation>> GenerateRecommendations(const DiagnosticRe
     const IssueRef* first = &rec.issues.front();
     rec.description = FillPlaceholders(rule->title, model, first);
     for (const RuleAction& a : rule->actions) {
+      // Offered when its precondition holds for at least one of the issues.
+      bool applies = false;
+      for (size_t i : groups[rule]) applies = applies || ActionApplies(a, report.issues[i], model, report.workload);
+      if (!applies) continue;
       ActionAdvice adv;
       adv.id = a.id;
       adv.kind = a.kind;
@@ -226,7 +239,10 @@ StatusOr<std::vector<Recommendation>> GenerateRecommendations(const DiagnosticRe
       adv.gain_source = a.gain.source;
       bool any_estimate = false;
       std::string parts;
+      size_t summed = 0;
       for (size_t i : groups[rule]) {
+        if (!ActionApplies(a, report.issues[i], model, report.workload)) continue;
+        ++summed;
         std::string how;
         bool estimated = false;
         adv.saved_ns += ActionSaving(a.gain, report.issues[i], &how, &estimated);
@@ -236,7 +252,7 @@ StatusOr<std::vector<Recommendation>> GenerateRecommendations(const DiagnosticRe
       if (T > 0) adv.saved_ns = std::min<TimeNs>(adv.saved_ns, TimeNs(kMaxSavedShare * double(T)));
       adv.estimated = any_estimate && adv.saved_ns > 0;
       adv.estimated_speedup = SpeedupFor(T, adv.saved_ns);
-      adv.gain_formula = groups[rule].size() > 1 ? "sum of " + parts + " = " + Us(adv.saved_ns) : parts;
+      adv.gain_formula = summed > 1 ? "sum of " + parts + " = " + Us(adv.saved_ns) : parts;
       rec.actions.push_back(std::move(adv));
     }
     const ActionAdvice& preferred = rec.actions.front();
@@ -268,6 +284,8 @@ StatusOr<AdviceReport> Advise(const DiagnosticReport& report, const ModelConfig&
   advice.model = model;
   advice.step_time_ns = report.step_time_ns;
   advice.step_basis = report.step_basis;
+  advice.workload = report.workload;
+  advice.workload_reason = report.workload_reason;
   if (!options.backend.empty()) {
     if (!BackendFromName(options.backend, &advice.backend))
       return InvalidArgumentError("unknown backend \"" + options.backend + "\" (ascend, cuda, rocm, cpu)");
@@ -282,12 +300,16 @@ StatusOr<AdviceReport> Advise(const DiagnosticReport& report, const ModelConfig&
   std::vector<Issue> covered;
   for (size_t i = 0; i < report.issues.size(); ++i) {
     const Issue& issue = report.issues[i];
-    if (SelectRule(*library, issue, model, advice.backend)) {
+    if (SelectRule(*library, issue, model, advice.backend, report.workload)) {
       covered.push_back(issue);
     } else {
+      const bool other_workload = report.workload != Workload::kUnknown &&
+                                  SelectRule(*library, issue, model, advice.backend, Workload::kUnknown) != nullptr;
       advice.unmatched.push_back(std::string(IssueTypeName(issue.type)) +
-                                 (issue.op_name.empty() ? "" : " (" + issue.op_name + ")") + ": no rule for " +
-                                 BackendName(advice.backend));
+                                 (issue.op_name.empty() ? "" : " (" + issue.op_name + ")") +
+                                 (other_workload ? std::string(": no advice for a ") + WorkloadName(report.workload) +
+                                                       " profile (its remedies need the precondition they name)"
+                                                 : std::string(": no rule for ") + BackendName(advice.backend)));
     }
   }
   CombinedSaving combined = CombineSavings(covered, report.step_time_ns);

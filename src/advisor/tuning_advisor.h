@@ -80,6 +80,8 @@ struct AdviceReport {
   ModelConfig model;
   TimeNs step_time_ns = 0;
   std::string step_basis;
+  Workload workload = Workload::kUnknown;  // from the diagnosis: decides which actions apply
+  std::string workload_reason;
   std::vector<Recommendation> recommendations;  // ranked
   std::vector<std::string> unmatched;  // issues without a rule for this backend ("no_pipe_bound on cuda")
   std::vector<std::string> notes;      // from the diagnosis, plus the advisor's
@@ -114,6 +116,11 @@ StatusOr<AdviceReport> Advise(const DiagnosticReport& report, const ModelConfig&
 
 // Chooses the rule for one issue: backend and features must match; the most
 // specific wins, then file order. nullptr when none.
-const Rule* SelectRule(const RuleLibrary& library, const Issue& issue, const ModelConfig& model, Backend backend);
+// The rule for an issue: the most specific whose match (and at least one
+// action's precondition) the issue, the model and the workload meet.
+const Rule* SelectRule(const RuleLibrary& library, const Issue& issue, const ModelConfig& model, Backend backend,
+                       Workload workload = Workload::kUnknown);
+// True when the action's precondition ("when") holds for the issue.
+bool ActionApplies(const RuleAction& action, const Issue& issue, const ModelConfig& model, Workload workload);
 
 }  // namespace pypto::advisor

@@ -180,6 +180,7 @@ struct DiagnosisContext {
   const std::vector<OpCost>* task_costs = nullptr;  // per device task row (EstimateTaskCost)
   const ModelStructure* structure = nullptr;     // nullptr when structure analysis failed
   const DiagnoseOptions* options = nullptr;      // effective options (top-level values merged)
+  Workload workload = Workload::kUnknown;        // training / inference (ClassifyWorkload)
 
   // Steps analysed (indices into graph->Steps()) and their windows.
   std::vector<size_t> steps;

@@ -436,6 +436,14 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   }
   for (const std::string& n : hw.notes) report.notes.push_back("hardware: " + n);
 
+  // ---- training or inference: decides which advice applies
+  {
+    WorkloadClass workload = ClassifyWorkload(profile);
+    ctx.workload = workload.kind;
+    report.workload = workload.kind;
+    report.workload_reason = workload.reason;
+  }
+
   // ---- classes, costs, structure
   OpClassification classes = ClassifyProfile(profile, graph);
   ctx.classes = &classes;

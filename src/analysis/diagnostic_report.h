@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analysis/structure.h"
+#include "analysis/workload.h"
 #include "core/status.h"
 #include "model/profile.h"
 
@@ -215,6 +216,10 @@ struct DiagnosticReport {
   TimeNs device_busy_ns = 0;         // device busy time within those steps (union over devices' streams)
 
   StructureSummary structure;
+
+  // Training or inference (ClassifyWorkload) and the rows that decided.
+  Workload workload = Workload::kUnknown;
+  std::string workload_reason;
 
   // Combination (CombineSavings).
   TimeNs estimated_saved_ns = 0;

@@ -45,6 +45,8 @@ std::string RenderAdviceJson(const advisor::AdviceReport& a) {
   w.Key("model");
   WriteModel(w, a.model);
   w.KeyString("step_basis", a.step_basis);
+  w.KeyString("workload", WorkloadName(a.workload));
+  w.KeyString("workload_reason", a.workload_reason);
   w.KeyMicrosFromNs("step_time_us", a.step_time_ns);
   w.KeyMicrosFromNs("combined_saved_us", a.combined_saved_ns);
   w.KeyDouble("combined_speedup", a.combined_speedup);

@@ -36,6 +36,7 @@ std::string RenderAdviceMarkdown(const advisor::AdviceReport& a) {
   out += fmt::format("- Backend: **{}** ({})\n", advisor::BackendName(a.backend), EscapeMarkdown(a.backend_reason));
   if (!a.hardware_name.empty()) out += fmt::format("- Hardware: {}\n", EscapeMarkdown(a.hardware_name));
   out += fmt::format("- Time basis: {}, {}\n", EscapeMarkdown(a.step_basis), Us(a.step_time_ns));
+  out += fmt::format("- Workload: {} ({})\n", WorkloadName(a.workload), EscapeMarkdown(a.workload_reason));
   out += fmt::format("- All recommendations together: {} saved, **x{:.3f}** (no double counting)\n\n",
                      Us(a.combined_saved_ns), a.combined_speedup);
   out += "| # | hotspot | recommendation | saves | speedup |\n|---|---|---|---|---|\n";

@@ -33,6 +33,7 @@ std::string RenderAdviceText(const advisor::AdviceReport& a) {
   if (!a.hardware_name.empty()) out += fmt::format("Hardware: {}\n", a.hardware_name);
   out += fmt::format("Model: {}{}\n", ModelLine(a.model), a.model.source.empty() ? "" : " [" + a.model.source + "]");
   out += fmt::format("Time basis: {}, {}\n", a.step_basis, Us(a.step_time_ns));
+  out += fmt::format("Workload: {} ({})\n", WorkloadName(a.workload), a.workload_reason);
   out += fmt::format("Recommendations: {}   all together: {} saved -> x{:.3f} (per row the largest saving, "
                      "no double counting)\n",
                      a.recommendations.size(), Us(a.combined_saved_ns), a.combined_speedup);

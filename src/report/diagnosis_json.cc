@@ -30,6 +30,11 @@ std::string RenderDiagnosisJson(const DiagnosticReport& r) {
   w.KeyMicrosFromNs("step_time_us", r.step_time_ns);
   w.KeyMicrosFromNs("device_busy_us", r.device_busy_ns);
   w.EndObject();
+  w.Key("workload");
+  w.BeginObject();
+  w.KeyString("kind", WorkloadName(r.workload));
+  w.KeyString("reason", r.workload_reason);
+  w.EndObject();
   w.Key("structure");
   w.BeginObject();
   const StructureSummary& st = r.structure;

@@ -21,6 +21,7 @@ std::string RenderDiagnosisMarkdown(const DiagnosticReport& r) {
   o += fmt::format("- Hardware: {} — {}\n", EscapeMarkdown(r.hardware_name.empty() ? "unknown" : r.hardware_name),
                    EscapeMarkdown(r.hardware_selection));
   o += fmt::format("- Time basis: {}, {}\n", EscapeMarkdown(r.step_basis), Us(r.step_time_ns));
+  o += fmt::format("- Workload: {} ({})\n", WorkloadName(r.workload), EscapeMarkdown(r.workload_reason));
   o += RenderStructureLines(r.structure, "- ");
   o += fmt::format("- Estimated combined speedup: **x{:.3f}** (saving {}, overlaps counted once)\n\n",
                    r.estimated_combined_speedup, Us(r.estimated_saved_ns));

@@ -56,6 +56,7 @@ std::string RenderDiagnosisText(const DiagnosticReport& r) {
   o += fmt::format("Hardware: {} [{}]\n", r.hardware_name.empty() ? "unknown" : r.hardware_name,
                    r.hardware_selection);
   o += fmt::format("Time basis: {}, {} (device busy {})\n", r.step_basis, Us(r.step_time_ns), Us(r.device_busy_ns));
+  o += fmt::format("Workload: {} ({})\n", WorkloadName(r.workload), r.workload_reason);
   o += RenderStructureLines(r.structure, "");
   o += fmt::format("Issues: {}   estimated saving {} -> combined speedup x{:.3f} (claimed {} before removing overlaps)\n",
                    r.issues.size(), Us(r.estimated_saved_ns), r.estimated_combined_speedup, Us(r.claimed_saved_ns));

@@ -144,7 +144,10 @@ def test_every_issue_has_time_shares_and_names_what_ran(fixtures):
             assert issue.target_name == "" and issue.op_name in step_names
     assert {"detector", "pipe_ratios"} <= sources
     assert report.estimated_combined_speedup == report.estimated_speedup >= 1.0
+    # The CANN 8.3 job trains (RmsNormGrad, ApplyAdamWV2 rows); the H100 trace is HF inference.
+    assert report.workload == "training" and "RmsNormGrad" in report.workload_reason
     gpu = HotspotDetector().diagnose(parse(fixtures, H100))
+    assert gpu.workload == "inference"
     fusible = gpu.by_type("fusible_sequence")
     assert fusible and all(i.raw["time_ratio_source"] == "roofline" for i in fusible)
     # op_name: the sequence the profile ran; target_name: the fused API to use instead.

@@ -8,7 +8,8 @@ findings.md holds, per fixture folder (`## kineto/<name>`), one line per finding
 `op` is the issue's op_name, or its profile_op_name when op_name is empty (step-wide issues);
 `justified` is yes or no (a known false positive, kept visible). Lines starting with
 `missed |` name an anti-pattern the raw data shows that pypto does not report; `note |` lines
-are remarks.
+are remarks. One `workload | training/inference/unknown | the rows that show it` line per
+section says what the job is, read from the raw rows; diagnose must say the same.
 
 The check runs diagnose on each fixture folder and fails when a finding appears, disappears or
 changes severity without the table changing, or when a fixture folder has no section (a new
@@ -31,12 +32,17 @@ def parse_table(path):
             line = raw.strip()
             if line.startswith("## "):
                 current = line[3:].strip()
-                table[current] = {"findings": [], "missed": []}
+                table[current] = {"findings": [], "missed": [], "workload": None}
                 continue
             if not line or line.startswith("#") or current is None or "|" not in line:
                 continue
             cells = [c.strip() for c in line.split("|")]
             if cells[0] == "note":  # a remark on the fixture, not a finding
+                continue
+            if cells[0] == "workload":
+                if len(cells) != 3 or cells[1] not in ("training", "inference", "unknown") or not cells[2]:
+                    sys.exit(f"{path}:{number}: want 'workload | training/inference/unknown | reason', got: {line}")
+                table[current]["workload"] = cells[1]
                 continue
             if cells[0] == "missed":
                 table[current]["missed"].append(" | ".join(cells[1:]))
@@ -63,7 +69,7 @@ def findings_of(pypto, path):
     if run.returncode != 0:
         return None, run.stderr.strip().splitlines()[-1:] or ["exit %d" % run.returncode]
     report = json.loads(run.stdout)
-    keys = []
+    keys = [("workload", report.get("workload", {}).get("kind", ""))]
     for issue in report.get("issues", []):
         op = issue.get("op_name") or issue.get("profile_op_name") or ""
         keys.append((issue["issue_type"], op, issue["severity"]))
@@ -91,6 +97,11 @@ def main():
         if error:
             failures.append(f"{name}: diagnose failed: {error[0]}")
             continue
+        workload = got.pop(0)[1]
+        if table[name]["workload"] is None:
+            failures.append(f"{name}: no 'workload |' line: say from the raw rows whether it is training or inference")
+        elif workload != table[name]["workload"]:
+            failures.append(f"{name}: diagnose says {workload}, the table says {table[name]['workload']}")
         want = collections.Counter(f["key"] for f in table[name]["findings"])
         made = collections.Counter(got)
         for key in sorted((made - want).elements()):

@@ -1,6 +1,10 @@
 // Ranking and speedup arithmetic on hand-built diagnoses (figures checked by hand).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "advisor/tuning_advisor.h"
 
 namespace pypto::advisor {
@@ -89,6 +93,78 @@ TEST(Advisor, BackendDecidesTheRemedyAndAscendOnlyIssuesStayUnmatchedElsewhere) 
   EXPECT_EQ(npu->recommendations.size(), 2u);
   forced.backend = "tpu";
   EXPECT_FALSE(Advise(r, ModelConfig{}, forced).ok());
+}
+
+std::vector<std::string> ActionIds(const Recommendation& rec) {
+  std::vector<std::string> ids;
+  for (const ActionAdvice& a : rec.actions) ids.push_back(a.id);
+  return ids;
+}
+
+bool Has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+TEST(Advisor, TrainingProfileGetsNoDecodeCaptureAndNoKvCacheAdvice) {
+  // Seen on the CANN 8.3 training fixture: "capture the decode step" and a
+  // KV-cache patch offered for a job with RmsNormGrad and ApplyAdamWV2 rows.
+  DiagnosticReport r;
+  r.step_time_ns = 1'000'000;
+  r.hardware_id = "910B3";
+  r.format = "ascend_pt";
+  r.workload = Workload::kTraining;
+  r.issues.push_back(MakeIssue(IssueType::kHostBound, 500'000, 300'000));
+  r.issues.push_back(MakeIssue(IssueType::kKvCacheLayout, 100'000, 50'000, "aten::cat", "cat"));
+  auto training = Advise(r, ModelConfig{});
+  ASSERT_TRUE(training.ok());
+  ASSERT_EQ(training->recommendations.size(), 1u);
+  const std::vector<std::string> ids = ActionIds(training->recommendations[0]);
+  EXPECT_FALSE(Has(ids, "aclgraph"));
+  EXPECT_TRUE(Has(ids, "task_queue_enable_2"));
+  ASSERT_EQ(training->unmatched.size(), 1u);
+  EXPECT_NE(training->unmatched[0].find("no advice for a training profile"), std::string::npos)
+      << training->unmatched[0];
+
+  r.workload = Workload::kInference;
+  auto inference = Advise(r, ModelConfig{});
+  ASSERT_TRUE(inference.ok());
+  ASSERT_EQ(inference->recommendations.size(), 2u);
+  EXPECT_EQ(inference->recommendations[0].actions.front().id, "aclgraph");
+
+  // On a GPU the training remedy is compiling the step, not a static KV cache.
+  r.hardware_id = "H100-SXM";
+  r.format = "kineto";
+  r.workload = Workload::kTraining;
+  auto gpu = Advise(r, ModelConfig{});
+  ASSERT_TRUE(gpu.ok());
+  ASSERT_FALSE(gpu->recommendations.empty());
+  EXPECT_EQ(ActionIds(gpu->recommendations[0]), std::vector<std::string>{"compile_training_step"});
+}
+
+TEST(Advisor, RepeatKvRemedyOnlyWhereATileOrExpandIsTheOp) {
+  // Seen: "pass num_key_value_heads instead of repeat_kv" offered for
+  // FlashAttentionScoreGrad, MatMulV3 and RmsNormGrad.
+  DiagnosticReport r;
+  r.step_time_ns = 1'000'000;
+  r.hardware_id = "910B3";
+  r.format = "ascend_pt";
+  r.issues.push_back(MakeIssue(IssueType::kNoPipeBound, 100'000, 50'000, "FlashAttentionScoreGrad",
+                               "FlashAttentionScoreGrad"));
+  auto attention = Advise(r, ModelConfig{});
+  ASSERT_TRUE(attention.ok());
+  ASSERT_EQ(attention->recommendations.size(), 1u);
+  EXPECT_FALSE(Has(ActionIds(attention->recommendations[0]), "avoid_repeat_kv"));
+  EXPECT_EQ(attention->recommendations[0].actions.size(), 1u);
+
+  r.issues.push_back(MakeIssue(IssueType::kNoPipeBound, 80'000, 40'000, "Tile", "Tile"));
+  auto tile = Advise(r, ModelConfig{});
+  ASSERT_TRUE(tile.ok());
+  ASSERT_EQ(tile->recommendations.size(), 1u);
+  const Recommendation& rec = tile->recommendations[0];
+  ASSERT_TRUE(Has(ActionIds(rec), "avoid_repeat_kv"));
+  // Its gain counts the Tile issue only: 1.00 x affected 80 us.
+  for (const ActionAdvice& a : rec.actions)
+    if (a.id == "avoid_repeat_kv") EXPECT_EQ(a.saved_ns, 80'000);
 }
 
 TEST(Advisor, PlaceholdersFromTheModelConfig) {
