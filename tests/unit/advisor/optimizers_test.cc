@@ -2,6 +2,9 @@
 // tiling, cat-grown KV cache, unfused RMSNorm), a planted CUDA one, and two
 // real fixtures. Generated files are parsed back / executed.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
 #include <simdjson.h>
 #include <sys/stat.h>
 
@@ -59,11 +62,10 @@ TEST(PlantedAscend, GoldenAdviceAndAoeTuningInput) {
   for (const Recommendation& r : adv.recommendations)
     EXPECT_NEAR(r.estimated_speedup, SpeedupFor(adv.step_time_ns, r.saved_ns), 1e-12);
   EXPECT_GT(mm->saved_ns, 0);
-  // The code snippets carry the inferred config.
-  bool filled = false;
+  // The repeat_kv remedy is offered only for a Tile / Expand op: the planted
+  // no_pipe_bound op is a MatMulV2, which no num_key_value_heads removes.
   for (const Recommendation& r : adv.recommendations)
-    for (const ActionAdvice& x : r.actions) filled = filled || x.action.find("num_key_value_heads=8") != std::string::npos;
-  EXPECT_TRUE(filled);
+    for (const ActionAdvice& x : r.actions) EXPECT_NE(x.id, "avoid_repeat_kv") << r.rule_id;
 
   // Artifacts.
   const std::string dir = TempDir("planted_ascend");
@@ -72,6 +74,11 @@ TEST(PlantedAscend, GoldenAdviceAndAoeTuningInput) {
   ASSERT_TRUE(WriteArtifacts(in, dir, false, &written).ok());
   EXPECT_TRUE(std::filesystem::exists(dir + "/aoe_tune_ops.cfg"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/kv_cache_layout_patch.py"));
+  {  // The patch carries the given config.
+    std::ifstream patch(dir + "/kv_cache_layout_patch.py");
+    const std::string text((std::istreambuf_iterator<char>(patch)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"num_kv_heads\": 8,"), std::string::npos);
+  }
   EXPECT_TRUE(std::filesystem::exists(dir + "/norm_fusion_plan.json"));
   const Recommendation* mm2 = FindRec(written, IssueType::kMatmulTiling);
   ASSERT_TRUE(mm2);
