@@ -20,6 +20,15 @@
 //   * GPU: N or K not a multiple of the tensor-core MMA granule (8 FP16/BF16, 16 INT8).
 // Groups judged by PMU whose aic_mte2_ratio says mte2-bound (>= 0.95,
 // advisor ai_core_performance) are skipped: their limit is memory traffic.
+// A group with no visible cause is still reported when it is far below what
+// tuned kernels reach on a large shape (utilisation < 0.3, every GEMM dim
+// >= 1024 or both attention lengths >= 1024): "under-utilised, no cause
+// visible", so a material loss is not hidden behind the missing cause.
+// Compute-bound fused attention (FlashAttentionScore, SDPA flash kernels) is
+// judged the same way against its FLOP roofline (4·B·N·S_q·S_kv·D); its causes
+// are the FlashAttention affinity rules (head_dim and sequence lengths
+// multiples of 128, diagnosis-rules §1.2). Memory-bound attention is
+// attention_memory_bound's.
 // Saving per task: roofline (with shapes) measured − roofline_ns / threshold;
 // Amdahl (PMU only) measured × (1 − mac_ratio / threshold).
 #include <map>
@@ -43,6 +52,18 @@ constexpr double kImpossibleEfficiency = 1.05;
 // A group is memory-bound when more than this share of its costed tasks have
 // bytes / bandwidth > FLOPs / peak (unitless; a simple majority).
 constexpr double kMemoryBoundMajority = 0.5;
+// Utilisation under which a group is reported without a visible cause
+// (unitless). Source: FlashAttention-2 (Dao, 2023) reaches 50-73 % of the
+// A100 peak in the forward pass and tuned GEMMs 70-90 %; under 0.3 on a large
+// shape is well below what a tuned kernel reaches (half the 0.6 red line).
+constexpr double kCauselessUtilization = 0.3;
+// A GEMM dim / attention length from which a shape is "large" (elements):
+// 1024 x 1024 outputs are 64 tiles of 128 x 128, several per core on 20-132
+// core chips, and K >= 1024 amortises the pipeline fill.
+constexpr int64_t kLargeShapeDim = 1024;
+// FlashAttention affinity: head_dim and sequence lengths multiples of 128
+// (elements). Source: diagnosis-rules §1.2 (msprof-analyze FA affinity).
+constexpr int64_t kFlashAttentionAlignment = 128;
 
 struct Group {
   std::string label;
@@ -62,7 +83,14 @@ struct Group {
   OpShapes shapes;
   bool has_shapes = false;
   int32_t block_dim = -1, mix_block_dim = -1;
+  bool attention = false;  // a fused attention kernel judged against its FLOP roofline
 };
+
+bool LargeShape(const Group& g) {
+  if (!g.has_cost) return false;
+  if (g.attention) return g.cost.s_q >= kLargeShapeDim && g.cost.s_kv >= kLargeShapeDim;
+  return g.cost.m >= kLargeShapeDim && g.cost.n >= kLargeShapeDim && g.cost.k >= kLargeShapeDim;
+}
 
 class MatmulTiling final : public Detector {
  public:
@@ -75,14 +103,22 @@ class MatmulTiling final : public Detector {
     const MatmulTilingOptions& opt = ctx.options->matmul_tiling;
     std::map<std::string, Group> groups;
     for (uint32_t task : ctx.tasks) {
-      if (detectors::TaskClass(ctx, task) != OpClass::kMatmul) continue;
+      const OpClass cls = detectors::TaskClass(ctx, task);
       if (t.kind[task] != DeviceTaskKind::kKernel) continue;
       const OpCost& cost = (*ctx.task_costs)[task];
+      // Fused attention that its shapes make compute-bound; unfused parts
+      // (bmm / softmax) and memory-bound attention are judged elsewhere.
+      const std::string_view sub = detectors::TaskSubKind(ctx, task);
+      const bool unfused_part = sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
+      const bool attention = cls == OpClass::kAttention && !unfused_part &&
+                             cost.status == CostStatus::kOk && cost.bound == Bound::kCompute;
+      if (cls != OpClass::kMatmul && !attention) continue;
       std::string label(ctx.TaskLabel(task));
       std::string shape = detectors::TaskShapeText(ctx, task);
       std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
       Group& g = groups[key];
       if (g.tasks.empty()) {
+        g.attention = attention;
         g.label = label;
         g.shape = shape;
         g.core_type = std::string(p.Str(t.core_type[task]));
@@ -129,14 +165,28 @@ class MatmulTiling final : public Detector {
       else continue;  // nothing measured about this group
       if (util >= opt.utilization_threshold) continue;
       if (from_pmu && !std::isnan(mte2) && mte2 >= kMte2BoundRatio) continue;
+      // Attention whose memory pipe is saturated is attention_memory_bound's (MPA FA rule).
+      if (g.attention && !std::isnan(mte2) && mte2 >= ctx.options->attention_memory.fa_aic_mte2_ratio) continue;
 
-      std::vector<std::string> causes = Causes(ctx, g);
-      if (causes.empty()) { ++below_without_cause; continue; }
+      std::vector<std::string> causes = g.attention ? AttentionCauses(g) : Causes(ctx, g);
+      const bool causeless = causes.empty();
+      if (causeless) {
+        if (util >= kCauselessUtilization || !LargeShape(g)) { ++below_without_cause; continue; }
+        causes.push_back(g.attention
+                             ? fmt::format("a large shape (S_q={}, S_kv={}, head_dim={}) far below what tuned kernels "
+                                           "reach, no alignment cause visible",
+                                           g.cost.s_q, g.cost.s_kv,
+                                           g.cost.heads > 1 && g.cost.head_dim > 0 ? std::to_string(g.cost.head_dim)
+                                                                                   : "? (heads not in the shapes)")
+                             : fmt::format("a large shape (M={}, N={}, K={}) far below what tuned kernels reach, no "
+                                           "shape or block-dim cause visible",
+                                           g.cost.m, g.cost.n, g.cost.k));
+      }
 
       Issue issue;
       issue.type = IssueType::kMatmulTiling;
       issue.op_name = g.label;
-      issue.op_type = g.has_cost ? OpClassName(OpClass::kMatmul) : g.label;
+      issue.op_type = g.has_cost ? OpClassName(g.attention ? OpClass::kAttention : OpClass::kMatmul) : g.label;
       if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(p.Str(t.op_type(g.tasks[0])));
       issue.compute_ratio = util;
       issue.memory_ratio = mte2;
@@ -163,14 +213,20 @@ class MatmulTiling final : public Detector {
       }
       if (g.has_cost) {
         detectors::AddMetric(&issue, "peak_flops", g.cost.peak_flops, "FLOP/s");
-        detectors::AddMetric(&issue, "m", double(g.cost.m), "elements");
-        detectors::AddMetric(&issue, "n", double(g.cost.n), "elements");
-        detectors::AddMetric(&issue, "k", double(g.cost.k), "elements");
+        if (g.attention) {
+          detectors::AddMetric(&issue, "s_q", double(g.cost.s_q), "elements");
+          detectors::AddMetric(&issue, "s_kv", double(g.cost.s_kv), "elements");
+        } else {
+          detectors::AddMetric(&issue, "m", double(g.cost.m), "elements");
+          detectors::AddMetric(&issue, "n", double(g.cost.n), "elements");
+          detectors::AddMetric(&issue, "k", double(g.cost.k), "elements");
+        }
       }
       if (g.impossible > 0) {
         detectors::AddMetric(&issue, "tasks_faster_than_roofline", double(g.impossible), "count");
       }
       if (g.block_dim > 0) detectors::AddMetric(&issue, "block_dim", g.block_dim, "count");
+      detectors::AddMetric(&issue, "cause_visible", causeless ? 0 : 1, "1 yes / 0 no");
       if (g.costed > 0) detectors::AddMetric(&issue, "memory_bound", memory_bound ? 1 : 0, "1 memory / 0 compute (roofline)");
 
       // Savings.
@@ -188,7 +244,8 @@ class MatmulTiling final : public Detector {
       } else {
         issue.method = SavingMethod::kRoofline;
         issue.saving_formula = fmt::format(
-            "sum over {} tasks of measured - roofline(2MNK/peak, bytes/bandwidth) / {:.2f}", g.tasks.size(),
+            "sum over {} tasks of measured - roofline({}/peak, bytes/bandwidth) / {:.2f}", g.tasks.size(),
+            g.attention ? "4*B*N*S_q*S_kv*D" : "2MNK",
             opt.utilization_threshold);
         for (uint32_t task : g.tasks) {
           const OpCost& c = (*ctx.task_costs)[task];
@@ -216,6 +273,19 @@ class MatmulTiling final : public Detector {
   }
 
  private:
+  // FlashAttention affinity: lengths the kernel tiles by 128 (diagnosis-rules §1.2).
+  static std::vector<std::string> AttentionCauses(const Group& g) {
+    std::vector<std::string> causes;
+    if (!g.has_cost) return causes;
+    if (g.cost.heads > 1 && g.cost.head_dim > 0 && g.cost.head_dim % kFlashAttentionAlignment != 0)
+      causes.push_back(fmt::format("head_dim={} not a multiple of {}", g.cost.head_dim, kFlashAttentionAlignment));
+    if (g.cost.s_kv > 0 && g.cost.s_kv % kFlashAttentionAlignment != 0)
+      causes.push_back(fmt::format("S_kv={} not a multiple of {}", g.cost.s_kv, kFlashAttentionAlignment));
+    if (g.cost.s_q > 1 && g.cost.s_q % kFlashAttentionAlignment != 0)
+      causes.push_back(fmt::format("S_q={} not a multiple of {}", g.cost.s_q, kFlashAttentionAlignment));
+    return causes;
+  }
+
   static std::vector<std::string> Causes(const DiagnosisContext& ctx, const Group& g) {
     std::vector<std::string> causes;
     const HardwareSpec& hw = *ctx.hardware;

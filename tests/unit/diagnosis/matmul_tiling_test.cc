@@ -56,3 +56,32 @@ TEST(MatmulTiling, AlignedOrFastGemmIsNotAnIssue) {
 
 }  // namespace
 }  // namespace pypto
+
+namespace pypto {
+namespace {
+
+TEST(MatmulTilingFixtures, FlashAttentionFarBelowItsComputeRooflineWithoutCause) {
+  // msprof op_summary (gpt3, CANN memory level 0): FlashAttentionScore rows of
+  // 6969.308, 7119.9688 and 7023.5739 us (a 4th row is cut: no duration), Block
+  // Dim 24 (-> 910B2, 353.9 TFLOP/s bf16), inputs 8192,2,640 with a 1,1,8192,8192
+  // mask: SBH, so 4 * B * S_q * S_kv * H = 4 * 2 * 8192^2 * 640 = 3.436e11 FLOP,
+  // 970.9 us at the peak: 14 % of it, every length >= 1024, head_dim unknown
+  // (no softmax_max): reported with no cause visible. Saving: each row brought
+  // to roofline / 0.6 = 1618.2 us: 21112.85 - 3 x 1618.2 = 16258 us.
+  DiagnoseOptions o;
+  o.only = {"matmul_tiling"};
+  auto r = DiagnosePath(std::string(PYPTO_FIXTURES_DIR) + "/ascend/msprof_op_summary_gpt3_memoryl0", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Issue* fa = Find(*r, IssueType::kMatmulTiling);
+  ASSERT_NE(fa, nullptr);
+  EXPECT_EQ(fa->op_name, "FlashAttentionScore");
+  EXPECT_EQ(fa->evidence.count, 3u);
+  EXPECT_EQ(fa->affected_ns, 21112851);
+  const double floor_us = 4.0 * 2 * 8192.0 * 8192.0 * 640 / 353.9e12 * 1e6;
+  EXPECT_NEAR(fa->compute_ratio, 3 * floor_us / 21112.851, 0.005);
+  EXPECT_NEAR(double(fa->saved_ns) / 1e3, 21112.851 - 3 * floor_us / 0.6, 2.0);
+  EXPECT_NE(fa->detail.find("no alignment cause visible"), std::string::npos) << fa->detail;
+}
+
+}  // namespace
+}  // namespace pypto
