@@ -8,8 +8,13 @@
 // each pattern is searched with a regex. Here the tokens are the top-level
 // aten operators of each host thread in the analysed steps (children such as
 // aten::bmm under aten::matmul are not tokens, so a pattern sees the calls the
-// model code makes), and a pattern must match whole tokens. Optimizer rules
-// (training) are left out; single-op patterns (gelu) are not sequences.
+// model code makes), and a pattern must match whole tokens. Single-op
+// patterns (gelu) are not sequences.
+// Optimizer rules (`<Optimizer>.step` -> torch_npu.optim.NpuFused<Optimizer>,
+// Ascend only): each `Optimizer.step#SGD.step` range of the analysed steps is
+// an occurrence; its wall time is affected, and the device idle inside it (the
+// per-parameter dispatch a fused optimizer's few kernels over flattened
+// buffers does not have) is the saving.
 // An issue per fused API whose sequences repeat more than 5 times (the
 // repetition rule of the fusible-operator checker, fusible_operator.yaml, §1.1).
 // Figures per occurrence: kernels, kernel time, device span and the idle time
@@ -69,6 +74,10 @@ std::string FusedApiFor(const DiagnosisContext& ctx, const FusionPattern& patter
 }
 
 // diagnosis-rules §1.3 (timeline_fusion_ops.yaml), patterns as written there.
+// Optimizers torch_npu ships fused (diagnosis-rules §1.3, timeline_fusion_ops.yaml).
+constexpr std::string_view kNpuFusedOptimizers[] = {"AdamW",   "SGD",      "Adadelta",  "Lamb", "AdamP",
+                                                    "BertAdam", "RMSprop", "RMSpropTF", "Adam"};
+
 const FusionPattern kPatterns[] = {
     {"rms_norm", "torch_npu.npu_rms_norm", "7.0.0", "(pow-){0,1}(mean-){0,1}(add-){0,1}rsqrt-mul(-type_as){0,1}"},
     {"rotary_mul", "torch_npu.npu_rotary_mul", "7.0.RC1", "(chunk-)neg-cat(-mul){0,2}-add"},
@@ -108,6 +117,7 @@ class FusibleSequence final : public Detector {
     const DeviceTaskTable& d = p.device_tasks;
     const OperatorCallGraph& g = *ctx.graph;
     const double min_repeats = ctx.options->Param("fusible_sequence.min_repeats_exclusive", kDefaultMinRepeatsExclusive);
+    if (ctx.hardware->family == HardwareFamily::kAscend) RunFusedOptimizers(ctx, out);
 
     // Token strings per thread: "-name-name-…-", with the op of each token.
     struct Stream {
@@ -261,6 +271,108 @@ class FusibleSequence final : public Detector {
       detectors::AddMetric(&issue, "idle_inside_us", double(idle) / 1000.0, "us");
       detectors::AddMetric(&issue, "host_wall_us", double(wall) / 1000.0, "us");
       detectors::AddMetric(&issue, "launch_time_saved_us", double(launch) / 1000.0, "us");
+      out->issues.push_back(std::move(issue));
+    }
+  }
+
+ private:
+  static void RunFusedOptimizers(const DiagnosisContext& ctx, DetectorOutput* out) {
+    const Profile& p = *ctx.profile;
+    const OperatorCallGraph& g = *ctx.graph;
+    const HostOpTable& h = p.host_ops;
+    const DeviceTaskTable& d = p.device_tasks;
+    constexpr std::string_view kPrefix = "Optimizer.step#";
+    std::map<std::string, std::vector<uint32_t>> steps_by_optimizer;
+    for (uint32_t op : ctx.host_ops) {
+      const std::string_view name = p.Str(h.name[op]);
+      if (!name.starts_with(kPrefix) || !name.ends_with(".step")) continue;
+      const std::string_view optimizer = name.substr(kPrefix.size(), name.size() - kPrefix.size() - 5);
+      if (std::find(std::begin(kNpuFusedOptimizers), std::end(kNpuFusedOptimizers), optimizer) ==
+          std::end(kNpuFusedOptimizers))
+        continue;  // NpuFused* already, or one torch_npu does not fuse
+      steps_by_optimizer[std::string(optimizer)].push_back(op);
+    }
+    if (steps_by_optimizer.empty()) return;
+    // Device busy intervals (all devices), merged, to measure the idle inside a range.
+    std::vector<std::pair<TimeNs, TimeNs>> busy;
+    for (uint32_t t : ctx.tasks) busy.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
+    std::sort(busy.begin(), busy.end());
+    std::vector<std::pair<TimeNs, TimeNs>> merged;
+    for (const auto& b : busy) {
+      if (!merged.empty() && b.first <= merged.back().second) merged.back().second = std::max(merged.back().second, b.second);
+      else merged.push_back(b);
+    }
+    auto idle_inside = [&](TimeNs start, TimeNs end) {
+      TimeNs covered = 0;
+      for (const auto& [s, e] : merged) {
+        if (e <= start) continue;
+        if (s >= end) break;
+        covered += std::min(e, end) - std::max(s, start);
+      }
+      return (end - start) - covered;
+    };
+    for (const auto& [optimizer, ops] : steps_by_optimizer) {
+      Issue issue;
+      issue.type = IssueType::kFusibleSequence;
+      issue.op_name = "torch_npu.optim.NpuFused" + optimizer;
+      issue.op_type = "fused_optimizer";
+      issue.profile_op_name = std::string(kPrefix) + optimizer + ".step";
+      TimeNs wall = 0, idle = 0, footprint = 0, exec = 0;
+      uint64_t kernels = 0;
+      std::map<int, TimeNs> idle_by_step;
+      for (uint32_t op : ops) {
+        // The device footprint of the step: from its first to its last kernel
+        // (the host may run ahead, so the kernels can start after the range).
+        std::vector<uint32_t> launched;
+        std::vector<uint32_t> stack = {op};
+        while (!stack.empty()) {
+          const uint32_t o = stack.back();
+          stack.pop_back();
+          for (uint32_t t : g.TasksOfOp(o))
+            if (d.kind[t] != DeviceTaskKind::kAnnotation && d.kind[t] != DeviceTaskKind::kSync) launched.push_back(t);
+          for (uint32_t c : g.Children(o)) stack.push_back(c);
+        }
+        TimeNs start = h.ts[op], end = h.ts[op] + std::max<TimeNs>(h.dur[op], 0);
+        wall += end - start;
+        if (!launched.empty()) {
+          start = end = d.ts[launched.front()];
+          for (uint32_t t : launched) {
+            start = std::min(start, d.ts[t]);
+            end = std::max(end, d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
+            exec += std::max<TimeNs>(d.dur[t], 0);
+          }
+          kernels += launched.size();
+        }
+        footprint += end - start;
+        const TimeNs in = merged.empty() ? 0 : idle_inside(start, end);
+        idle += in;
+        const int step = ctx.StepOf(start);
+        if (step >= 0 && in > 0) idle_by_step[step] += in;
+        if (issue.evidence.host_ops.size() < kMaxEvidenceRows) issue.evidence.host_ops.push_back(op);
+      }
+      // Without launch links the host range stands for the footprint.
+      issue.affected_ns = footprint;
+      issue.evidence.count = ops.size();
+      issue.evidence.total_ns = kernels > 0 ? exec : wall;
+      for (const auto& [step, ns] : idle_by_step)
+        issue.savings.push_back({SavingTargetKind::kStepIdle, static_cast<uint32_t>(ctx.steps[step]), ns});
+      issue.method = merged.empty() ? SavingMethod::kNone : SavingMethod::kMeasuredGap;
+      issue.saving_formula = "device idle between the optimizer step's kernels (per-parameter dispatch a fused "
+                             "optimizer's few kernels over flattened buffers do not have)";
+      issue.detail =
+          kernels > 0
+              ? fmt::format("{} {}{}.step range(s) ({} on the host) launch {} kernels spanning {} on the device, {} of "
+                            "it idle between them; fused API {} (CANN >= 6.3.RC2)",
+                            ops.size(), kPrefix, optimizer, detectors::FormatUs(wall), kernels,
+                            detectors::FormatUs(footprint), detectors::FormatUs(idle), issue.op_name)
+              : fmt::format("{} {}{}.step range(s) take {} on the host (no launch links to its kernels), the device "
+                            "idle {} of it; fused API {} (CANN >= 6.3.RC2)",
+                            ops.size(), kPrefix, optimizer, detectors::FormatUs(wall), detectors::FormatUs(idle),
+                            issue.op_name);
+      detectors::AddMetric(&issue, "kernels", double(kernels), "count");
+      detectors::AddMetric(&issue, "occurrences", double(ops.size()), "count");
+      detectors::AddMetric(&issue, "host_wall_us", double(wall) / 1000.0, "us");
+      detectors::AddMetric(&issue, "idle_inside_us", double(idle) / 1000.0, "us");
       out->issues.push_back(std::move(issue));
     }
   }

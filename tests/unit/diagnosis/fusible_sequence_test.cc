@@ -134,6 +134,35 @@ TEST(FusibleSequenceFixtures, QwenHfInferenceUnfusedNormAndRope) {
   EXPECT_GT(norm->saved_ns, 0);
 }
 
+TEST(FusibleSequenceFixtures, AdamStepOnAscendNamesTheFusedOptimizer) {
+  // trace_view.json (torch_npu): Optimizer.step#Adam.step lasts 2410.824 us
+  // on the host; the 80 Ascend Hardware tasks its ops dispatch (async_npu
+  // flow events: aclnnAdd, aclnnAddcdiv, … one per parameter tensor) run from
+  // 1704161511432413.8 to 1704161511433653.2 us: 1239.5 us, of which the NPU
+  // is busy 229.6 us (the union of those and any other tasks in the span), so
+  // 1009.9 us idle between them is what the fused optimizer's few kernels save.
+  DiagnosticReport r = DiagnoseFixtureOnly("ascend/pta_trace_view_2024", {kDetector});
+  const Issue* opt = FindFusion(r, "fused_optimizer");
+  ASSERT_NE(opt, nullptr) << Describe(r);
+  EXPECT_EQ(opt->op_name, "torch_npu.optim.NpuFusedAdam");
+  EXPECT_EQ(opt->profile_op_name, "Optimizer.step#Adam.step");
+  EXPECT_NEAR(double(opt->affected_ns) / 1e3, 1239.5, 0.2);
+  EXPECT_NEAR(double(opt->saved_ns) / 1e3, 1009.9, 0.2);
+  EXPECT_NE(opt->detail.find("launch 80 kernels"), std::string::npos) << opt->detail;
+}
+
+TEST(FusibleSequence, OptimizerRuleIsAscendOnly) {
+  // The same step on a GPU profile: torch_npu's fused optimizers do not apply.
+  ProfileBuilder b;
+  const uint32_t stream = b.Stream(7);
+  b.Host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 1000);
+  b.Host("Optimizer.step#Adam.step", HostOpKind::kUserAnnotation, 100, 500);
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 110, 5, 1);
+  b.Task(stream, "multi_tensor_apply_kernel", DeviceTaskKind::kKernel, 120, 50, 1);
+  DiagnosticReport r = DiagnoseOnly(b.p, kDetector);
+  EXPECT_EQ(FindFusion(r, "fused_optimizer"), nullptr) << Describe(r);
+}
+
 TEST(FusibleSequenceFixtures, Gpt3OpSummaryHasNoHostOps) {
   // An op_summary CSV has no host trace: no aten operators to match.
   DiagnosticReport r = DiagnoseFixtureOnly("ascend/msprof_op_summary_gpt3_memoryl0/op_summary_1.csv", {kDetector});
