@@ -22,6 +22,14 @@
 //     (max - min) / mean) and the fastest rank exposes communication itself
 //     (over min_exposed_share), the rank that computes longest is the one the
 //     others wait for in their collectives: a separate finding names it.
+//   * Small packets (msprof-analyze packet checker, packet.yaml): over 20 % of
+//     the SDMA transfers (communication.json Size Distribution of HCCS, PCIE,
+//     SIO) under 16 MB, or of the RDMA transfers under 1 MB: each transfer
+//     pays a fixed cost; the time of the small ones is affected.
+//   * Byte alignment (msprof-analyze byte_alignment_checker): HCCL SDMA
+//     (Memcpy / Reduce_Inline) sub-tasks whose size is not a multiple of 512 B (transfers
+//     of at least 512 B; a scalar cannot be aligned); their time is affected.
+//   Neither has a published gain: no saving is claimed.
 // Savings (amdahl, bounds):
 //   * exposed: min(exposed communication, compute time) per step — the most
 //     that overlapping the collectives with compute can hide;
@@ -31,6 +39,7 @@
 // claim on the same step is not added to them.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +65,19 @@ inline constexpr double kSdmaReferenceGbps = 18.0;
 inline constexpr double kSdmaContendedFraction = 0.8;
 // Collectives named in the detail.
 inline constexpr size_t kTopCollectives = 3;
+// Packet sizes (MB) under which a transfer is small, and the share of small
+// transfers that is flagged. Source: msprof-analyze communication/packet
+// packet.yaml: SDMA 16 MB, RDMA 1 MB, more than 20 % (diagnosis-rules §1.1).
+inline constexpr double kSdmaSmallPacketMb = 16.0;
+inline constexpr double kRdmaSmallPacketMb = 1.0;
+inline constexpr double kSmallPacketShare = 0.2;
+// Bytes. Source: msprof-analyze byte_alignment.yaml: SDMA sizes % 512 != 0.
+inline constexpr int64_t kTransferAlignmentBytes = 512;
+
+struct Packets {
+  double transfers = 0, small = 0;
+  double small_ms = 0;
+};
 
 struct Transport {
   double size_mb = 0;
@@ -77,7 +99,20 @@ struct DeviceFigures {
   bool has_json = false, has_sub_tasks = false;
   std::map<std::string, Transport> transports;
   std::map<std::string, TimeNs> collectives;  // name -> time
+  std::map<std::string, Packets> packets;     // "SDMA" / "RDMA"
+  // Sub-tasks that move bytes not a multiple of 512.
+  std::vector<std::pair<TimeNs, TimeNs>> unaligned;
+  uint64_t unaligned_tasks = 0;
+  int64_t unaligned_example = 0;
 };
+
+// The packet-size class of a communication.json link / transport type: the
+// intra-node links carry SDMA transfers.
+std::string_view PacketClass(std::string_view transport) {
+  if (transport == "HCCS" || transport == "PCIE" || transport == "SIO") return "SDMA";
+  if (transport == "RDMA") return "RDMA";
+  return "";
+}
 
 bool IsWaitTask(std::string_view lower_name) {
   return lower_name.find("notify wait") != std::string_view::npos ||
@@ -132,6 +167,14 @@ class Communication final : public Detector {
           } else {
             f->has_sub_tasks = true;
             (IsWaitTask(name) ? wait : transfer).push_back({t.ts[r], end});
+            // SDMA copies: the DB's TASK type "SDMA", trace_view's Memcpy / Reduce_Inline sub-tasks.
+            const bool moves_data = name.find("sdma") != std::string::npos || name.find("memcpy") != std::string::npos ||
+                                    name.find("reduce_inline") != std::string::npos;
+            if (moves_data && t.bytes[r] >= kTransferAlignmentBytes && t.bytes[r] % kTransferAlignmentBytes != 0) {
+              f->unaligned.push_back({t.ts[r], end});
+              ++f->unaligned_tasks;
+              if (f->unaligned_example == 0) f->unaligned_example = t.bytes[r];
+            }
           }
         } else if (t.kind[r] == DeviceTaskKind::kKernel) {
           compute.push_back({t.ts[r], end});
@@ -198,6 +241,22 @@ class Communication final : public Detector {
       if (field == "Wait Time(ms)") f.wait_ms += v;
       else if (field == "Transit Time(ms)") f.transit_ms += v;
       else if (field == "Elapse Time(ms)") f.collectives[std::string(op.substr(0, op.find('@')))] += TimeNs(v * 1e6);
+      else if (const size_t at = field.find(" Size Distribution "); at != std::string_view::npos) {
+        const std::string_view cls = PacketClass(field.substr(0, at));
+        if (cls.empty()) continue;
+        std::string_view rest = field.substr(at + 19);  // "<size> Count" / "<size> Time(ms)"
+        const size_t sp = rest.find(' ');
+        if (sp == std::string_view::npos) continue;
+        const double size_mb = std::strtod(std::string(rest.substr(0, sp)).c_str(), nullptr);
+        const bool small = size_mb < (cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb);
+        Packets& pk = f.packets[std::string(cls)];
+        if (rest.substr(sp + 1) == "Count") {
+          pk.transfers += v;
+          if (small) pk.small += v;
+        } else if (small) {
+          pk.small_ms += v;
+        }
+      }
       else if (field.ends_with(" Transit Size(MB)")) f.transports[std::string(field.substr(0, field.find(' ')))].size_mb += v;
       else if (field.ends_with(" Transit Time(ms)")) f.transports[std::string(field.substr(0, field.find(' ')))].time_ms += v;
     }
@@ -279,6 +338,8 @@ class Communication final : public Detector {
       out->issues.push_back(std::move(issue));
     }
 
+    for (const auto& [device, f] : devices) AddTransferFindings(ctx, device, f, out);
+
     // ---- the rank the others wait for
     std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
     for (const auto& [device, f] : devices)
@@ -342,6 +403,56 @@ class Communication final : public Detector {
     detectors::AddMetric(&issue, "slowest_compute_us", hi / 1000.0, "us");
     detectors::AddMetric(&issue, "fastest_compute_us", lo / 1000.0, "us");
     out->issues.push_back(std::move(issue));
+  }
+
+ private:
+  // Small packets and unaligned transfers of one device: issues when over
+  // the minimum share of the step, notes under it (they carry no saving).
+  static void AddTransferFindings(const DiagnosisContext& ctx, int32_t device, const DeviceFigures& f,
+                                  DetectorOutput* out) {
+    const std::string who = device >= 0 ? fmt::format("device {}", device) : std::string("the device");
+    auto emit = [&](Issue issue) {
+      if (ctx.ShareOfStep(issue.affected_ns) < ctx.options->min_issue_share) {
+        out->notes.push_back(issue.detail + fmt::format(" ({:.2f}% of the step: not reported)",
+                                                        100 * ctx.ShareOfStep(issue.affected_ns)));
+        return;
+      }
+      issue.type = IssueType::kCommunication;
+      issue.method = SavingMethod::kNone;
+      issue.saving_formula = "no published gain: measure with pypto compare";
+      out->issues.push_back(std::move(issue));
+    };
+    for (const auto& [cls, pk] : f.packets) {
+      if (pk.transfers <= 0 || pk.small / pk.transfers <= kSmallPacketShare) continue;
+      Issue issue;
+      issue.op_type = "small packets";
+      issue.op_name = fmt::format("{} {} transfers", who, cls);
+      issue.affected_ns = TimeNs(pk.small_ms * 1e6);
+      issue.evidence.count = uint64_t(pk.small);
+      issue.evidence.total_ns = issue.affected_ns;
+      issue.detail = fmt::format("{}: {:.0f} of {:.0f} {} transfers ({:.0f}%) are under {:.0f} MB (> {:.0f}%), {:.1f} ms "
+                                 "of transfer time (communication.json Size Distribution)",
+                                 who, pk.small, pk.transfers, cls, 100 * pk.small / pk.transfers,
+                                 cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb, 100 * kSmallPacketShare,
+                                 pk.small_ms);
+      detectors::AddMetric(&issue, "small_transfers", pk.small, "count");
+      detectors::AddMetric(&issue, "transfers", pk.transfers, "count");
+      detectors::AddMetric(&issue, "small_share", pk.small / pk.transfers, "ratio");
+      emit(std::move(issue));
+    }
+    if (f.unaligned_tasks > 0) {
+      Issue issue;
+      issue.op_type = "byte alignment";
+      issue.op_name = fmt::format("{} unaligned transfers", who);
+      issue.affected_ns = IntervalUnionLength(f.unaligned);
+      issue.evidence.count = f.unaligned_tasks;
+      issue.evidence.total_ns = issue.affected_ns;
+      issue.detail = fmt::format("{}: {} HCCL SDMA (Memcpy / Reduce_Inline) task(s) move sizes that are not a multiple of "
+                                 "{} B (e.g. {} B), {} in all",
+                                 who, f.unaligned_tasks, kTransferAlignmentBytes, f.unaligned_example,
+                                 detectors::FormatUs(issue.affected_ns));
+      emit(std::move(issue));
+    }
   }
 };
 

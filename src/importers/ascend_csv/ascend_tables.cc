@@ -908,6 +908,18 @@ Status ImportCommunicationJson(const std::string& path, int32_t device, const Im
           simdjson::dom::element v;
           if (t[k].get(v) == simdjson::SUCCESS) add(prefix + std::string(transport) + " " + k, v);
         }
+        // Size Distribution: {"<size MB>": [count, time ms]}, kept per size
+        // for the packet-size rule ("<transport> Size Distribution <size> Count" / "… Time(ms)").
+        simdjson::dom::object sizes;
+        if (t["Size Distribution"].get_object().get(sizes) == simdjson::SUCCESS) {
+          for (auto [size, entry] : sizes) {
+            simdjson::dom::array pair;
+            if (entry.get_array().get(pair) != simdjson::SUCCESS || pair.size() < 2) continue;
+            const std::string base = prefix + std::string(transport) + " Size Distribution " + std::string(size);
+            add(base + " Count", pair.at(0).value_unsafe());
+            add(base + " Time(ms)", pair.at(1).value_unsafe());
+          }
+        }
       }
     }
   });
