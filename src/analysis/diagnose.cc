@@ -75,6 +75,15 @@ double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) cons
   return std::nan("");
 }
 
+std::string_view DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
+  if (task + 1 >= attr_offsets.size()) return {};
+  for (uint32_t i = attr_offsets[task]; i < attr_offsets[task + 1]; ++i) {
+    uint32_t row = attr_rows[i];
+    if (profile->Str(profile->attributes.key[row]) == key) return profile->Str(profile->attributes.text[row]);
+  }
+  return {};
+}
+
 bool DiagnosisContext::InWindow(TimeNs ts) const { return StepOf(ts) >= 0; }
 
 int DiagnosisContext::StepOf(TimeNs ts) const {

@@ -188,6 +188,7 @@ Status ApplyEntry(object o, HardwareSpec* spec, std::string_view where) {
   }
   struct Field { const char* key; SourcedValue* v; };
   Field fields[] = {{"clock_hz", &spec->clock_hz},         {"memory_bandwidth", &spec->memory_bandwidth},
+                    {"link_bandwidth", &spec->link_bandwidth},
                     {"memory_bytes", &spec->memory_bytes}, {"l2_bytes", &spec->l2_bytes},
                     {"ub_bytes", &spec->ub_bytes},         {"l1_bytes", &spec->l1_bytes},
                     {"l0a_bytes", &spec->l0a_bytes},       {"l0b_bytes", &spec->l0b_bytes},

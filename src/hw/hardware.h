@@ -66,6 +66,7 @@ struct HardwareSpec {
 
   // ---- memory
   SourcedValue memory_bandwidth;       // B/s (HBM / DRAM)
+  SourcedValue link_bandwidth;         // B/s per direction to the other devices of the node (NVLink, PCIe, Infinity Fabric)
   SourcedValue memory_bytes;           // device memory size, bytes
   SourcedValue l2_bytes;               // L2 per chip/die (Ascend), per GPU (NVIDIA), Infinity cache not counted
   // Ascend per-core buffers (0 = unknown).

@@ -30,6 +30,11 @@
 //     (Memcpy / Reduce_Inline) sub-tasks whose size is not a multiple of 512 B (transfers
 //     of at least 512 B; a scalar cannot be aligned); their time is affected.
 //   Neither has a published gain: no saving is claimed.
+//   * NCCL / RCCL bus bandwidth (nccl-tests' busBw): the kernels' "Collective
+//     name", "In/Out msg nelems", "dtype" and "Group size" args give the bytes;
+//     bus bytes = bytes x 2(n-1)/n for all-reduce, x (n-1)/n for all-gather,
+//     reduce-scatter and all-to-all, x 1 otherwise; shown per collective
+//     against the hardware's link bandwidth (NVLink / PCIe / Infinity Fabric).
 // Savings (amdahl, bounds):
 //   * exposed: min(exposed communication, compute time) per step — the most
 //     that overlapping the collectives with compute can hide;
@@ -74,6 +79,34 @@ inline constexpr double kSmallPacketShare = 0.2;
 // Bytes. Source: msprof-analyze byte_alignment.yaml: SDMA sizes % 512 != 0.
 inline constexpr int64_t kTransferAlignmentBytes = 512;
 
+// Bytes of one element of a Kineto collective "dtype" (c10 scalar type names).
+double ElementBytes(std::string_view dtype) {
+  const std::string d = detectors::LowerAscii(dtype);
+  if (d == "double" || d == "long" || d == "int64" || d == "complexfloat") return 8;
+  if (d == "float" || d == "int" || d == "int32" || d == "float32") return 4;
+  if (d == "half" || d == "bfloat16" || d == "short" || d == "float16") return 2;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.starts_with("float8")) return 1;
+  return 0;
+}
+
+// nccl-tests' bus-bandwidth factor of a collective over n ranks.
+double BusFactor(std::string_view collective, double n) {
+  if (n <= 1) return 1;
+  const std::string c = detectors::LowerAscii(collective);
+  if (c.find("allreduce") != std::string::npos || c.find("all_reduce") != std::string::npos) return 2 * (n - 1) / n;
+  if (c.find("allgather") != std::string::npos || c.find("all_gather") != std::string::npos ||
+      c.find("reducescatter") != std::string::npos || c.find("reduce_scatter") != std::string::npos ||
+      c.find("alltoall") != std::string::npos || c.find("all_to_all") != std::string::npos)
+    return (n - 1) / n;
+  return 1;
+}
+
+struct BusTraffic {
+  double bus_bytes = 0;
+  TimeNs time_ns = 0;
+  uint64_t kernels = 0;
+};
+
 struct Packets {
   double transfers = 0, small = 0;
   double small_ms = 0;
@@ -100,6 +133,7 @@ struct DeviceFigures {
   std::map<std::string, Transport> transports;
   std::map<std::string, TimeNs> collectives;  // name -> time
   std::map<std::string, Packets> packets;     // "SDMA" / "RDMA"
+  std::map<std::string, BusTraffic> bus;      // NCCL/RCCL collective name -> bus bytes and time
   // Sub-tasks that move bytes not a multiple of 512.
   std::vector<std::pair<TimeNs, TimeNs>> unaligned;
   uint64_t unaligned_tasks = 0;
@@ -164,6 +198,17 @@ class Communication final : public Detector {
                                 p.Str(t.category[r]) == "communication_op";
           if (whole_op) {
             f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
+            const std::string_view collective = ctx.TaskAttributeText(r, "Collective name");
+            const double n = ctx.TaskAttribute(r, "Group size");
+            const double elem = ElementBytes(ctx.TaskAttributeText(r, "dtype"));
+            const bool gathers = collective.find("gather") != std::string_view::npos;
+            const double nelems = ctx.TaskAttribute(r, gathers ? "Out msg nelems" : "In msg nelems");
+            if (!collective.empty() && elem > 0 && nelems > 0 && t.dur[r] > 0) {
+              BusTraffic& b = f->bus[std::string(collective)];
+              b.bus_bytes += nelems * elem * BusFactor(collective, std::isnan(n) ? 1 : n);
+              b.time_ns += t.dur[r];
+              ++b.kernels;
+            }
           } else {
             f->has_sub_tasks = true;
             (IsWaitTask(name) ? wait : transfer).push_back({t.ts[r], end});
@@ -324,6 +369,13 @@ class Communication final : public Detector {
           issue.detail += fmt::format(" (under {:.1f} GB/s: contended)", kSdmaContendedFraction * kSdmaReferenceGbps);
         detectors::AddMetric(&issue, transport + "_bandwidth_gbps", gbps, "GB/s");
       }
+      for (const auto& [collective, b] : f.bus) {
+        const double gbps = b.bus_bytes / double(b.time_ns);
+        const double link = ctx.hardware_known ? ctx.hardware->link_bandwidth.value : 0;
+        issue.detail += fmt::format("; {} bus bandwidth {:.1f} GB/s", collective, gbps);
+        if (link > 0) issue.detail += fmt::format(" ({:.0f}% of the {:.0f} GB/s link)", 100 * gbps * 1e9 / link, link / 1e9);
+        detectors::AddMetric(&issue, collective + "_bus_bandwidth_gbps", gbps, "GB/s");
+      }
       std::string names;
       for (size_t k = 0; k < top.size() && k < kTopCollectives; ++k)
         names += (names.empty() ? "" : ", ") + fmt::format("{} {}", top[k].first, detectors::FormatUs(top[k].second));
@@ -339,6 +391,7 @@ class Communication final : public Detector {
     }
 
     for (const auto& [device, f] : devices) AddTransferFindings(ctx, device, f, out);
+    for (const auto& [device, f] : devices) NoteBusBandwidth(ctx, device, f, out);
 
     // ---- the rank the others wait for
     std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
@@ -406,6 +459,21 @@ class Communication final : public Detector {
   }
 
  private:
+  // nccl-tests bus bandwidth per collective, against the link bandwidth.
+  static void NoteBusBandwidth(const DiagnosisContext& ctx, int32_t device, const DeviceFigures& f,
+                               DetectorOutput* out) {
+    const double link = ctx.hardware_known ? ctx.hardware->link_bandwidth.value : 0;
+    for (const auto& [collective, b] : f.bus) {
+      const double gbps = b.bus_bytes / double(b.time_ns);  // bytes per ns = GB/s
+      std::string vs = link > 0 ? fmt::format(" = {:.0f}% of the {:.0f} GB/s per-direction link of {}", 100 * gbps * 1e9 / link,
+                                              link / 1e9, ctx.hardware->id)
+                                : std::string(" (no link bandwidth for this device in the hardware table)");
+      out->notes.push_back(fmt::format("{}: {} {} kernel(s), {} in all: bus bandwidth {:.1f} GB/s{} (nccl-tests busBw)",
+                                       device >= 0 ? fmt::format("device {}", device) : std::string("the device"),
+                                       b.kernels, collective, detectors::FormatUs(b.time_ns), gbps, vs));
+    }
+  }
+
   // Small packets and unaligned transfers of one device: issues when over
   // the minimum share of the step, notes under it (they carry no saving).
   static void AddTransferFindings(const DiagnosisContext& ctx, int32_t device, const DeviceFigures& f,
