@@ -196,8 +196,69 @@ namespace {
 struct AttnDims {
   int64_t b = 0, h = 0, sq = 0, skv = 0, d = 0, hkv = 0;
   bool ok = false;
+  bool paged = false;  // KV read from a block cache: its tensors' sizes are the whole cache, not the read
   std::string note;
 };
+
+// Paged (block-table) decode attention: vLLM paged_attention_v1/v2 and ROCm
+// paged_attention take query [num_seqs, heads, head_dim], a key cache
+// [num_blocks, kv_heads, head_dim/x, block_size, x], a value cache
+// [num_blocks, kv_heads, head_dim, block_size] and block_tables
+// [num_seqs, max_blocks]; the flash / CANN layouts keep the cache as
+// [num_blocks, block_size, kv_heads, head_dim] (or BnNBsD [num_blocks,
+// kv_heads, block_size, head_dim]). The live lengths (seq_lens, context
+// lengths) are values, not shapes: the KV length read is taken as its upper
+// bound max_blocks x block_size, so the bytes (and the roofline floor) are
+// never understated.
+AttnDims InferPagedAttention(const OpShapes& s) {
+  AttnDims r;
+  r.paged = true;
+  const TensorShape* q = nullptr;
+  const TensorShape* cache = nullptr;
+  const TensorShape* table = nullptr;
+  for (int i = 0; i < s.tensor_count(); ++i) {
+    const TensorShape* t = s.tensor(i);
+    if (t == nullptr) continue;
+    if (q == nullptr && t->rank == 3) { q = t; continue; }
+    // Per-sequence scratch of paged_attention_v2 (tmp_out [seqs, heads, partitions, D]) is not the cache.
+    const bool per_sequence = q != nullptr && t->dim(0) == q->dim(0) && t->dim(1) == q->dim(1);
+    if (q != nullptr && cache == nullptr && t->rank >= 4 && !per_sequence) { cache = t; continue; }
+    if (q != nullptr && cache != nullptr && table == nullptr && t->rank == 2 && t->dim(0) == q->dim(0)) table = t;
+  }
+  if (q == nullptr || cache == nullptr || table == nullptr) {
+    r.note = "paged attention: query [seqs, heads, head_dim], a block cache and a block table [seqs, blocks] not all "
+             "in the shapes";
+    return r;
+  }
+  r.b = q->dim(0);
+  r.h = q->dim(1);
+  r.d = q->dim(2);
+  r.sq = 1;
+  int64_t block_size = 0;
+  if (cache->rank == 5) {  // vLLM key cache [blocks, kv_heads, head_dim/x, block_size, x]
+    r.hkv = cache->dim(1);
+    block_size = cache->dim(3);
+  } else if (cache->dim(3) == r.d) {  // [blocks, block_size, kv_heads, D] or [blocks, kv_heads, block_size, D]
+    const int64_t a = cache->dim(1), b = cache->dim(2);
+    const bool a_heads = a > 0 && r.h % a == 0, b_heads = b > 0 && r.h % b == 0;
+    // The KV head count divides the query head count (GQA); when both do, block sizes (16..128) are the larger.
+    const bool kv_heads_first = a_heads && (!b_heads || a < b);
+    r.hkv = kv_heads_first ? a : b;
+    block_size = kv_heads_first ? b : a;
+  } else if (cache->dim(2) == r.d) {  // vLLM value cache [blocks, kv_heads, head_dim, block_size]
+    r.hkv = cache->dim(1);
+    block_size = cache->dim(3);
+  }
+  if (block_size <= 0 || r.hkv <= 0) {
+    r.note = fmt::format("paged attention: cache {} does not fit query {}", Dims(*cache), Dims(*q));
+    return r;
+  }
+  r.skv = table->dim(1) * block_size;
+  r.note = fmt::format("paged: query {}, cache {}, block table {}: S_kv <= {} blocks x {} = {} (seq_lens are values: "
+                       "an upper bound)", Dims(*q), Dims(*cache), Dims(*table), table->dim(1), block_size, r.skv);
+  r.ok = r.b > 0 && r.h > 0 && r.d > 0 && r.skv > 0;
+  return r;
+}
 
 AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const CostInput& in) {
   AttnDims r;
@@ -208,10 +269,7 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
     r.note = "attention: query/key shapes missing";
     return r;
   }
-  if (sub_kind == "paged" || Contains(name, "paged")) {
-    r.note = "paged attention: KV lengths are in a tensor (seq_lens / block_table), not in the shapes";
-    return r;
-  }
+  if (sub_kind == "paged" || Contains(name, "paged")) return InferPagedAttention(s);
   const bool aten = Contains(name, "aten::");
   if (aten) {
     if (q->rank != 4 || k->rank != 4) {
@@ -379,7 +437,8 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
       // taken with the query's hidden size: GQA keys are smaller).
       const TensorShape* key = in.shapes.tensor(1);
       const TensorShape* value = in.shapes.tensor(2);
-      if (key && value && key->rank >= 3 && value->rank >= 3 && key->elements() > 0 && value->elements() > 0) {
+      if (!a.paged && key && value && key->rank >= 3 && value->rank >= 3 && key->elements() > 0 &&
+          value->elements() > 0) {
         kv_bytes = s * static_cast<double>(key->elements() + value->elements());
       }
       c.bytes = 2.0 * q_bytes + kv_bytes;  // Q read + O written + K, V read

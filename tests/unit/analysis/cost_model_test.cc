@@ -285,3 +285,62 @@ TEST(CostModel, DecodeAttentionAndMemoryBound) {
 
 }  // namespace
 }  // namespace pypto
+
+namespace pypto {
+namespace {
+
+TEST(CostModel, PagedDecodeAttentionReadsUpToTheBlockTable) {
+  // vLLM paged_attention_v1 as torch.profiler records it: out and query
+  // [num_seqs=4, heads=32, head_dim=128], key cache [num_blocks=2048,
+  // kv_heads=8, 128/8=16, block_size=16, x=8], value cache [2048, 8, 128, 16],
+  // then scalars, block_tables [4, 64] and seq_lens [4]. The cache tensors are
+  // the whole cache (2048 blocks); what one step reads is at most 64 blocks x
+  // 16 = 1024 tokens per sequence: K + V = 2 x 4 x 8 x 1024 x 128 x 2 B.
+  CostInput in;
+  in.cls = OpClass::kAttention;
+  in.sub_kind = "paged";
+  in.name = "_C::paged_attention_v1";
+  ASSERT_TRUE(ParseKinetoShapes("[[4, 32, 128], [4, 32, 128], [2048, 8, 16, 16, 8], [2048, 8, 128, 16], [], [], "
+                                "[4, 64], [4], [], []]",
+                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar",
+                                    "Scalar", "int", "int", "Scalar", "Scalar"])",
+                                &in.shapes)
+                  .ok());
+  in.has_shapes = true;
+  in.measured_ns = 40000;
+  OpCost c = EstimateCost(in, FindHardware("H100").value());
+  ASSERT_EQ(c.status, CostStatus::kOk) << c.note;
+  EXPECT_EQ(c.phase, AttentionPhase::kDecode);
+  EXPECT_EQ(c.s_kv, 1024);
+  EXPECT_EQ(c.heads, 32);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 4 * 32 * 1 * 1024 * 128);
+  EXPECT_DOUBLE_EQ(c.bytes, 2.0 * 4 * 32 * 128 * 2 + 2.0 * 4 * 8 * 1024 * 128 * 2);  // Q + O, then K + V read
+  EXPECT_NE(c.note.find("upper bound"), std::string::npos) << c.note;
+
+  // Flash / CANN layout [num_blocks, block_size=128, kv_heads=8, head_dim].
+  CostInput flash = in;
+  ASSERT_TRUE(ParseKinetoShapes("[[4, 32, 128], [512, 128, 8, 128], [512, 128, 8, 128], [4, 8]]",
+                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int"])", &flash.shapes)
+                  .ok());
+  OpCost f = EstimateCost(flash, FindHardware("H100").value());
+  ASSERT_EQ(f.status, CostStatus::kOk) << f.note;
+  EXPECT_EQ(f.s_kv, 8 * 128);
+
+  // paged_attention_v2: out, exp_sums [4, 32, 8], max_logits [4, 32, 8] and
+  // tmp_out [4, 32, 8, 128] come first; tmp_out is per sequence, not the cache.
+  CostInput v2 = in;
+  in.name = "_C::paged_attention_v2";
+  ASSERT_TRUE(ParseKinetoShapes("[[4, 32, 128], [4, 32, 8], [4, 32, 8], [4, 32, 8, 128], [4, 32, 128], "
+                                "[2048, 8, 16, 16, 8], [2048, 8, 128, 16], [], [], [4, 64], [4]]",
+                                R"(["c10::BFloat16", "float", "float", "c10::BFloat16", "c10::BFloat16",
+                                    "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "int", "int"])",
+                                &v2.shapes)
+                  .ok());
+  OpCost c2 = EstimateCost(v2, FindHardware("H100").value());
+  ASSERT_EQ(c2.status, CostStatus::kOk) << c2.note;
+  EXPECT_EQ(c2.s_kv, 1024);
+  EXPECT_DOUBLE_EQ(c2.bytes, c.bytes);
+}
+
+}  // namespace
+}  // namespace pypto
