@@ -37,6 +37,9 @@ constexpr const char* kPipeRatios[] = {"aic_mac_ratio",  "aic_scalar_ratio", "ai
                                        "aic_mte3_ratio", "aic_fixpipe_ratio", "aiv_vec_ratio",   "aiv_scalar_ratio",
                                        "aiv_mte2_ratio", "aiv_mte3_ratio"};
 
+// Pipes named in the detail, busiest first.
+constexpr size_t kPipesShown = 3;
+
 class NoPipeBound final : public Detector {
  public:
   std::string_view name() const override { return "no_pipe_bound"; }
@@ -58,6 +61,7 @@ class NoPipeBound final : public Detector {
       TimeNs saved = 0;
       detectors::MeanAcc max_ratio;
       std::string best_pipe;
+      std::map<std::string, detectors::MeanAcc> pipes;  // time-weighted mean of each reported pipe ratio
       std::vector<RowSaving> savings;
     };
     std::map<std::string, Group> groups;
@@ -80,6 +84,7 @@ class NoPipeBound final : public Detector {
       g.tasks.push_back(t);
       g.total += d.dur[t];
       g.max_ratio.Add(max_r, double(d.dur[t]));
+      for (const char* key : kPipeRatios) g.pipes[key].Add(ctx.TaskAttribute(t, key), double(d.dur[t]));
       if (g.best_pipe.empty()) g.best_pipe = max_key;
       TimeNs s = static_cast<TimeNs>(double(d.dur[t]) * (1.0 - std::max(0.0, max_r) / bound));
       g.saved += s;
@@ -104,19 +109,32 @@ class NoPipeBound final : public Detector {
       issue.saving_formula = fmt::format("sum(dur x (1 - max pipe ratio / {})) over {} task(s)", bound, g.tasks.size());
       const double mean_max = g.max_ratio.Mean();
       // Memory / compute ratios of the op for the report columns.
+      // A vector op's compute is its vector pipe, its memory the vector MTE2
+      // (an AI_VECTOR_CORE row writes 0 in the aic_* columns).
       detectors::MeanAcc mac, mte2;
       for (uint32_t t : g.tasks) {
-        double m = ctx.TaskAttribute(t, "aic_mac_ratio");
-        if (std::isnan(m)) m = ctx.TaskAttribute(t, "aiv_vec_ratio");
+        const std::string_view core = p.Str(d.core_type[t]);
+        const bool vector = core == "AI_VECTOR_CORE" || core == "MIX_AIV";
+        double m = ctx.TaskAttribute(t, vector ? "aiv_vec_ratio" : "aic_mac_ratio");
+        if (std::isnan(m)) m = ctx.TaskAttribute(t, vector ? "aic_mac_ratio" : "aiv_vec_ratio");
         mac.Add(m, double(d.dur[t]));
-        double mm = ctx.TaskAttribute(t, "aic_mte2_ratio");
-        if (std::isnan(mm)) mm = ctx.TaskAttribute(t, "aiv_mte2_ratio");
+        double mm = ctx.TaskAttribute(t, vector ? "aiv_mte2_ratio" : "aic_mte2_ratio");
+        if (std::isnan(mm)) mm = ctx.TaskAttribute(t, vector ? "aic_mte2_ratio" : "aiv_mte2_ratio");
         mte2.Add(mm, double(d.dur[t]));
       }
       issue.compute_ratio = mac.Mean();
       issue.memory_ratio = mte2.Mean();
+      // The pipes it does use, busiest first (time-weighted means; pipes at 0 left out).
+      std::vector<std::pair<double, std::string>> used;
+      for (const auto& [key, acc] : g.pipes)
+        if (!std::isnan(acc.Mean()) && acc.Mean() > 0) used.push_back({acc.Mean(), key});
+      std::sort(used.rbegin(), used.rend());
+      std::string pipes;
+      for (size_t i = 0; i < used.size() && i < kPipesShown; ++i)
+        pipes += fmt::format("{}{} {:.2f}", i ? ", " : "", used[i].second, used[i].first);
       issue.detail = fmt::format("{} task(s) of {} over {} us with no pipe ratio above {} (busiest pipe {:.2f} on "
-                                 "average, time-weighted)", g.tasks.size(), label, min_us, bound, mean_max);
+                                 "average, time-weighted; pipes: {})", g.tasks.size(), label, min_us, bound, mean_max,
+                                 pipes.empty() ? "none reported" : pipes);
       detectors::AddMetric(&issue, "tasks", double(g.tasks.size()), "count");
       detectors::AddMetric(&issue, "max_pipe_ratio", mean_max, "ratio");
       detectors::AddMetric(&issue, "operator_bound_ratio", bound, "ratio");

@@ -136,6 +136,14 @@ TEST(NoPipeBoundFixtures, Level2LlmOpsBoundByNoPipe) {
     ASSERT_NE(i, nullptr) << op;
     EXPECT_EQ(i->evidence.count, n) << op;
   }
+  // RmsNormGrad runs on MIX_AIV with aic_mac_ratio 0: its compute is the
+  // vector pipe. Duration-weighted over the 112 rows: aiv_vec_ratio 0.537,
+  // aiv_mte2_ratio 0.207 (same script).
+  const Issue* norm = FindIssueByOp(r, IssueType::kNoPipeBound, "RmsNormGrad");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_NEAR(norm->compute_ratio, 0.537, 0.002);
+  EXPECT_NEAR(norm->memory_ratio, 0.207, 0.002);
+  EXPECT_NE(norm->detail.find("pipes: aiv_vec_ratio 0.54"), std::string::npos) << norm->detail;
 }
 
 TEST(NoPipeBoundFixtures, NoPipeRatiosInTheDataOnlyANote) {
