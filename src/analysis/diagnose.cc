@@ -184,27 +184,6 @@ void FillProfileOpName(const DiagnosisContext& ctx, Issue* issue) {
 
 }  // namespace
 
-// Wall time the tasks cover: the union of their intervals per device, summed
-// over devices (as device busy time is). Two rows over the same time (a task
-// on concurrent streams, a duplicated row) count once.
-TimeNs TaskUnionNs(const Profile& p, std::vector<uint32_t> tasks) {
-  const DeviceTaskTable& t = p.device_tasks;
-  auto device = [&](uint32_t r) { return p.tracks.device[t.track[r]]; };
-  std::sort(tasks.begin(), tasks.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_pair(device(a), t.ts[a]) < std::make_pair(device(b), t.ts[b]);
-  });
-  TimeNs total = 0;
-  SortedUnionLength covered;
-  for (size_t k = 0; k < tasks.size(); ++k) {
-    if (k > 0 && device(tasks[k]) != device(tasks[k - 1])) {
-      total += covered.Total();
-      covered = SortedUnionLength();
-    }
-    covered.Add(t.ts[tasks[k]], t.ts[tasks[k]] + std::max<TimeNs>(t.dur[tasks[k]], 0));
-  }
-  return total + covered.Total();
-}
-
 const CriticalPath& DiagnosisContext::StepPath(size_t k) const {
   if (step_paths.size() != steps.size()) {
     step_paths.assign(steps.size(), CriticalPath{});
@@ -223,7 +202,7 @@ void FinalizeIssue(const DiagnosisContext& ctx, Issue* issue) {
   // duplicated rows) read as more than the step ("affected 124 % of step"):
   // the time they cover is what they affect.
   if (!issue->affected_tasks.empty() && issue->affected_ns == issue->evidence.total_ns) {
-    const TimeNs covered = TaskUnionNs(*ctx.profile, issue->affected_tasks);
+    const TimeNs covered = DeviceTaskUnionLength(*ctx.profile, issue->affected_tasks);
     if (covered < issue->affected_ns) {
       detectors::AddMetric(issue, "task_time_sum_us", double(issue->affected_ns) / 1000.0, "us");
       detectors::AddMetric(issue, "task_time_covered_us", double(covered) / 1000.0, "us");

@@ -31,6 +31,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "graph/interval_union.h"
 
 namespace pypto {
 namespace {
@@ -296,21 +297,7 @@ class FusibleSequence final : public Detector {
     // Device busy intervals (all devices), merged, to measure the idle inside a range.
     std::vector<std::pair<TimeNs, TimeNs>> busy;
     for (uint32_t t : ctx.tasks) busy.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
-    std::sort(busy.begin(), busy.end());
-    std::vector<std::pair<TimeNs, TimeNs>> merged;
-    for (const auto& b : busy) {
-      if (!merged.empty() && b.first <= merged.back().second) merged.back().second = std::max(merged.back().second, b.second);
-      else merged.push_back(b);
-    }
-    auto idle_inside = [&](TimeNs start, TimeNs end) {
-      TimeNs covered = 0;
-      for (const auto& [s, e] : merged) {
-        if (e <= start) continue;
-        if (s >= end) break;
-        covered += std::min(e, end) - std::max(s, start);
-      }
-      return (end - start) - covered;
-    };
+    const std::vector<std::pair<TimeNs, TimeNs>> merged = MergedIntervals(std::move(busy));
     for (const auto& [optimizer, ops] : steps_by_optimizer) {
       Issue issue;
       issue.type = IssueType::kFusibleSequence;
@@ -344,7 +331,7 @@ class FusibleSequence final : public Detector {
           kernels += launched.size();
         }
         footprint += end - start;
-        const TimeNs in = merged.empty() ? 0 : idle_inside(start, end);
+        const TimeNs in = merged.empty() ? 0 : UncoveredLength(merged, start, end);
         idle += in;
         const int step = ctx.StepOf(start);
         if (step >= 0 && in > 0) idle_by_step[step] += in;

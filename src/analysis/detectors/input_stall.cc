@@ -31,39 +31,17 @@
 namespace pypto {
 namespace {
 
-struct Span {
-  TimeNs start, end;
-};
-
-// Merged busy intervals of the analysed tasks (all devices), sorted by start.
-std::vector<Span> MergedBusy(const DiagnosisContext& ctx, bool kernels_only) {
+// Merged busy intervals of the analysed tasks (all devices); kernels and
+// collectives only when `kernels_only` (what a copy could overlap with).
+std::vector<std::pair<TimeNs, TimeNs>> BusyIntervals(const DiagnosisContext& ctx, bool kernels_only) {
   const DeviceTaskTable& d = ctx.profile->device_tasks;
-  std::vector<Span> spans;
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
   spans.reserve(ctx.tasks.size());
   for (uint32_t t : ctx.tasks) {
     if (kernels_only && d.kind[t] != DeviceTaskKind::kKernel && d.kind[t] != DeviceTaskKind::kCommunication) continue;
-    spans.push_back({d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0)});
+    spans.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
-  std::vector<Span> merged;
-  for (const Span& s : spans) {
-    if (!merged.empty() && s.start <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
-    else merged.push_back(s);
-  }
-  return merged;
-}
-
-// Time of [start, end) that no merged busy interval covers.
-TimeNs UncoveredTime(const std::vector<Span>& merged, TimeNs start, TimeNs end) {
-  if (end <= start) return 0;
-  TimeNs covered = 0;
-  auto it = std::upper_bound(merged.begin(), merged.end(), start, [](TimeNs v, const Span& s) { return v < s.start; });
-  if (it != merged.begin()) --it;
-  for (; it != merged.end() && it->start < end; ++it) {
-    const TimeNs lo = std::max(start, it->start), hi = std::min(end, it->end);
-    if (hi > lo) covered += hi - lo;
-  }
-  return (end - start) - covered;
+  return MergedIntervals(std::move(spans));
 }
 
 bool IsDataLoaderFetch(std::string_view name) {
@@ -104,7 +82,7 @@ class InputStall final : public Detector {
     std::sort(fetches.begin(), fetches.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(h.track[a], h.ts[a]) < std::make_pair(h.track[b], h.ts[b]);
     });
-    const std::vector<Span> busy = MergedBusy(ctx, false);
+    const std::vector<std::pair<TimeNs, TimeNs>> busy = BusyIntervals(ctx, false);
     Issue issue;
     issue.type = IssueType::kInputStall;
     issue.op_name = "DataLoader __next__";
@@ -125,7 +103,7 @@ class InputStall final : public Detector {
       const std::string_view fetch_name = p.Str(h.name[op]);
       single_process += fetch_name.find("_SingleProcess") != std::string_view::npos;
       multi_process += fetch_name.find("_MultiProcessing") != std::string_view::npos;
-      const TimeNs idle = busy.empty() ? end - start : UncoveredTime(busy, start, end);
+      const TimeNs idle = busy.empty() ? end - start : UncoveredLength(busy, start, end);
       idle_ns += idle;
       const int step = ctx.StepOf(start);
       if (step >= 0 && idle > 0) idle_by_step[step] += idle;
@@ -178,7 +156,7 @@ class InputStall final : public Detector {
                                        "upload): not a per-step cost", outside, detectors::FormatUs(outside_ns)));
     if (copies.empty()) return;
     std::sort(copies.begin(), copies.end(), [&](uint32_t a, uint32_t b) { return d.ts[a] < d.ts[b]; });
-    const std::vector<Span> kernels = MergedBusy(ctx, true);
+    const std::vector<std::pair<TimeNs, TimeNs>> kernels = BusyIntervals(ctx, true);
     Issue issue;
     issue.type = IssueType::kInputStall;
     issue.op_name = "pageable memcpy";
@@ -198,7 +176,7 @@ class InputStall final : public Detector {
       if (d.bytes[t] > 0) bytes += d.bytes[t], bytes_time_ns += end - start;
       // Exposed: not beside a kernel, and not already counted (copies on two streams overlapping).
       const TimeNs from = covered_until == kNoTime ? start : std::max(start, covered_until);
-      const TimeNs exposed = UncoveredTime(kernels, from, end);
+      const TimeNs exposed = UncoveredLength(kernels, from, end);
       if (end > from && exposed > 0) {
         exposed_ns += exposed;
         const int step = ctx.StepOf(start);
