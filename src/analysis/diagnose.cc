@@ -61,7 +61,11 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
   if (!(o.host_bound.max_launch_gap_us > 0)) return InvalidArgumentError("host_bound.max_launch_gap_us must be positive");
   if (o.kv_cache_layout.feed_window_ops < 1) return InvalidArgumentError("kv_cache_layout.feed_window_ops must be >= 1");
   for (const std::string& name : o.only) {
-    if (!FindDetector(name)) return InvalidArgumentError(fmt::format("unknown detector '{}'", name));
+    if (!FindDetector(name)) {
+      std::string known;
+      for (const Detector* d : AllDetectors()) known += (known.empty() ? "" : ", ") + std::string(d->name());
+      return InvalidArgumentError(fmt::format("unknown detector '{}' (known: {})", name, known));
+    }
   }
   return Status::Ok();
 }

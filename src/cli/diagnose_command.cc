@@ -13,9 +13,12 @@ namespace pypto::cli {
 CLI::App* AddDiagnoseCommand(CLI::App* app, DiagnoseArgs* args) {
   CLI::App* cmd = app->add_subcommand(
       "diagnose",
-      "Find performance anti-patterns (matmul tiling, memory-bound attention, KV-cache layout copies,\n"
-      "norm launch overhead, host-bound dispatch, …) against the hardware's peaks, with the evidence\n"
-      "rows, the time affected, an estimated saving per issue and the combined speedup.");
+      "Find performance anti-patterns against the hardware's peaks, with the evidence rows, the time\n"
+      "affected, an estimated saving per issue and the combined speedup. Says whether the profile is\n"
+      "training or inference (backward-pass / optimizer ops) and why. Detectors (docs/detectors.md):\n"
+      "matmul_tiling, attention_memory_bound, kv_cache_layout, norm_launch_overhead, host_bound,\n"
+      "aicpu_fallback, dynamic_shape_compile, stream_sync, no_pipe_bound, fusible_sequence,\n"
+      "communication, input_stall. Issues under 1% of the step are dropped (AI CPU ops never).");
   auto* fmt_group = cmd->add_option_group("output");
   fmt_group->add_flag("--json", args->json, "Print JSON (schema \"pypto.diagnose/1\", see docs/json-schema.md)");
   fmt_group->add_flag("--markdown", args->markdown, "Print a Markdown report");
@@ -37,6 +40,9 @@ CLI::App* AddDiagnoseCommand(CLI::App* app, DiagnoseArgs* args) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--step", args->step, "Diagnose only step N (ProfilerStep#N / Step Id); default: all steps");
+  cmd->add_option("--only", args->options.only,
+                  "Run only these detectors (comma-separated names from the list above); default: all")
+      ->delimiter(',');
   cmd->footer(ExitCodeHelp());
   return cmd;
 }
