@@ -262,6 +262,7 @@ StructureSummary SummarizeStructure(const ModelStructure& ms, const std::vector<
   std::vector<TimeNs> decode, prefill;
   auto add = [&](const StepStructure& st) {
     s.step_phases.push_back(StepPhaseName(st.phase));
+    if (st.phase != StepPhase::kUnknown && !st.phase_rule.empty()) ++s.phase_rules[st.phase_rule];
     switch (st.phase) {
       case StepPhase::kDecode: ++s.decode_steps; decode.push_back(st.latency_ns); break;
       case StepPhase::kPrefill: ++s.prefill_steps; prefill.push_back(st.latency_ns); break;

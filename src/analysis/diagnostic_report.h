@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -188,6 +189,9 @@ struct StructureSummary {
   uint64_t decode_steps = 0;
   uint64_t unknown_steps = 0;
   std::vector<std::string> step_phases;  // per analysed step (report.step_numbers order): prefill / decode / unknown
+  // The rules that decided the phases and how many steps each decided
+  // ("attention S_q" -> 399, "GEMM rows ratio" -> 1); steps left unknown are not counted.
+  std::map<std::string, uint64_t> phase_rules;
   LatencyStats decode_latency;       // per-token latency = decode step latency (p50/p90/p99, ms)
   LatencyStats prefill_latency;      // prefill step latency (time to first token candidates)
   std::string model_arch;            // as given by the user

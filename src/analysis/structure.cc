@@ -253,6 +253,7 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
     int64_t to = ss.pattern.period > 0 ? from + ss.pattern.period : static_cast<int64_t>(seq.size());
     HardwareSpec none;
     bool attn_done = false, gemm_done = false;
+    std::string attention_source = "attention";  // what gave S_q: a fused attention op or the unfused Q.K^T
     for (int64_t k = from; k < to && !(attn_done && gemm_done); ++k) {
       const SeqItem& it = seq[k];
       CostInput in = it.task ? CostInputForTask(profile, graph, classes, it.row)
@@ -261,7 +262,17 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
         if (it.sub == "decode") {
           ss.phase = StepPhase::kDecode;
           ss.phase_reason = fmt::format("decode attention kernel {}", profile.Str(it.symbol));
+          ss.phase_rule = "decode attention kernel";
           attn_done = true;
+        } else if (it.sub == "qk_bmm" && in.has_shapes) {
+          // Unfused attention: Q·K^T is a (batched) GEMM with M = S_q and N = S_kv.
+          GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+          if (g.ok) {
+            ss.query_len = g.m;
+            ss.kv_len = g.n;
+            attention_source = "unfused attention Q.K^T";
+            attn_done = true;
+          }
         } else {
           OpCost c = EstimateCost(in, none);
           if (c.s_q > 0) {
@@ -271,6 +282,7 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
           } else if (it.sub == "paged") {
             ss.phase = StepPhase::kDecode;
             ss.phase_reason = fmt::format("paged attention kernel {} (decode path)", profile.Str(it.symbol));
+            ss.phase_rule = "paged attention kernel";
             attn_done = true;
           }
         }
@@ -285,7 +297,9 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
     }
     if (ss.query_len > 0) {
       ss.phase = ss.query_len == 1 ? StepPhase::kDecode : StepPhase::kPrefill;
-      ss.phase_reason = fmt::format("attention S_q = {} (S_kv = {})", ss.query_len, ss.kv_len);
+      ss.phase_reason = fmt::format("{} S_q = {} (S_kv = {})", attention_source,
+                                    ss.query_len, ss.kv_len);
+      ss.phase_rule = attention_source + " S_q";
     }
     step_tokens[si] = ss.tokens;
     ms.steps.push_back(std::move(ss));
@@ -305,9 +319,11 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
       if (ratio >= options.prefill_token_ratio) {
         ss.phase = StepPhase::kPrefill;
         ss.phase_reason = fmt::format("GEMM rows {} = {:.1f} x the smallest step's {}", ss.tokens, ratio, min_tokens);
+        ss.phase_rule = "GEMM rows ratio";
       } else if (ss.tokens == min_tokens) {
         ss.phase = StepPhase::kDecode;
         ss.phase_reason = fmt::format("GEMM rows {} = the smallest step's (a longer step has {})", ss.tokens, max_tokens);
+        ss.phase_rule = "GEMM rows ratio";
       }
     }
   }

@@ -60,6 +60,8 @@ struct StepStructure {
   size_t step = 0;                       // index into graph.Steps()
   StepPhase phase = StepPhase::kUnknown;
   std::string phase_reason;              // "attention S_q = 1", "tokens 512 = 128 × min", "IncreFlashAttention"
+  std::string phase_rule;                // the rule without figures: "attention S_q", "unfused attention Q.K^T S_q",
+                                         // "decode attention kernel", "paged attention kernel", "GEMM rows ratio"
   int64_t tokens = -1;                   // matmul M (rows) of the layer's first GEMM, -1 unknown
   int64_t query_len = -1;                // attention S_q when shapes give it
   int64_t kv_len = -1;                   // attention S_kv when shapes give it

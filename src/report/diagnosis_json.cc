@@ -48,6 +48,10 @@ std::string RenderDiagnosisJson(const DiagnosticReport& r) {
   w.BeginArray();
   for (const std::string& ph : st.step_phases) w.String(ph);
   w.EndArray();
+  w.Key("phase_rules");
+  w.BeginObject();
+  for (const auto& [rule, n] : st.phase_rules) w.KeyUint(rule, n);
+  w.EndObject();
   auto latency = [&](const char* key, const LatencyStats& l) {
     w.Key(key);
     w.BeginObject();

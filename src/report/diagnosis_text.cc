@@ -39,6 +39,11 @@ std::string RenderStructureLines(const StructureSummary& s, std::string_view lin
                                   s.layer_period > 0 ? fmt::format(" ({} ops each)", s.layer_period) : "",
                                   s.prefill_steps, s.decode_steps,
                                   s.unknown_steps ? fmt::format(", {} unknown", s.unknown_steps) : "");
+  if (!s.phase_rules.empty()) {
+    std::string rules;
+    for (const auto& [rule, n] : s.phase_rules) rules += fmt::format("{}{} ({} step{})", rules.empty() ? "" : ", ", rule, n, n == 1 ? "" : "s");
+    o += fmt::format("{}Phases decided by: {}\n", p, rules);
+  }
   if (s.decode_latency.count > 0) {
     o += fmt::format("{}Per-token latency (decode step, {} steps): p50 {}, p90 {}, p99 {}\n", p, s.decode_latency.count,
                          Ms(s.decode_latency.p50_ms), Ms(s.decode_latency.p90_ms), Ms(s.decode_latency.p99_ms));

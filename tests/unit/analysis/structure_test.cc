@@ -172,6 +172,41 @@ TEST(Structure, PagedKernelWinsOverTokenRatio) {
   EXPECT_EQ(s->steps[1].tokens, 4);
 }
 
+TEST(Structure, UnfusedAttentionQueryLengthOneIsDecode) {
+  // Eager attention without a fused kernel: BatchMatMulV2 Q.K^T [32,1,128] x
+  // [32,128,L] -> [32,1,L], SoftmaxV2, BatchMatMulV2 [32,1,L] x [32,L,128]:
+  // M = S_q = 1 in every step while the KV length L grows 512, 513, 514.
+  // Every step has the same token count, so the token-ratio rule cannot tell.
+  Builder b;
+  for (int step = 0; step < 3; ++step) {
+    const std::string kv = std::to_string(512 + step);
+    const TimeNs start = b.now;
+    for (int l = 0; l < 3; ++l) {
+      b.Task("RmsNorm", "1,4096;4096", "DT_BF16;DT_BF16", "1,4096", 3);
+      b.Task("MatMulV2", "1,4096;4096,4096", "DT_BF16;DT_BF16", "1,4096", 5);
+      b.Task("BatchMatMulV2", "32,1,128;32,128," + kv, "DT_BF16;DT_BF16", "32,1," + kv, 4);
+      b.Task("SoftmaxV2", "32,1," + kv, "DT_BF16", "32,1," + kv, 2);
+      b.Task("BatchMatMulV2", "32,1," + kv + ";32," + kv + ",128", "DT_BF16;DT_BF16", "32,1,128", 4);
+      b.Task("MatMulV2", "1,4096;4096,4096", "DT_BF16;DT_BF16", "1,4096", 5);
+    }
+    b.Step(step, start);
+  }
+  auto g = OperatorCallGraph::Build(b.p);
+  ASSERT_TRUE(g.ok());
+  OpClassification classes = ClassifyProfile(b.p, *g);
+  auto s = AnalyzeStructure(b.p, *g, classes);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->steps.size(), 3u);
+  for (size_t k = 0; k < s->steps.size(); ++k) {
+    EXPECT_EQ(s->steps[k].phase, StepPhase::kDecode) << s->steps[k].phase_reason;
+    EXPECT_EQ(s->steps[k].kv_len, 512 + int64_t(k));
+    EXPECT_NE(s->steps[k].phase_reason.find("unfused attention Q.K^T S_q = 1"), std::string::npos)
+        << s->steps[k].phase_reason;
+    EXPECT_EQ(s->steps[k].phase_rule, "unfused attention Q.K^T S_q");
+  }
+  EXPECT_EQ(s->decode_steps, 3u);
+}
+
 TEST(Structure, LatencyStats) {
   LatencyStats s = ComputeLatencyStats({5'000'000, 1'000'000, 3'000'000, 2'000'000, 4'000'000});
   EXPECT_EQ(s.count, 5u);
