@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli/advise_command.h"
 #include "cli/calibrate_command.h"
 #include "cli/diagnose_command.h"
@@ -102,6 +104,7 @@ struct AnalyzeArgs {
   bool json = false;
   std::optional<int64_t> step;
   size_t top = report::kDefaultTopRows;
+  bool all_steps = false;
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -115,7 +118,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (Interrupted()) return PrintInterrupted(args.input.path);
   if (!summary.ok()) return PrintError(summary.status());
   const std::string text =
-      args.json ? report::RenderAnalysisJson(*summary) : report::RenderAnalysisText(*summary);
+      args.json ? report::RenderAnalysisJson(*summary)
+                : report::RenderAnalysisText(*summary, report::AnalysisTextOptions{.all_steps = args.all_steps});
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0) return PrintError(IoError("standard output: write failed"));
   return kExitOk;
@@ -165,6 +169,9 @@ int Main(int argc, char** argv) {
   analyze->add_option("--step", analyze_args.step,
                       "Restrict the per-step figures (critical path, utilization) to step N "
                       "(ProfilerStep#N / Step Id); default: the whole profile");
+  analyze->add_flag("--steps", analyze_args.all_steps,
+                    fmt::format("List every step (default: over {} steps, their latency p50/p90/p99 and the first and "
+                                "{} slowest)", report::kStepsListedInFull, report::kSlowestStepsShown));
   analyze->add_option("--top", analyze_args.top, "Rows in the top host-op and device-kernel tables")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, kMaxTopRows));

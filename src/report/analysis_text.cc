@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <vector>
 
+#include "analysis/structure.h"
 #include "report/text_table.h"
 
 namespace pypto::report {
@@ -66,8 +68,35 @@ void AppendDevices(std::string* out, const AnalysisSummary& summary) {
   AppendTableOrNone(out, table, "(no devices recorded)");
 }
 
-void AppendSteps(std::string* out, const AnalysisSummary& summary) {
+// The steps a text report lists: all of them, or (many steps, no --steps) the
+// first and the slowest few, in step order.
+std::vector<const StepSummary*> StepsShown(const AnalysisSummary& summary, const AnalysisTextOptions& options) {
+  std::vector<const StepSummary*> shown;
+  for (const StepSummary& step : summary.steps) shown.push_back(&step);
+  if (options.all_steps || shown.size() <= kStepsListedInFull) return shown;
+  std::vector<const StepSummary*> by_latency = shown;
+  std::stable_sort(by_latency.begin(), by_latency.end(),
+                   [](const StepSummary* a, const StepSummary* b) { return a->latency_ns > b->latency_ns; });
+  std::vector<const StepSummary*> picked = {shown.front()};
+  for (size_t i = 0; i < by_latency.size() && picked.size() < kSlowestStepsShown + 1; ++i)
+    if (by_latency[i] != shown.front()) picked.push_back(by_latency[i]);
+  std::sort(picked.begin(), picked.end());  // rows are stored in step order
+  return picked;
+}
+
+void AppendSteps(std::string* out, const AnalysisSummary& summary, const AnalysisTextOptions& options) {
   AppendSection(out, fmt::format("Steps ({})", summary.steps.size()));
+  const std::vector<const StepSummary*> shown = StepsShown(summary, options);
+  if (shown.size() < summary.steps.size()) {
+    std::vector<TimeNs> latencies;
+    for (const StepSummary& step : summary.steps) latencies.push_back(step.latency_ns);
+    const LatencyStats stats = ComputeLatencyStats(latencies);
+    out->append(fmt::format("  latency p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, min {:.3f} ms, max {:.3f} ms "
+                            "over {} steps; below: the first and the {} slowest ({} more: --steps lists every "
+                            "step, --json has them all)\n",
+                            stats.p50_ms, stats.p90_ms, stats.p99_ms, stats.min_ms, stats.max_ms, summary.steps.size(),
+                            kSlowestStepsShown, summary.steps.size() - shown.size()));
+  }
   TextTable table({{"STEP", Align::kRight},
                    {"NAME"},
                    {"DEVICE", Align::kRight},
@@ -76,17 +105,17 @@ void AppendSteps(std::string* out, const AnalysisSummary& summary) {
                    {"LATENCY", Align::kRight},
                    {"DEVICE TASKS", Align::kRight},
                    {"SOURCE"}});
-  for (const StepSummary& step : summary.steps) {
-    table.AddRow({step.number < 0 ? "-" : std::to_string(step.number), step.name, DeviceLabel(step.device),
-                  FormatDuration(step.cpu.duration()), SpanText(step.device_start, step.device_end),
-                  FormatDuration(step.latency_ns), std::to_string(step.device_task_count), step.source});
+  for (const StepSummary* step : shown) {
+    table.AddRow({step->number < 0 ? "-" : std::to_string(step->number), step->name, DeviceLabel(step->device),
+                  FormatDuration(step->cpu.duration()), SpanText(step->device_start, step->device_end),
+                  FormatDuration(step->latency_ns), std::to_string(step->device_task_count), step->source});
   }
   AppendTableOrNone(out, table, "(no steps)");
 }
 
 // One row per step that has an Ascend step_trace_time breakdown; a column per
 // field any of them gives. Nothing when no step has one.
-void AppendStepBreakdown(std::string* out, const AnalysisSummary& summary) {
+void AppendStepBreakdown(std::string* out, const AnalysisSummary& summary, const AnalysisTextOptions& options) {
   std::vector<const StepBreakdownField*> columns;
   for (const StepBreakdownField& field : StepBreakdownFields()) {
     const bool present = std::any_of(summary.steps.begin(), summary.steps.end(), [&](const StepSummary& step) {
@@ -100,7 +129,8 @@ void AppendStepBreakdown(std::string* out, const AnalysisSummary& summary) {
   std::vector<Column> heads = {{"STEP", Align::kRight}, {"DEVICE", Align::kRight}};
   for (const StepBreakdownField* field : columns) heads.push_back({field->label, Align::kRight});
   TextTable table(heads);
-  for (const StepSummary& step : summary.steps) {
+  for (const StepSummary* shown : StepsShown(summary, options)) {
+    const StepSummary& step = *shown;
     if (step.breakdown.empty()) continue;
     std::vector<std::string> row = {step.number < 0 ? "-" : std::to_string(step.number), DeviceLabel(step.device)};
     for (const StepBreakdownField* field : columns) {
@@ -328,12 +358,12 @@ void AppendDataLoss(std::string* out, const AnalysisSummary& summary) {
 
 }  // namespace
 
-std::string RenderAnalysisText(const AnalysisSummary& summary) {
+std::string RenderAnalysisText(const AnalysisSummary& summary, const AnalysisTextOptions& options) {
   std::string out;
   AppendHeader(&out, summary);
   AppendDevices(&out, summary);
-  AppendSteps(&out, summary);
-  AppendStepBreakdown(&out, summary);
+  AppendSteps(&out, summary, options);
+  AppendStepBreakdown(&out, summary, options);
   AppendCriticalPath(&out, summary);
   AppendUtilization(&out, summary);
   AppendPipeRatios(&out, summary);

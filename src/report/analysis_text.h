@@ -7,6 +7,17 @@
 
 namespace pypto::report {
 
-std::string RenderAnalysisText(const AnalysisSummary& summary);
+// Steps listed one per row up to this many (rows); beyond it the text shows
+// their latency distribution, the first step and the slowest few, so the
+// output does not grow with the trace. Source: one terminal screen.
+inline constexpr size_t kStepsListedInFull = 20;
+// Slowest steps listed when the steps are summarised.
+inline constexpr size_t kSlowestStepsShown = 5;
+
+struct AnalysisTextOptions {
+  bool all_steps = false;  // --steps: one row per step whatever their number
+};
+
+std::string RenderAnalysisText(const AnalysisSummary& summary, const AnalysisTextOptions& options = {});
 
 }  // namespace pypto::report

@@ -114,6 +114,31 @@ TEST_F(AnalysisReport, TextHasSectionsAndUnits) {
   EXPECT_NE(text.find("50.000 µs"), std::string::npos) << text;  // kernel total
 }
 
+TEST_F(AnalysisReport, ManyStepsAreSummarisedUnlessAskedForEvery) {
+  // 40 steps with latencies 1..40 ms (step 7 the slowest at 100 ms): the
+  // text lists the first and the 5 slowest, with the nearest-rank p50 (20 ms:
+  // the 20th of 40 sorted) and the max; --steps lists all 40.
+  AnalysisSummary summary = Summarize();
+  summary.steps.clear();
+  for (int i = 0; i < 40; ++i) {
+    StepSummary step;
+    step.number = i;
+    step.name = "ProfilerStep#" + std::to_string(i);
+    step.latency_ns = (i == 7 ? 100 : i + 1) * TimeNs{1'000'000};
+    summary.steps.push_back(step);
+  }
+  const std::string brief = RenderAnalysisText(summary);
+  EXPECT_NE(brief.find("over 40 steps; below: the first and the 5 slowest (34 more: --steps"), std::string::npos)
+      << brief;
+  EXPECT_NE(brief.find("max 100.000 ms"), std::string::npos) << brief;
+  for (const char* shown : {"ProfilerStep#0 ", "ProfilerStep#7 ", "ProfilerStep#39 ", "ProfilerStep#36 "})
+    EXPECT_NE(brief.find(shown), std::string::npos) << shown;
+  EXPECT_EQ(brief.find("ProfilerStep#35 "), std::string::npos);  // the 6th slowest
+  const std::string all = RenderAnalysisText(summary, AnalysisTextOptions{.all_steps = true});
+  EXPECT_NE(all.find("ProfilerStep#20 "), std::string::npos);
+  EXPECT_EQ(all.find("--steps lists every step"), std::string::npos);
+}
+
 TEST(TextFormatting, DurationsCarryUnits) {
   EXPECT_EQ(FormatDuration(812), "812 ns");
   EXPECT_EQ(FormatDuration(12'345), "12.345 µs");
