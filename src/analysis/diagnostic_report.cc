@@ -86,6 +86,59 @@ bool IssueBefore(const Issue& a, const Issue& b) {
 
 void SortIssues(std::vector<Issue>* issues) { std::stable_sort(issues->begin(), issues->end(), IssueBefore); }
 
+namespace {
+
+// Splits a shape text into its skeleton ('#' per number) and its numbers.
+void SplitShape(std::string_view shape, std::string* skeleton, std::vector<int64_t>* numbers) {
+  for (size_t i = 0; i < shape.size();) {
+    if (shape[i] >= '0' && shape[i] <= '9') {
+      int64_t v = 0;
+      while (i < shape.size() && shape[i] >= '0' && shape[i] <= '9') {
+        v = v > (INT64_MAX - 9) / 10 ? INT64_MAX : v * 10 + (shape[i] - '0');
+        ++i;
+      }
+      skeleton->push_back('#');
+      numbers->push_back(v);
+    } else {
+      skeleton->push_back(shape[i++]);
+    }
+  }
+}
+
+}  // namespace
+
+std::string ShapeGroup::Text() const {
+  std::string out;
+  size_t k = 0;
+  for (char c : skeleton) {
+    if (c != '#' || k >= low.size()) { out.push_back(c); continue; }
+    out += low[k] == high[k] ? std::to_string(low[k]) : std::to_string(low[k]) + ".." + std::to_string(high[k]);
+    ++k;
+  }
+  return out;
+}
+
+void AddShapeToGroups(Evidence* evidence, std::string_view shape) {
+  if (shape.empty()) return;
+  std::string skeleton;
+  std::vector<int64_t> numbers;
+  SplitShape(shape, &skeleton, &numbers);
+  for (ShapeGroup& g : evidence->shape_groups) {
+    if (g.skeleton != skeleton) continue;
+    for (size_t k = 0; k < numbers.size(); ++k) {
+      g.low[k] = std::min(g.low[k], numbers[k]);
+      g.high[k] = std::max(g.high[k], numbers[k]);
+    }
+    ++g.count;
+    return;
+  }
+  if (evidence->shape_groups.size() >= kMaxShapeGroups) {
+    ++evidence->other_shapes;
+    return;
+  }
+  evidence->shape_groups.push_back({std::move(skeleton), numbers, numbers, 1});
+}
+
 CombinedSaving CombineSavings(const std::vector<Issue>& issues, TimeNs step_time_ns) {
   CombinedSaving out;
   std::map<std::pair<SavingTargetKind, uint32_t>, TimeNs> best;

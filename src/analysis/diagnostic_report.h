@@ -114,6 +114,18 @@ struct Metric {
 // At most this many rows are listed per issue (counts and times cover all).
 inline constexpr size_t kMaxEvidenceRows = 64;
 
+// Shapes that differ only in their numbers, as one range per number position
+// (decode steps: the KV length grows by one each step, so every step's shape
+// is new): "[[32,1,512..911],[32,512..911,128]]" seen 400 times.
+struct ShapeGroup {
+  std::string skeleton;              // the shape with each number replaced by '#'
+  std::vector<int64_t> low, high;    // per number position
+  uint64_t count = 0;                // rows (tasks / ops) with this skeleton
+  std::string Text() const;          // the skeleton with "low..high" (or the value) per position
+};
+// Shape groups kept per issue; further skeletons are counted in other_shapes.
+inline constexpr size_t kMaxShapeGroups = 8;
+
 struct Evidence {
   std::vector<uint32_t> tasks;       // device task rows, ts order, capped at kMaxEvidenceRows
   std::vector<uint32_t> host_ops;    // host op rows, ts order, capped at kMaxEvidenceRows
@@ -121,8 +133,13 @@ struct Evidence {
   TimeNs total_ns = 0;               // their total duration
   TimeNs mean_ns = 0;                // total / count
   std::vector<std::string> shapes;   // distinct input shapes as written in the profile (capped)
+  std::vector<ShapeGroup> shape_groups;  // every row's shape, merged by skeleton (AddShapeToGroups)
+  uint64_t other_shapes = 0;         // rows whose skeleton came after kMaxShapeGroups others
   std::vector<Metric> metrics;       // the figures the detector compared with its thresholds
 };
+
+// Merges one row's shape text into the evidence's groups.
+void AddShapeToGroups(Evidence* evidence, std::string_view shape);
 
 // ------------------------------------------------------------------ issue
 

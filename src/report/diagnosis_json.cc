@@ -123,6 +123,16 @@ std::string RenderDiagnosisJson(const DiagnosticReport& r) {
     w.BeginArray();
     for (const std::string& s : i.evidence.shapes) w.String(s);
     w.EndArray();
+    w.Key("shape_ranges");
+    w.BeginArray();
+    for (const ShapeGroup& g : i.evidence.shape_groups) {
+      w.BeginObject();
+      w.KeyString("shape", g.Text());
+      w.KeyUint("rows", g.count);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.KeyUint("other_shape_rows", i.evidence.other_shapes);
     w.Key("metrics");
     w.BeginArray();
     for (const Metric& m : i.evidence.metrics) {

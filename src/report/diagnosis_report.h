@@ -21,6 +21,8 @@ std::string RenderDiagnosisMarkdown(const DiagnosticReport& report);
 // The model-structure lines (layers, phases, per-token and prefill latency),
 // each starting with `line_prefix` ("" for the terminal, "- " for Markdown).
 std::string RenderStructureLines(const StructureSummary& structure, std::string_view line_prefix);
+// "shapes: …" lines of an issue: its shapes merged into ranges by skeleton, with row counts.
+std::string RenderShapeLines(const Evidence& evidence, std::string_view line_prefix);
 
 // Escapes text from a profile for a Markdown table cell / paragraph: | * _ ` [ ] < > # \ and newlines.
 std::string EscapeMarkdown(std::string_view text);

@@ -55,6 +55,19 @@ std::string RenderStructureLines(const StructureSummary& s, std::string_view lin
   return o;
 }
 
+std::string RenderShapeLines(const Evidence& e, std::string_view prefix) {
+  std::string o;
+  if (e.shape_groups.empty()) {  // evidence built without groups (tests, older saved reports)
+    for (const std::string& s : e.shapes) o += fmt::format("{}shapes: {}\n", prefix, s);
+    return o;
+  }
+  for (const ShapeGroup& g : e.shape_groups)
+    o += fmt::format("{}shapes: {}{}\n", prefix, g.Text(), g.count > 1 ? fmt::format(" ({} rows)", g.count) : "");
+  if (e.other_shapes > 0)
+    o += fmt::format("{}shapes: … {} more rows of other shapes (--json lists examples)\n", prefix, e.other_shapes);
+  return o;
+}
+
 std::string RenderDiagnosisText(const DiagnosticReport& r) {
   std::string o;
   o += fmt::format("Diagnosis of {} ({})\n", r.source_path.empty() ? "profile" : r.source_path, r.format);
@@ -73,7 +86,7 @@ std::string RenderDiagnosisText(const DiagnosticReport& r) {
     o += fmt::format("   affected {} ({} of step), {} occurrences; compute ratio {}, memory ratio {}\n",
                      Us(i.affected_ns), Pct(i.affected_share), i.evidence.count, Ratio(i.compute_ratio),
                      Ratio(i.memory_ratio));
-    for (const std::string& s : i.evidence.shapes) o += fmt::format("   shapes: {}\n", s);
+    o += RenderShapeLines(i.evidence, "   ");
     o += fmt::format("   estimated saving {} ({}: {})\n", Us(i.saved_ns), SavingMethodName(i.method), i.saving_formula);
   }
   if (r.issues.empty()) o += "\nNo issue found above the thresholds.\n";

@@ -75,9 +75,11 @@ void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur) {
 
 void AddShape(Issue* issue, std::string_view shape) {
   if (shape.empty()) return;
+  // Every row's shape goes into the groups (ranges over all of them, a count
+  // of rows); the first distinct ones are also kept verbatim.
+  AddShapeToGroups(&issue->evidence, shape);
   auto& v = issue->evidence.shapes;
-  if (v.size() >= 8 || std::find(v.begin(), v.end(), shape) != v.end()) return;
-  v.emplace_back(shape);
+  if (v.size() < kMaxShapeExamples && std::find(v.begin(), v.end(), shape) == v.end()) v.emplace_back(shape);
 }
 
 void AddMetric(Issue* issue, std::string name, double value, std::string unit) {

@@ -37,6 +37,8 @@ std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task);
 
 // Adds a row to evidence (keeps ts order of insertion; callers insert in order).
 void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur);
+// Distinct shapes kept verbatim per issue (the groups hold all of them).
+inline constexpr size_t kMaxShapeExamples = 8;
 void AddShape(Issue* issue, std::string_view shape);
 void AddMetric(Issue* issue, std::string name, double value, std::string unit);
 

@@ -44,3 +44,29 @@ TEST(DiagnosisRender, StructureInTextMarkdownAndJson) {
 
 }  // namespace
 }  // namespace pypto
+
+namespace pypto {
+namespace {
+
+TEST(DiagnosisRender, DecodeShapesBecomeRangesNotOneLineEach) {
+  // 400 decode steps whose attention shapes differ only in the KV length
+  // (512 .. 911), then 3 rows of another skeleton: two lines, whatever the
+  // number of steps.
+  Evidence e;
+  for (int kv = 512; kv < 912; ++kv)
+    AddShapeToGroups(&e, "[[32,1," + std::to_string(kv) + "],[32," + std::to_string(kv) + ",128]]");
+  for (int i = 0; i < 3; ++i) AddShapeToGroups(&e, "[[32,4096]]");
+  ASSERT_EQ(e.shape_groups.size(), 2u);
+  EXPECT_EQ(e.shape_groups[0].Text(), "[[32,1,512..911],[32,512..911,128]]");
+  EXPECT_EQ(e.shape_groups[0].count, 400u);
+  const std::string text = report::RenderShapeLines(e, "  ");
+  EXPECT_EQ(text, "  shapes: [[32,1,512..911],[32,512..911,128]] (400 rows)\n  shapes: [[32,4096]] (3 rows)\n");
+  // Past kMaxShapeGroups skeletons, rows are counted, not listed.
+  for (size_t k = 0; k < kMaxShapeGroups; ++k) AddShapeToGroups(&e, std::string(k + 1, 'x') + "[1]");
+  EXPECT_EQ(e.shape_groups.size(), kMaxShapeGroups);
+  EXPECT_EQ(e.other_shapes, 2u);
+  EXPECT_NE(report::RenderShapeLines(e, "").find("… 2 more rows of other shapes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pypto
