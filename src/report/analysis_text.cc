@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/structure.h"
+#include "report/kernel_name.h"
 #include "report/text_table.h"
 
 namespace pypto::report {
@@ -308,7 +309,7 @@ void AppendTopTables(std::string* out, const AnalysisSummary& summary) {
                    {"MEAN", Align::kRight},
                    {"OF BUSY", Align::kRight}});
   for (const DeviceTaskSummary& task : summary.top_device_tasks) {
-    tasks.AddRow({task.name, task.kind, std::to_string(task.count), FormatDuration(task.total_ns),
+    tasks.AddRow({ShortKernelName(task.name), task.kind, std::to_string(task.count), FormatDuration(task.total_ns),
                   FormatDuration(task.mean_ns), FormatPercent(task.share_of_busy)});
   }
   AppendTableOrNone(out, tasks, "(no device tasks)");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/diagnosis_report.h"
+#include "report/kernel_name.h"
 
 namespace pypto::report {
 namespace {
@@ -81,7 +82,7 @@ std::string RenderDiagnosisText(const DiagnosticReport& r) {
   int n = 0;
   for (const Issue& i : r.issues) {
     o += fmt::format("\n{}. [{}] {}{}{}\n", ++n, SeverityName(i.severity), IssueTypeName(i.type),
-                     i.op_name.empty() ? "" : "  " + i.op_name, i.phase.empty() ? "" : "  (" + i.phase + ")");
+                     i.op_name.empty() ? "" : "  " + ShortKernelName(i.op_name), i.phase.empty() ? "" : "  (" + i.phase + ")");
     o += fmt::format("   {}\n", i.detail);
     o += fmt::format("   affected {} ({} of step), {} occurrences; compute ratio {}, memory ratio {}\n",
                      Us(i.affected_ns), Pct(i.affected_share), i.evidence.count, Ratio(i.compute_ratio),
