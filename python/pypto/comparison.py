@@ -41,6 +41,11 @@ class ComparisonReport:
         return dict(self.data[side]["latency_ms"])
 
     @property
+    def verdict(self) -> str:
+        """The one-line answer: 'identical profiles', 'faster x1.21 [1.12, 1.31]', 'no significant change'."""
+        return str(self.data.get("verdict", ""))
+
+    @property
     def actions(self) -> List[Dict[str, Any]]:
         return list(self.data.get("actions", []))
 

@@ -65,7 +65,7 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args) {
   cmd->add_option("B", args->candidate, "Candidate profile (after the change)")->required();
   auto* out = cmd->add_option_group("output");
   out->add_flag("--json", args->json, "Print JSON (schema \"pypto.compare/1\", see docs/json-schema.md)");
-  out->add_flag("--markdown", args->markdown, "Print Markdown (the default)");
+  out->add_flag("--markdown", args->markdown, "Print Markdown (default: aligned plain tables, the verdict first)");
   out->add_option("--html", args->html, "Write a self-contained HTML report to this file");
   out->require_option(0, 1);
   cmd->add_flag("--force", args->force, "Overwrite the --html file if it exists");
@@ -95,7 +95,7 @@ int RunCompare(const CompareArgs& args) {
     std::printf("wrote %s\n", args.html.c_str());
     return kExitOk;
   }
-  return PrintText(args.json ? rep->to_json() : rep->to_markdown());
+  return PrintText(args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_text());
 }
 
 CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {

@@ -242,7 +242,14 @@ struct ComparisonReport {
   std::vector<ActionOutcome> actions;
   std::vector<std::string> notes;
 
+  // The one-line answer, first in every rendering: "identical profiles",
+  // "faster x1.21 [1.12, 1.31]", "slower x0.93 [0.90, 0.96]", "no significant
+  // change (p=0.41)", or why it cannot be tested.
+  std::string Verdict() const;
+  bool Identical() const;            // same per-step latencies and no op time changed
+
   // Renderers (src/report/compare_render.cc). JSON schema "pypto.compare/1".
+  std::string to_text() const;       // aligned plain tables for a terminal
   std::string to_markdown() const;
   std::string to_json() const;
   std::string to_html() const;

@@ -9,6 +9,8 @@
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
 #include "report/json_writer.h"
+#include "report/kernel_name.h"
+#include "report/text_table.h"
 
 namespace pypto {
 
@@ -101,12 +103,105 @@ void WriteSide(report::JsonWriter& w, const RunSide& s) {
 
 }  // namespace
 
+bool ComparisonReport::Identical() const {
+  if (baseline.step_latency_ns != candidate.step_latency_ns || baseline.ops_counted != candidate.ops_counted ||
+      baseline.op_time_ns != candidate.op_time_ns)
+    return false;
+  for (const OpDelta& o : ops)
+    if (o.delta_per_step_ns != 0) return false;
+  return true;
+}
+
+std::string ComparisonReport::Verdict() const {
+  if (Identical()) return "identical profiles: the same step latencies and op times";
+  const SignificanceTest& t = step_latency;
+  if (!t.testable) return "not testable: " + t.verdict;
+  if (!t.significant) return fmt::format("no significant change (p={:.3g}, {:.0f}% CI of the delta [{}, {}])", t.p_value,
+                                         (1 - alpha) * 100, report::FormatTime(t.ci_low), report::FormatTime(t.ci_high));
+  // Speedup = mean baseline / mean candidate; its interval from the delta's (candidate = baseline + delta).
+  const double b = t.mean_baseline;
+  const double lo = b / (b + t.ci_high), hi = b / (b + t.ci_low);
+  return fmt::format("{} x{:.2f} [{:.2f}, {:.2f}] (p={:.3g})", measured_speedup >= 1 ? "faster" : "slower",
+                     measured_speedup, lo, hi, t.p_value);
+}
+
+std::string ComparisonReport::to_text() const {
+  using report::FormatTime;
+  using report::TextTable;
+  std::string out = "Verdict: " + Verdict() + "\n";
+  out += "Baseline:  " + baseline.source_path + "\nCandidate: " + candidate.source_path + "\n";
+  out += fmt::format("\nPer-step latency ({}, Welch t-test, alpha {})\n", step_basis, alpha);
+  TextTable steps({{""}, {"STEPS", report::Align::kRight}, {"MEAN", report::Align::kRight},
+                   {"P50", report::Align::kRight}, {"P90", report::Align::kRight}, {"P99", report::Align::kRight}});
+  for (const RunSide* side : {&baseline, &candidate})
+    steps.AddRow({side == &baseline ? "baseline" : "candidate", std::to_string(side->latency.count),
+                  fmt::format("{:.3f} ms", side->latency.mean_ms), fmt::format("{:.3f} ms", side->latency.p50_ms),
+                  fmt::format("{:.3f} ms", side->latency.p90_ms), fmt::format("{:.3f} ms", side->latency.p99_ms)});
+  out += steps.Render();
+  out += fmt::format("  delta {} ({}), {:.0f}% CI [{}, {}]: {}; measured speedup x{:.3f}\n", Delta(step_latency.delta),
+                     Rel(step_latency.relative_delta), (1 - alpha) * 100, FormatTime(step_latency.ci_low),
+                     FormatTime(step_latency.ci_high), TestText(step_latency), measured_speedup);
+  if (Identical()) return out;  // every table below would read "no change"
+  out += "\nTime per step by op class\n";
+  TextTable cls({{"CLASS"}, {"BASELINE", report::Align::kRight}, {"CANDIDATE", report::Align::kRight},
+                 {"DELTA", report::Align::kRight}, {"COUNT B/C", report::Align::kRight}, {"SIGNIFICANCE"}});
+  for (const ClassDelta& c : classes)
+    cls.AddRow({c.op_class, FormatTime(c.baseline_per_step_ns), FormatTime(c.candidate_per_step_ns),
+                Delta(c.delta_per_step_ns), fmt::format("{}/{}", c.baseline_count, c.candidate_count), TestText(c.test)});
+  out += cls.Render();
+  out += "\nOps (largest changes per step)\n";
+  TextTable op_table({{"OP"}, {"CLASS"}, {"MATCH"}, {"BASELINE", report::Align::kRight},
+                      {"CANDIDATE", report::Align::kRight}, {"DELTA", report::Align::kRight},
+                      {"CALLS B/C", report::Align::kRight}, {"SIGNIFICANCE"}});
+  for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
+    const OpDelta& o = ops[i];
+    OpDelta shown = o;
+    shown.baseline_name = report::ShortKernelName(o.baseline_name);
+    shown.candidate_name = report::ShortKernelName(o.candidate_name);
+    op_table.AddRow({OpLabel(shown), o.op_class, MatchLevelName(o.match), FormatTime(o.baseline_per_step_ns),
+                     FormatTime(o.candidate_per_step_ns), Delta(o.delta_per_step_ns),
+                     fmt::format("{}/{}", o.baseline_count, o.candidate_count), TestText(o.test)});
+  }
+  out += op_table.Render();
+  if (ops.size() > kDefaultCompareTopOps)
+    out += fmt::format("  … {} more ops (--json lists all)\n", ops.size() - kDefaultCompareTopOps);
+  out += "\nIssues\n";
+  if (issues.empty()) {
+    out += "  no issue in either run\n";
+  } else {
+    TextTable it({{"CHANGE"}, {"TYPE"}, {"OP"}, {"SEVERITY B -> C"}, {"AFFECTED B -> C"}});
+    for (const IssueDelta& i : issues)
+      it.AddRow({IssueChangeName(i.change), i.type, report::ShortKernelName(i.op_name),
+                 fmt::format("{} -> {}", i.baseline_severity.empty() ? "-" : i.baseline_severity,
+                             i.candidate_severity.empty() ? "-" : i.candidate_severity),
+                 fmt::format("{} -> {}", FormatTime(double(i.baseline_affected_ns)),
+                             FormatTime(double(i.candidate_affected_ns)))});
+    out += it.Render();
+  }
+  if (!actions.empty()) {
+    out += "\nEstimated vs measured gain per applied action\n";
+    TextTable at({{"ACTION"}, {"MEASURED ON"}, {"ESTIMATED/STEP", report::Align::kRight},
+                  {"MEASURED/STEP", report::Align::kRight}, {"RATIO", report::Align::kRight}, {"VERDICT"}});
+    for (const ActionOutcome& a : actions)
+      at.AddRow({a.action.id, a.measured_on, FormatTime(a.estimated_per_step_ns), FormatTime(a.measured_per_step_ns),
+                 std::isnan(a.measured_over_estimated) ? "-" : fmt::format("{:.2f}", a.measured_over_estimated),
+                 fmt::format("{} ({})", a.verdict, TestText(a.test))});
+    out += at.Render();
+  }
+  if (!notes.empty()) {
+    out += "\nNotes\n";
+    for (const std::string& n : notes) out += "  - " + n + "\n";
+  }
+  return out;
+}
+
 std::string ComparisonReport::to_json() const {
   std::string out;
   report::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kCompareJsonSchema);
+  w.KeyString("verdict", Verdict());
   w.Key("baseline");
   WriteSide(w, baseline);
   w.Key("candidate");
@@ -212,7 +307,7 @@ std::string ComparisonReport::to_json() const {
 std::string ComparisonReport::to_markdown() const {
   using report::EscapeMarkdown;
   using report::FormatTime;
-  std::string out = "# pypto comparison\n\n";
+  std::string out = "# pypto comparison\n\n**Verdict: " + EscapeMarkdown(Verdict()) + "**\n\n";
   out += "Baseline: `" + EscapeMarkdown(baseline.source_path) + "`  \nCandidate: `" + EscapeMarkdown(candidate.source_path) + "`\n\n";
   out += fmt::format("## Per-step latency ({}, Welch t-test, alpha {})\n\n", step_basis, alpha);
   out += "| | steps | mean | p50 | p90 | p99 |\n|---|---:|---:|---:|---:|---:|\n";

@@ -3,6 +3,11 @@
 #include <cctype>
 #include <cstdint>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
 #include <fmt/format.h>
 
 namespace pypto::report {
@@ -38,7 +43,19 @@ std::string DropQualifiers(std::string_view s) {
 
 }  // namespace
 
+// The demangled form of an Itanium-mangled name ("_ZN…"); "" when it is not one.
+// The C++ runtime's demangler (the one c++filt uses), not a hand-written one.
+std::string Demangle(std::string_view name) {
+  if (!name.starts_with("_Z")) return {};
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status),
+                                             std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string();
+}
+
 std::string ShortKernelName(std::string_view name, size_t max_chars) {
+  const std::string demangled = Demangle(name);
+  if (!demangled.empty()) name = demangled;
   if (name.size() <= max_chars) return std::string(name);  // readable as it is
   std::string_view s = name;
   bool elided = false;

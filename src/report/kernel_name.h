@@ -1,7 +1,7 @@
 // Kernel names a person can read: CUDA/HIP template instantiations and
 // lambdas run to hundreds of characters ("void at::native::(anonymous
 // namespace)::CatArrayBatchedCopy<float, unsigned int, 3, 128, 1>(…)").
-// The short form drops the return type, the parameter list and namespace
+// Mangled names ("_ZN…") are demangled first. The short form drops the return type, the parameter list and namespace
 // qualifiers, elides template arguments below the first level ("<…>") and
 // lambda bodies, and, when template arguments or lambdas were elided or the
 // name was cut, appends a 4-hex-digit hash of the full name so two kernels

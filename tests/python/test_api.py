@@ -168,6 +168,7 @@ def test_self_comparison_reports_no_change(fixtures):
     assert report.measured_speedup == pytest.approx(1.0)
     assert not report.significant
     assert all(i["change"] == "remaining" for i in report.issues)
+    assert report.verdict.startswith("identical profiles")
     assert "<html" in report.to_html().lower() and report.to_markdown()
 
 

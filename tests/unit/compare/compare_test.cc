@@ -3,6 +3,8 @@
 // and renamed kernels still matched.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -99,6 +101,16 @@ TEST_P(CompareFlavorTest, ProfileWithItselfHasNoSignificantChange) {
   for (const IssueDelta& i : rep->issues) EXPECT_EQ(i.change, IssueChange::kRemaining);
   EXPECT_TRUE(rep->actions.empty());
   EXPECT_EQ(rep->baseline.ops_outside_steps, 0u);
+  // A profile against itself: identical, said first in every rendering, and
+  // the text stops after the latency table (every other row would read 0).
+  EXPECT_TRUE(rep->Identical());
+  EXPECT_EQ(rep->Verdict(), "identical profiles: the same step latencies and op times");
+  const std::string text = rep->to_text();
+  EXPECT_TRUE(text.starts_with("Verdict: identical profiles")) << text;
+  EXPECT_EQ(text.find("Ops (largest changes"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\\'), std::string::npos) << text;  // no Markdown escapes on a terminal
+  EXPECT_NE(rep->to_markdown().find("**Verdict: identical profiles"), std::string::npos);
+  EXPECT_NE(rep->to_json().find("\"verdict\": \"identical profiles"), std::string::npos);
   // Every renderer runs and tags its output.
   EXPECT_NE(rep->to_json().find("\"schema\": \"pypto.compare/1\""), std::string::npos);
   EXPECT_NE(rep->to_markdown().find("not significant"), std::string::npos);
@@ -134,6 +146,15 @@ TEST_P(CompareFlavorTest, PlantedSlowGemmFixedIsMeasured) {
   EXPECT_GE(rep->step_latency.ci_high, -planted_gain * 1.02);
   EXPECT_NEAR(-rep->step_latency.delta, planted_gain, 0.05 * planted_gain);
   EXPECT_GT(rep->measured_speedup, 1.0);
+  // The verdict: faster, the speedup and its interval from the delta's
+  // (mean baseline / (mean baseline + CI bound)).
+  const double b = rep->step_latency.mean_baseline;
+  EXPECT_EQ(rep->Verdict().substr(0, 8), "faster x");
+  EXPECT_NE(rep->Verdict().find(fmt::format("[{:.2f}, {:.2f}]", b / (b + rep->step_latency.ci_high),
+                                            b / (b + rep->step_latency.ci_low))),
+            std::string::npos)
+      << rep->Verdict();
+  EXPECT_TRUE(rep->to_text().starts_with("Verdict: faster x")) << rep->to_text();
 
   // The O-projection pair: same class and name, shape changed.
   bool found_shape_change = false;

@@ -38,5 +38,15 @@ TEST(KernelName, ElidedTemplatesAndLambdasKeepAHashThatSeparatesLookAlikes) {
   EXPECT_TRUE(lambda.starts_with("elementwise_kernel<128, 2, gpu_kernel_impl<…>{…}> #")) << lambda;
 }
 
+TEST(KernelName, MangledNamesAreDemangled) {
+  // c++filt _ZN7cutlass6KernelINS_4conv6kernelEEEvNT_6ParamsE = void
+  // cutlass::Kernel<cutlass::conv::kernel>(cutlass::conv::kernel::Params), 76
+  // characters: shortened like any long name.
+  EXPECT_EQ(ShortKernelName("_ZN7cutlass6KernelINS_4conv6kernelEEEvNT_6ParamsE"), "Kernel<kernel>");
+  EXPECT_EQ(ShortKernelName("_ZN7cutlass6KernelINS_4conv6kernelEEEvNT_6ParamsE", 100),
+            "void cutlass::Kernel<cutlass::conv::kernel>(cutlass::conv::kernel::Params)");
+  EXPECT_EQ(ShortKernelName("_Znot_a_mangled_name"), "_Znot_a_mangled_name");
+}
+
 }  // namespace
 }  // namespace pypto::report
