@@ -48,6 +48,87 @@ void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
 
 }  // namespace
 
+namespace {
+
+// Rows (token, head) drawn per layout, and the tokens and heads they stand
+// for: the picture shows the pattern, the caption the real sizes.
+constexpr int kDrawnTokens = 6;
+constexpr int kMaxDrawnHeads = 4;
+
+int DtypeBytesOf(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "float32") return 4;
+  if (dtype == "int8" || dtype == "fp8") return 1;
+  return 2;  // bf16 / fp16, the usual cache dtypes
+}
+
+std::string Escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+LayoutPicture KVCacheLayoutOptimizer::GenerateLayoutPicture() const {
+  const ModelConfig& m = model_;
+  const bool heads_known = m.num_kv_heads > 0 || m.num_heads > 0;
+  const int kv_heads = m.num_kv_heads > 0 ? m.num_kv_heads : (m.num_heads > 0 ? m.num_heads : 8);
+  const int head_dim = m.head_dim > 0 ? m.head_dim : 128;
+  const int64_t seq = m.max_seq > 0 ? m.max_seq : 1024;
+  const int bytes = DtypeBytesOf(m.dtype);
+  const int drawn_heads = std::min(kv_heads, kMaxDrawnHeads);
+  const int64_t row_bytes = int64_t(head_dim) * bytes;
+  const int64_t stride_bytes = int64_t(kv_heads) * row_bytes;
+  const double mib_per_head = double(seq) * double(row_bytes) / (1024.0 * 1024.0);
+
+  const int cell_w = 22, cell_h = 26, left = 20, width = left * 2 + cell_w * kDrawnTokens * drawn_heads + 40;
+  std::string o = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"330\" font-family=\"sans-serif\" "
+      "font-size=\"12\">\n<title>KV cache layout: what one decode step of one KV head reads</title>\n",
+      std::max(width, 820));
+  o += fmt::format("<text x=\"{}\" y=\"20\" font-weight=\"bold\">K cache of one sequence, one layer, in address "
+                   "order: the rows one KV head's attention reads are filled</text>\n", left);
+  auto strip = [&](int y, bool bnsd, const std::string& title, const std::string& caption) {
+    o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left, y - 8, Escape(title));
+    int k = 0;
+    // Address order: BSND = token-major (token, head); BNSD = head-major (head, token).
+    for (int outer = 0; outer < (bnsd ? drawn_heads : kDrawnTokens); ++outer) {
+      for (int inner = 0; inner < (bnsd ? kDrawnTokens : drawn_heads); ++inner, ++k) {
+        const int head = bnsd ? outer : inner, token = bnsd ? inner : outer;
+        const bool read = head == 0;
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#333\"/>"
+                         "<text x=\"{}\" y=\"{}\" font-size=\"9\" text-anchor=\"middle\">{}{}</text>\n",
+                         left + k * cell_w, y, cell_w, cell_h, read ? "#d9534f" : "#eeeeee", left + k * cell_w + cell_w / 2,
+                         y + cell_h / 2 + 3, "t", token);
+        o += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"8\" text-anchor=\"middle\">h{}</text>\n",
+                         left + k * cell_w + cell_w / 2, y + cell_h + 10, head);
+      }
+    }
+    o += fmt::format("<text x=\"{}\" y=\"{}\">…</text>\n", left + k * cell_w + 6, y + cell_h / 2 + 4);
+    o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left, y + cell_h + 26, Escape(caption));
+  };
+  strip(70, false, "current: BSND [batch, seq, kv_heads, head_dim] (token-major)",
+        fmt::format("head 0 reads {} rows of {} B, {} B apart: strided, {} separate reads per step", seq, row_bytes,
+                    stride_bytes, seq));
+  strip(180, true, "proposed: BNSD [batch, kv_heads, seq, head_dim] (head-major)",
+        fmt::format("head 0 reads its {} rows back to back: one contiguous {:.2f} MiB read per step", seq, mib_per_head));
+  o += fmt::format("<text x=\"{}\" y=\"280\">{} KV heads x head_dim {} x {} tokens, {} B per element ({}).</text>\n",
+                   left, kv_heads, head_dim, seq, bytes, m.dtype.empty() ? "dtype unknown: 2 B assumed" : m.dtype);
+  o += fmt::format("<text x=\"{}\" y=\"298\">Each cell is one row of head_dim elements (t = token, h = KV head); "
+                   "{} of {} heads and {} of {} tokens drawn.</text>\n",
+                   left, drawn_heads, kv_heads, kDrawnTokens, seq);
+  if (!heads_known || m.head_dim <= 0 || m.max_seq <= 0)
+    o += fmt::format("<text x=\"{}\" y=\"318\" fill=\"#a94442\">model config incomplete: unknown sizes drawn as "
+                     "8 heads, head_dim 128, 1024 tokens (pass --num-heads / --head-dim / --max-seq)</text>\n", left);
+  o += "</svg>\n";
+  return LayoutPicture{std::move(o)};
+}
+
 StatusOr<LayoutPatch> KVCacheLayoutOptimizer::GenerateLayoutTransformPatch() const {
   const std::string_view tmpl = EmbeddedData(kKvTemplate);
   if (tmpl.empty()) return NotFoundError(std::string("embedded template ") + kKvTemplate + " missing");
@@ -210,7 +291,10 @@ Status WriteArtifacts(const ArtifactInputs& inputs, const std::string& dir, bool
       for (const char* f : {"aoe_tune_ops.cfg", "aoe_tuning_ops.json", "aoe_tune.sh", "padded_gemm_shapes.json"})
         targets.push_back(base + "/" + f);
     }
-    if (kinds.count("kv_cache_patch")) targets.push_back(base + "/kv_cache_layout_patch.py");
+    if (kinds.count("kv_cache_patch")) {
+      targets.push_back(base + "/kv_cache_layout_patch.py");
+      targets.push_back(base + "/kv_cache_layout.svg");
+    }
     if (kinds.count("norm_fusion_plan")) targets.push_back(base + "/norm_fusion_plan.json");
     for (const std::string& t : targets) {
       struct stat st;
@@ -233,6 +317,9 @@ Status WriteArtifacts(const ArtifactInputs& inputs, const std::string& dir, bool
     const std::string path = base + "/kv_cache_layout_patch.py";
     PYPTO_RETURN_IF_ERROR(patch.Save(path, force));
     written["kv_cache_patch"].push_back(path);
+    const std::string picture = base + "/kv_cache_layout.svg";
+    PYPTO_RETURN_IF_ERROR(KVCacheLayoutOptimizer(advice->model).GenerateLayoutPicture().Save(picture, force));
+    written["kv_cache_patch"].push_back(picture);
   }
   if (kinds.count("norm_fusion_plan")) {
     FusionPlan plan = GenerateNormFusionPlan(*inputs.report, advice->model, advice->backend);

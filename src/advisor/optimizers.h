@@ -93,11 +93,23 @@ struct LayoutPatch {
   Status Save(const std::string& path, bool force) const { return WriteArtifactFile(path, text, force); }
 };
 
+struct LayoutPicture {
+  std::string svg;
+  Status Save(const std::string& path, bool force) const { return WriteArtifactFile(path, svg, force); }
+};
+
 class KVCacheLayoutOptimizer {
  public:
   explicit KVCacheLayoutOptimizer(ModelConfig model) : model_(std::move(model)) {}
   // Fills the embedded template; fails only when the template is missing.
   StatusOr<LayoutPatch> GenerateLayoutTransformPatch() const;
+  // The picture of the two layouts (SVG): which addresses one decode step's
+  // attention reads for one KV head, in BSND ([batch, seq, heads, dim]: one
+  // row of head_dim elements every kv_heads x head_dim, strided) and in BNSD
+  // ([batch, heads, seq, dim]: the head's rows back to back), drawn from the
+  // model's KV heads, head_dim, dtype and sequence length (unknown values
+  // are said and a small example is drawn).
+  LayoutPicture GenerateLayoutPicture() const;
 
  private:
   ModelConfig model_;

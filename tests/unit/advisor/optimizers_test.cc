@@ -74,6 +74,7 @@ TEST(PlantedAscend, GoldenAdviceAndAoeTuningInput) {
   ASSERT_TRUE(WriteArtifacts(in, dir, false, &written).ok());
   EXPECT_TRUE(std::filesystem::exists(dir + "/aoe_tune_ops.cfg"));
   EXPECT_TRUE(std::filesystem::exists(dir + "/kv_cache_layout_patch.py"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kv_cache_layout.svg"));  // the picture beside the patch
   {  // The patch carries the given config.
     std::ifstream patch(dir + "/kv_cache_layout_patch.py");
     const std::string text((std::istreambuf_iterator<char>(patch)), std::istreambuf_iterator<char>());
@@ -248,6 +249,30 @@ TEST(Fixture, KinetoH100QwenAdvice) {
     EXPECT_NEAR(r.estimated_speedup, SpeedupFor(a->advice.step_time_ns, r.saved_ns), 1e-12);
   }
   EXPECT_EQ(a->advice.recommendations.size() + a->advice.unmatched.size() > 0, !a->report.issues.empty());
+}
+
+TEST(KvPatch, PictureOfBothLayoutsFromTheModelConfig) {
+  // 8 KV heads x head_dim 128 in bf16, 2048 tokens: a row is 128 x 2 = 256 B;
+  // in BSND the next row of the same head is 8 x 256 = 2048 B further; in
+  // BNSD the head's 2048 rows are one 2048 x 256 B = 0.50 MiB read.
+  ModelConfig m;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.max_seq = 2048;
+  m.dtype = "bf16";
+  const std::string svg = KVCacheLayoutOptimizer(m).GenerateLayoutPicture().svg;
+  EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_NE(svg.find("head 0 reads 2048 rows of 256 B, 2048 B apart: strided"), std::string::npos);
+  EXPECT_NE(svg.find("one contiguous 0.50 MiB read per step"), std::string::npos);
+  EXPECT_NE(svg.find("4 of 8 heads"), std::string::npos);
+  EXPECT_EQ(svg.find("model config incomplete"), std::string::npos);
+  // Head-0 cells: every 4th cell in BSND (4 heads drawn), the first 6 in BNSD: 12 filled in all.
+  size_t filled = 0;
+  for (size_t at = 0; (at = svg.find("#d9534f", at)) != std::string::npos; ++at) ++filled;
+  EXPECT_EQ(filled, 12u);
+  EXPECT_NE(KVCacheLayoutOptimizer(ModelConfig{}).GenerateLayoutPicture().svg.find("model config incomplete"),
+            std::string::npos);
 }
 
 TEST(KvPatch, TemplateFilledWithTheModelConfig) {
