@@ -81,6 +81,8 @@ h3{font-size:15px;margin:16px 0 6px}
 .muted{color:var(--muted)}.small{font-size:12px}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:13px;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+th.sortable{cursor:pointer}th[data-asc="1"]::after{content:" \25B2"}th[data-asc="0"]::after{content:" \25BC"}
+input.filter{margin:4px 0;padding:3px 6px;border:1px solid var(--line);border-radius:4px;font:inherit}
 th{background:var(--panel);font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.name{word-break:break-all;max-width:520px}
@@ -113,6 +115,18 @@ var el=document.getElementById(b.getAttribute('data-target'));if(!el)return;var 
 function done(){b.textContent='copied';setTimeout(function(){b.textContent='copy';},1200);}
 if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(t).then(done,function(){});}
 else{var r=document.createRange();r.selectNodeContents(el);var s=window.getSelection();s.removeAllRanges();s.addRange(r);done();}});
+function pyptoValue(t){t=t.trim();var m=t.match(/^[x\u00d7+]?(-?[0-9.]+(?:e[-+]?[0-9]+)?)\s*(ns|\u00b5s|us|ms|s|%)?/i);if(!m)return null;
+var v=parseFloat(m[1]),u=(m[2]||'').toLowerCase();return u==='s'?v*1e9:u==='ms'?v*1e6:(u==='\u00b5s'||u==='us')?v*1e3:v;}
+document.querySelectorAll('table').forEach(function(t){var head=t.rows[0];if(!head||head.cells[0].tagName!=='TH')return;
+if(t.rows.length>8){var f=document.createElement('input');f.type='search';f.placeholder='filter rows';f.className='filter';
+f.addEventListener('input',function(){var q=f.value.toLowerCase();for(var i=1;i<t.rows.length;i++){var r=t.rows[i];
+r.style.display=r.textContent.toLowerCase().indexOf(q)>=0?'':'none';}});t.parentNode.insertBefore(f,t);}
+Array.prototype.forEach.call(head.cells,function(th,c){th.classList.add('sortable');th.title='click to sort';
+th.addEventListener('click',function(){var rows=Array.prototype.slice.call(t.rows,1);var asc=th.getAttribute('data-asc')!=='1';
+Array.prototype.forEach.call(head.cells,function(h){h.removeAttribute('data-asc');});th.setAttribute('data-asc',asc?'1':'0');
+rows.sort(function(a,b){var x=a.cells[c]?a.cells[c].textContent:'',y=b.cells[c]?b.cells[c].textContent:'';
+var nx=pyptoValue(x),ny=pyptoValue(y);var d=(nx!==null&&ny!==null)?nx-ny:x.localeCompare(y);return asc?d:-d;});
+rows.forEach(function(r){t.tBodies[0]?t.tBodies[0].appendChild(r):t.appendChild(r);});});});});
 )JS";
 
 std::string AxisValue(double v, bool ns, std::string_view unit) { return ns ? FormatTime(v) : FormatSi(v, unit); }
@@ -209,7 +223,9 @@ std::string SvgStackedColumns(const std::vector<std::string>& labels, const std:
   }
   s += fmt::format("<text x=\"8\" y=\"{}\" transform=\"rotate(-90 8 {})\" text-anchor=\"middle\">{}</text>", kTop + kPlotH / 2,
                    kTop + kPlotH / 2, EscapeHtml(value_axis));
-  const size_t label_every = std::max<size_t>(1, n / 20);
+  // A label needs ~kLabelPx of width: label every k-th column so they never overlap.
+  constexpr int kLabelPx = 56;
+  const size_t label_every = std::max<size_t>(1, static_cast<size_t>((kLabelPx + col_w - 1) / std::max(1, col_w)));
   for (size_t j = 0; j < n; ++j) {
     const int x = kLeft + static_cast<int>(j) * col_w;
     double base = 0;
@@ -226,7 +242,12 @@ std::string SvgStackedColumns(const std::vector<std::string>& labels, const std:
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\">{}</rect>", x, kTop, col_w, kPlotH,
                      Tooltip(tip));
     if (j % label_every == 0) {
-      std::string l = labels[j].size() > 10 ? labels[j].substr(0, 10) : labels[j];
+      // "ProfilerStep#12 decode" -> "#12", "12 decode" -> "12": the step
+      // number tells columns apart; the phase is in the tooltip.
+      const size_t hash = labels[j].rfind('#');
+      const size_t from = hash != std::string::npos ? hash : 0;
+      std::string l = labels[j].substr(from, labels[j].find(' ', from) - from);
+      if (l.size() > 8) l = l.substr(0, 8);
       s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", x + col_w / 2, kTop + kPlotH + 14, EscapeHtml(l));
     }
   }
