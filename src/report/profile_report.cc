@@ -12,6 +12,8 @@
 #include <map>
 #include <tuple>
 
+#include "advisor/model_config.h"
+#include "advisor/optimizers.h"
 #include "advisor/tuning_advisor.h"
 #include "analysis/cost_model.h"
 #include "analysis/op_class.h"
@@ -173,6 +175,43 @@ StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const Operato
   if (d.roofline.size() > kMaxRooflineOps) d.roofline.resize(kMaxRooflineOps);
 
   d.recommendations = CollectRecommendations(d.diagnosis, &d.advisor_available);
+
+  // Evidence rows of the shown issues, named and placed in their step.
+  TimeNs origin = kNoTime;
+  for (uint32_t r = 0; r < profile.host_ops.size(); ++r)
+    origin = origin == kNoTime ? profile.host_ops.ts[r] : std::min(origin, profile.host_ops.ts[r]);
+  for (uint32_t r = 0; r < t.size(); ++r) origin = origin == kNoTime ? t.ts[r] : std::min(origin, t.ts[r]);
+  // A host op lies in the step whose host range holds it; a device task in the
+  // step whose device work holds it (device spans can overlap the next host range).
+  auto step_of = [&](TimeNs ts, bool host) -> std::string {
+    for (const StepInfo& st : graph.Steps()) {
+      const TimeWindow w = host && st.cpu.duration() > 0 ? st.cpu : st.span();
+      if (ts >= w.start && ts < w.end) return st.name;
+    }
+    return "";
+  };
+  for (size_t k = 0; k < d.diagnosis.issues.size() && k < kMaxReportIssues; ++k) {
+    const Evidence& e = d.diagnosis.issues[k].evidence;
+    std::vector<EvidenceRow> rows;
+    for (uint32_t task : e.tasks) {
+      if (rows.size() >= kMaxEvidenceRowsShown || task >= t.size()) break;
+      rows.push_back({"device task", std::string(profile.Str(t.name[task])), t.ts[task] - origin, t.dur[task],
+                      step_of(t.ts[task], false)});
+    }
+    for (uint32_t op : e.host_ops) {
+      if (rows.size() >= kMaxEvidenceRowsShown || op >= profile.host_ops.size()) break;
+      rows.push_back({"host op", std::string(profile.Str(profile.host_ops.name[op])), profile.host_ops.ts[op] - origin,
+                      profile.host_ops.dur[op], step_of(profile.host_ops.ts[op], true)});
+    }
+    d.issue_rows.push_back(std::move(rows));
+  }
+  // The KV-layout picture when a KV-cache finding is reported.
+  for (const Issue& i : d.diagnosis.issues) {
+    if (i.type != IssueType::kKvCacheLayout) continue;
+    const advisor::ModelConfig model = advisor::InferModelConfig(graph, classes, structure.ok() ? &structure.value() : nullptr);
+    d.kv_layout_svg = advisor::KVCacheLayoutOptimizer(model).GenerateLayoutPicture().svg;
+    break;
+  }
   return d;
 }
 
@@ -235,7 +274,8 @@ static void AppendRecommendationsHtml(std::string* out, const std::vector<Report
   }
 }
 
-static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d) {
+static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
+                             const std::vector<std::vector<EvidenceRow>>& issue_rows) {
   *out += "<h2 id=\"issues\">Top issues</h2>\n";
   if (d.issues.empty()) {
     *out += "<p>No issue found by the detectors run.</p>\n";
@@ -263,8 +303,27 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d) {
     AppendKv(out, "occurrences", fmt::format("{} totalling {} (mean {})", i.evidence.count, FormatMs(double(i.evidence.total_ns)),
                                              FormatUs(double(i.evidence.mean_ns))));
     for (const Metric& m : i.evidence.metrics) AppendKv(out, m.name, fmt::format("{:.4g} {}", m.value, m.unit));
-    for (size_t s = 0; s < i.evidence.shapes.size() && s < 4; ++s) AppendKv(out, "shape", i.evidence.shapes[s]);
-    *out += "</div></div>\n";
+    for (size_t s = 0; s < i.evidence.shape_groups.size() && s < 4; ++s)
+      AppendKv(out, "shape", fmt::format("{} ({} rows)", i.evidence.shape_groups[s].Text(), i.evidence.shape_groups[s].count));
+    *out += "</div>";
+    const size_t k = shown - 1;
+    if (k < issue_rows.size() && !issue_rows[k].empty()) {
+      *out += fmt::format("<details><summary>evidence rows ({} of {})</summary><table><tr><th>kind</th><th>name</th>"
+                          "<th>step</th><th class=\"num\">start</th><th class=\"num\">duration</th></tr>\n",
+                          issue_rows[k].size(), i.evidence.count);
+      for (const EvidenceRow& r : issue_rows[k]) {
+        *out += "<tr><td>";
+        AppendEscapedHtml(out, r.kind);
+        *out += "</td><td class=\"name\">";
+        AppendEscapedHtml(out, r.name);
+        *out += "</td><td>";
+        AppendEscapedHtml(out, r.step.empty() ? "-" : r.step);
+        *out += fmt::format("</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+                            EscapeHtml(FormatMs(double(r.start_ns))), EscapeHtml(FormatUs(double(r.dur_ns))));
+      }
+      *out += "</table></details>";
+    }
+    *out += "</div>\n";
   }
   if (d.issues.size() > kMaxReportIssues)
     *out += fmt::format("<p class=\"muted\">{} more issues in the JSON / Markdown output.</p>\n", d.issues.size() - kMaxReportIssues);
@@ -363,7 +422,12 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
     }
     out += "</table>\n";
   }
-  AppendIssuesHtml(&out, d.diagnosis);
+  AppendIssuesHtml(&out, d.diagnosis, d.issue_rows);
+  if (!d.kv_layout_svg.empty()) {
+    out += "<h2 id=\"kvlayout\">KV-cache layout</h2>\n<p class=\"small muted\">What one decode step of one KV head reads "
+           "in the current and the proposed layout (advise writes the same picture and the patch).</p>\n";
+    out += d.kv_layout_svg;
+  }
   AppendRecommendationsHtml(&out, d.recommendations, d.advisor_available);
   // Top kernels.
   out += "<h2 id=\"kernels\">Top device kernels</h2>\n<table><tr><th>name</th><th>kind</th><th class=\"num\">count</th>"

@@ -65,6 +65,17 @@ struct RooflineOp {
   std::string bound;             // "compute" | "memory" | "unknown"
 };
 
+// One evidence row of an issue, as the HTML lists it under the finding.
+struct EvidenceRow {
+  std::string kind;              // "device task" / "host op"
+  std::string name;
+  TimeNs start_ns = 0;           // from the start of the profile
+  TimeNs dur_ns = 0;
+  std::string step;              // the step it lies in ("" outside)
+};
+// Evidence rows listed per issue in the HTML (the JSON keeps the row ids).
+inline constexpr size_t kMaxEvidenceRowsShown = 12;
+
 struct ProfileReportData {
   AnalysisSummary summary;
   DiagnosticReport diagnosis;
@@ -81,6 +92,8 @@ struct ProfileReportData {
   double memory_bandwidth = std::numeric_limits<double>::quiet_NaN();
   bool advisor_available = false;
   std::vector<ReportRecommendation> recommendations;
+  std::vector<std::vector<EvidenceRow>> issue_rows;  // by diagnosis.issues index (shown issues only)
+  std::string kv_layout_svg;     // the two KV-cache layouts, when a kv_cache_layout issue is reported
 };
 
 struct ReportOptions {

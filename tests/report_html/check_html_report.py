@@ -24,7 +24,7 @@ from html.parser import HTMLParser
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "div", "span", "b", "code", "table",
     "tr", "th", "td", "br", "ul", "li", "pre", "button", "footer", "script", "svg", "g", "rect", "text", "line",
-    "polyline", "circle",
+    "polyline", "circle", "details", "summary",
 }
 HOSTILE = [
     "<script>alert(1)</script>",

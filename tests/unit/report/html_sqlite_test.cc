@@ -71,6 +71,28 @@ TEST(ProfileHtml, KinetoFixtureRendersEverySection) {
   EXPECT_NE(json.find("\"schema\": \"pypto.analyze/1\""), std::string::npos);
 }
 
+TEST(ProfileHtml, FindingsListTheirEvidenceRowsInTheirSteps) {
+  // The TensorBoard plugin's ResNet-50 trace: the input_stall finding's rows
+  // are the 6 enumerate(DataLoader)#…__next__ ranges, one opening each of
+  // ProfilerStep#5 .. #10 (host ranges; the device work of #5 runs into #6's).
+  const std::string path = std::string(PYPTO_FIXTURES_DIR) + "/kineto/tb_plugin_resnet50_torch1.9_v100";
+  StatusOr<ProfileReportData> d = CollectProfileReport(path, ReportOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_FALSE(d->diagnosis.issues.empty());
+  ASSERT_EQ(d->diagnosis.issues[0].type, IssueType::kInputStall);
+  ASSERT_EQ(d->issue_rows.size(), std::min(d->diagnosis.issues.size(), kMaxReportIssues));
+  const std::vector<EvidenceRow>& rows = d->issue_rows[0];
+  ASSERT_EQ(rows.size(), 6u);
+  for (size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(rows[k].kind, "host op");
+    EXPECT_EQ(rows[k].step, "ProfilerStep#" + std::to_string(5 + k));
+    EXPECT_NE(rows[k].name.find("DataLoader"), std::string::npos);
+  }
+  const std::string html = RenderProfileHtml(*d);
+  EXPECT_NE(html.find("<details><summary>evidence rows (6 of 6)</summary>"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"kvlayout\""), std::string::npos);  // no KV-cache finding, no picture
+}
+
 // ------------------------------------------------------------------ SQLite
 
 int64_t QueryInt(sqlite3* db, const std::string& sql) {
