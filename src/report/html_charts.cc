@@ -81,6 +81,9 @@ h3{font-size:15px;margin:16px 0 6px}
 .muted{color:var(--muted)}.small{font-size:12px}
 table{border-collapse:collapse;margin:6px 0 12px;font-size:13px;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+.steptl .tl-host{fill:#9db4d6}.steptl .tl-kernel{fill:#4a78c9}.steptl .tl-comm{fill:#8e5ec2}.steptl .tl-copy{fill:#d39c3f}
+.steptl .cp0{fill:#d9534f}.steptl .cp1{fill:#f0ad4e}.steptl .cp2{fill:#2f7d32}.steptl .cp3{fill:#d39c3f}
+.steptl .cp4{fill:#8e5ec2}.steptl .cp5{fill:#bbbbbb}.steptl .cp6{fill:#555}.steptl .tl-finding{fill:none;stroke:#d62728;stroke-width:1.5}
 th.sortable{cursor:pointer}th[data-asc="1"]::after{content:" \25B2"}th[data-asc="0"]::after{content:" \25BC"}
 input.filter{margin:4px 0;padding:3px 6px;border:1px solid var(--line);border-radius:4px;font:inherit}
 th{background:var(--panel);font-weight:600}

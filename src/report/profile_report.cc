@@ -23,6 +23,7 @@
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
 #include "report/json_writer.h"
+#include "report/kernel_name.h"
 
 namespace pypto::report {
 
@@ -68,6 +69,98 @@ StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const 
     loaded->profile->metadata["source_path"] = path;
   return CollectProfileReport(*loaded->profile, *loaded->graph, options);
 }
+
+namespace {
+
+std::string TrackLabel(const Profile& p, uint32_t track) {
+  const TrackTable& tr = p.tracks;
+  if (tr.kind[track] == TrackKind::kHostThread) return "host thread " + std::string(p.Str(tr.tid_token[track]));
+  return fmt::format("device {} stream {}", tr.device[track], tr.stream[track]);
+}
+
+StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph, const DiagnosticReport& diagnosis,
+                               size_t step, const std::string& what) {
+  StepTimeline tl;
+  const StepInfo& st = graph.Steps()[step];
+  const TimeWindow w = st.span();
+  tl.window_ns = std::max<TimeNs>(w.duration(), 1);
+  tl.title = fmt::format("{} {} ({})", what, st.name, FormatMs(double(st.latency_ns())));
+  // Lanes: the tracks with the most time in the window.
+  std::map<uint32_t, TimeNs> busy;
+  const HostOpTable& h = p.host_ops;
+  const DeviceTaskTable& t = p.device_tasks;
+  // Top-level host rows, annotations included (a DataLoader fetch, a forward
+  // range) but not the step's own mark.
+  auto is_step_mark = [&](uint32_t op) { return p.Str(h.name[op]).starts_with("ProfilerStep#"); };
+  auto top_level = [&](uint32_t op) {
+    if (is_step_mark(op)) return false;
+    const int32_t parent = h.parent.empty() ? -1 : h.parent[op];
+    return parent < 0 || is_step_mark(static_cast<uint32_t>(parent));
+  };
+  for (uint32_t op = 0; op < h.size(); ++op)
+    if (h.ts[op] >= w.start && h.ts[op] < w.end && top_level(op)) busy[h.track[op]] += h.dur[op];
+  for (uint32_t r = 0; r < t.size(); ++r)
+    if (t.ts[r] >= w.start && t.ts[r] < w.end && t.kind[r] != DeviceTaskKind::kAnnotation) busy[t.track[r]] += t.dur[r];
+  std::vector<std::pair<TimeNs, uint32_t>> ranked;
+  for (const auto& [track, ns] : busy) ranked.push_back({ns, track});
+  std::sort(ranked.rbegin(), ranked.rend());
+  if (ranked.size() > kMaxTimelineLanes) ranked.resize(kMaxTimelineLanes);
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {  // host lanes first, then devices
+    return std::make_pair(p.tracks.kind[a.second] != TrackKind::kHostThread, a.second) <
+           std::make_pair(p.tracks.kind[b.second] != TrackKind::kHostThread, b.second);
+  });
+  std::map<uint32_t, uint32_t> lane_of;
+  for (const auto& [ns, track] : ranked) {
+    lane_of[track] = uint32_t(tl.lanes.size());
+    tl.lanes.push_back(TrackLabel(p, track));
+  }
+  const uint32_t path_lane = uint32_t(tl.lanes.size());
+  tl.lanes.push_back("critical path");
+  auto add = [&](std::vector<TimelineBar>* to, uint32_t lane, TimeNs ts, TimeNs dur, std::string label, std::string css) {
+    if (to == &tl.bars && tl.bars.size() >= kMaxTimelineBars) { ++tl.bars_dropped; return; }
+    const TimeNs from = std::max<TimeNs>(0, ts - w.start);  // clipped to the step
+    to->push_back({lane, from, std::clamp<TimeNs>(dur, 0, tl.window_ns - from), std::move(label), std::move(css)});
+  };
+  for (uint32_t op = 0; op < h.size(); ++op) {
+    auto it = lane_of.find(h.track[op]);
+    if (it == lane_of.end() || h.ts[op] < w.start || h.ts[op] >= w.end || !top_level(op)) continue;
+    add(&tl.bars, it->second, h.ts[op], h.dur[op],
+        fmt::format("{} ({})", ShortKernelName(p.Str(h.name[op])), FormatUs(double(h.dur[op]))), "tl-host");
+  }
+  for (uint32_t r = 0; r < t.size(); ++r) {
+    auto it = lane_of.find(t.track[r]);
+    if (it == lane_of.end() || t.ts[r] < w.start || t.ts[r] >= w.end || t.kind[r] == DeviceTaskKind::kAnnotation) continue;
+    add(&tl.bars, it->second, t.ts[r], t.dur[r],
+        fmt::format("{} ({})", ShortKernelName(p.Str(t.name[r])), FormatUs(double(t.dur[r]))),
+        t.kind[r] == DeviceTaskKind::kCommunication ? "tl-comm" : t.kind[r] == DeviceTaskKind::kKernel ? "tl-kernel" : "tl-copy");
+  }
+  StatusOr<CriticalPath> path = graph.ComputeCriticalPath(step);
+  if (path.ok()) {
+    for (const PathSegment& seg : path->segments)
+      add(&tl.path, path_lane, seg.start, seg.dur,
+          fmt::format("{} {}", PathSegmentKindName(seg.kind), FormatUs(double(seg.dur))),
+          fmt::format("cp{}", static_cast<int>(seg.kind)));  // .cp0 .. .cp6 in the page's CSS
+  }
+  for (const Issue& issue : diagnosis.issues) {
+    for (uint32_t r : issue.evidence.tasks) {
+      if (r >= t.size() || t.ts[r] < w.start || t.ts[r] >= w.end) continue;
+      auto it = lane_of.find(t.track[r]);
+      if (it == lane_of.end()) continue;
+      add(&tl.findings, it->second, t.ts[r], t.dur[r],
+          fmt::format("{}: {}", IssueTypeName(issue.type), ShortKernelName(p.Str(t.name[r]))), "tl-finding");
+    }
+    for (uint32_t op : issue.evidence.host_ops) {
+      if (op >= h.size() || h.ts[op] < w.start || h.ts[op] >= w.end) continue;
+      auto it = lane_of.find(h.track[op]);
+      if (it == lane_of.end()) continue;
+      add(&tl.findings, it->second, h.ts[op], h.dur[op],
+          fmt::format("{}: {}", IssueTypeName(issue.type), ShortKernelName(p.Str(h.name[op]))), "tl-finding");
+    }
+  }
+  return tl;
+}
+
+}  // namespace
 
 StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
                                                  const ReportOptions& options) {
@@ -205,6 +298,20 @@ StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const Operato
     }
     d.issue_rows.push_back(std::move(rows));
   }
+  // The median and the slowest step in detail.
+  {
+    const std::vector<StepInfo>& steps = graph.Steps();
+    std::vector<size_t> order(steps.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return steps[a].latency_ns() < steps[b].latency_ns(); });
+    std::vector<std::pair<size_t, std::string>> picks;
+    if (!order.empty()) {
+      picks.push_back({order[(order.size() - 1) / 2], "median step"});
+      if (order.back() != picks[0].first) picks.push_back({order.back(), "slowest step"});
+    }
+    for (const auto& [index, what] : picks) d.step_timelines.push_back(BuildStepTimeline(profile, graph, d.diagnosis, index, what));
+  }
   // The KV-layout picture when a KV-cache finding is reported.
   for (const Issue& i : d.diagnosis.issues) {
     if (i.type != IssueType::kKvCacheLayout) continue;
@@ -334,6 +441,50 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
   }
 }
 
+// A step's lanes as an SVG Gantt chart: bars per host thread / device stream,
+// the critical path on its own lane coloured by segment kind, findings'
+// evidence rows outlined in red; every bar has its name and duration as a
+// tooltip. Time axis in ms from the step's start.
+std::string SvgStepTimeline(const StepTimeline& tl) {
+  constexpr int kLabelW = 170, kPlotW = 1000, kLaneH = 18, kTop = 8, kAxisH = 26;
+  const int height = kTop + int(tl.lanes.size()) * kLaneH + kAxisH;
+  const int width = kLabelW + kPlotW + 20;
+  const double scale = double(kPlotW) / double(tl.window_ns);
+  std::string s = fmt::format("<svg role=\"img\" class=\"steptl\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+                              "aria-label=\"{}\">",
+                              width, height, width, height, EscapeHtml(tl.title));
+  for (size_t l = 0; l < tl.lanes.size(); ++l) {
+    const int y = kTop + int(l) * kLaneH;
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"11\">{}</text>", kLabelW - 6, y + 13,
+                     EscapeHtml(tl.lanes[l]));
+    s += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", kLabelW, y + kLaneH, kLabelW + kPlotW,
+                     y + kLaneH);
+  }
+  auto draw = [&](const std::vector<TimelineBar>& bars, bool outline) {
+    for (const TimelineBar& b : bars) {
+      const double x = kLabelW + double(b.start_ns) * scale;
+      const double w = std::max(outline ? 2.0 : 0.6, double(b.dur_ns) * scale);
+      const int y = kTop + int(b.lane) * kLaneH + (outline ? 1 : 3);
+      s += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"><title>{}</title></rect>",
+                       EscapeHtml(b.css), x, y, w, outline ? kLaneH - 2 : kLaneH - 6, EscapeHtml(b.label));
+    }
+  };
+  draw(tl.bars, false);
+  draw(tl.path, false);
+  draw(tl.findings, true);
+  const int axis_y = kTop + int(tl.lanes.size()) * kLaneH;
+  for (int g = 0; g <= 5; ++g) {
+    const double x = kLabelW + kPlotW * g / 5.0;
+    s += fmt::format("<line class=\"axis\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\"/>"
+                     "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                     x, axis_y, x, axis_y + 4, x, axis_y + 16, EscapeHtml(FormatMs(double(tl.window_ns) * g / 5.0)));
+  }
+  s += "</svg>\n<p class=\"small muted\">Lanes: the busiest host threads and device streams of the step; the last lane is "
+       "the critical path (colour = segment kind: host, launch, compute, copy, communication, gap, sync); red outlines "
+       "mark the rows of the findings. Hover a bar for its name and duration.</p>\n";
+  return s;
+}
+
 std::string RenderProfileHtml(const ProfileReportData& d) {
   const AnalysisSummary& s = d.summary;
   std::string out = HtmlPageStart("pypto report: " + s.source_path);
@@ -371,6 +522,14 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
     out += SvgStackedColumns(labels, {busy, idle}, "step latency", true, "per-step latency: device busy vs idle");
     if (d.steps_total > d.steps.size())
       out += fmt::format("<p class=\"muted small\">First {} of {} steps shown.</p>\n", d.steps.size(), d.steps_total);
+  }
+  for (const StepTimeline& tl : d.step_timelines) {
+    out += "<h3>";
+    AppendEscapedHtml(&out, tl.title);
+    out += "</h3>\n";
+    out += SvgStepTimeline(tl);
+    if (tl.bars_dropped > 0)
+      out += fmt::format("<p class=\"muted small\">{} more rows in the step not drawn.</p>\n", tl.bars_dropped);
   }
   // Time by class and by core type / task kind.
   out += d.device_time ? "<h2 id=\"classes\">Device time by op class</h2>\n" : "<h2 id=\"classes\">Host operator self time by op class</h2>\n";

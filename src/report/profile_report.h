@@ -76,6 +76,28 @@ struct EvidenceRow {
 // Evidence rows listed per issue in the HTML (the JSON keeps the row ids).
 inline constexpr size_t kMaxEvidenceRowsShown = 12;
 
+// One step drawn in detail: a lane per host thread and device stream, the
+// critical path as its own lane, and the findings' evidence rows marked.
+struct TimelineBar {
+  uint32_t lane = 0;
+  TimeNs start_ns = 0;           // from the step's start
+  TimeNs dur_ns = 0;
+  std::string label;             // tooltip: readable name and duration
+  std::string css;               // class for the colour (segment kind, host / device)
+};
+struct StepTimeline {
+  std::string title;             // "median step ProfilerStep#12 (17.377 ms)"
+  TimeNs window_ns = 0;
+  std::vector<std::string> lanes;
+  std::vector<TimelineBar> bars;
+  std::vector<TimelineBar> path;     // critical-path segments (lane = the path lane)
+  std::vector<TimelineBar> findings; // evidence rows of issues (dur 0 = a marker)
+  uint64_t bars_dropped = 0;     // past kMaxTimelineBars
+};
+// Lanes and bars drawn per step timeline (bounded HTML size).
+inline constexpr size_t kMaxTimelineLanes = 16;
+inline constexpr size_t kMaxTimelineBars = 4000;
+
 struct ProfileReportData {
   AnalysisSummary summary;
   DiagnosticReport diagnosis;
@@ -94,6 +116,7 @@ struct ProfileReportData {
   std::vector<ReportRecommendation> recommendations;
   std::vector<std::vector<EvidenceRow>> issue_rows;  // by diagnosis.issues index (shown issues only)
   std::string kv_layout_svg;     // the two KV-cache layouts, when a kv_cache_layout issue is reported
+  std::vector<StepTimeline> step_timelines;  // the median and the slowest step (one when they are the same)
 };
 
 struct ReportOptions {

@@ -91,6 +91,18 @@ TEST(ProfileHtml, FindingsListTheirEvidenceRowsInTheirSteps) {
   const std::string html = RenderProfileHtml(*d);
   EXPECT_NE(html.find("<details><summary>evidence rows (6 of 6)</summary>"), std::string::npos);
   EXPECT_EQ(html.find("id=\"kvlayout\""), std::string::npos);  // no KV-cache finding, no picture
+  // The median (ProfilerStep#6, 175.2 ms: the 3rd of 6 by latency) and the
+  // slowest step (#5, 187.9 ms) in detail, the critical path on its own lane.
+  ASSERT_EQ(d->step_timelines.size(), 2u);
+  EXPECT_NE(d->step_timelines[0].title.find("median step ProfilerStep#6"), std::string::npos) << d->step_timelines[0].title;
+  EXPECT_NE(d->step_timelines[1].title.find("slowest step ProfilerStep#5"), std::string::npos) << d->step_timelines[1].title;
+  for (const StepTimeline& tl : d->step_timelines) {
+    EXPECT_EQ(tl.lanes.back(), "critical path");
+    EXPECT_FALSE(tl.path.empty());
+    EXPECT_FALSE(tl.findings.empty());  // the DataLoader rows and launch gaps of the findings
+    for (const TimelineBar& b : tl.bars) EXPECT_LE(b.start_ns + b.dur_ns, tl.window_ns);
+  }
+  EXPECT_NE(html.find("class=\"steptl\""), std::string::npos);
 }
 
 // ------------------------------------------------------------------ SQLite
