@@ -476,8 +476,9 @@ std::string SvgStepTimeline(const StepTimeline& tl) {
   for (int g = 0; g <= 5; ++g) {
     const double x = kLabelW + kPlotW * g / 5.0;
     s += fmt::format("<line class=\"axis\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\"/>"
-                     "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
-                     x, axis_y, x, axis_y + 4, x, axis_y + 16, EscapeHtml(FormatMs(double(tl.window_ns) * g / 5.0)));
+                     "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"{}\" font-size=\"11\">{}</text>",
+                     x, axis_y, x, axis_y + 4, x, axis_y + 16, g == 5 ? "end" : g == 0 ? "start" : "middle",
+                     EscapeHtml(FormatTime(double(tl.window_ns) * g / 5.0)));
   }
   s += "</svg>\n<p class=\"small muted\">Lanes: the busiest host threads and device streams of the step; the last lane is "
        "the critical path (colour = segment kind: host, launch, compute, copy, communication, gap, sync); red outlines "

@@ -8,10 +8,14 @@
    hold only the elements and attributes the renderer writes (one <script>,
    no on* handlers, no injected tags), with every hostile name present only as
    escaped text;
-2. headless Chromium (Debian package `chromium`, skipped with a message when
-   absent): each page renders, the console shows no error, a screenshot is
-   saved next to the outputs (--out-dir).
+2. scale: a 400-step decode trace built here; the step timeline's axis labels
+   must not overlap (at least 50 px apart) and the page must stay one file;
+3. headless Chromium (Debian package `chromium`, skipped with a message when
+   absent): each page (hostile, 400 steps, the real --fixture profiles: a
+   1-step Kineto run and an Ascend job) renders, the console shows no error, a
+   screenshot is saved next to the outputs (--out-dir).
 """
+import re
 import argparse
 import json
 import os
@@ -60,6 +64,36 @@ def hostile_trace(path, n=1000):
              "traceEvents": events}
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
         f.write(json.dumps(trace, ensure_ascii=True))
+
+
+def many_steps_trace(path, steps=400):
+    """A decode trace of `steps` ProfilerSteps: a few ops and kernels each."""
+    events, ts, corr = [], 1000.0, 1
+    for step in range(steps):
+        events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step, "pid": 1, "tid": 1,
+                       "ts": ts, "dur": 95.0, "args": {}})
+        for k in range(3):
+            t0 = ts + 5 + 30 * k
+            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t0, "dur": 10.0,
+                           "args": {"External id": corr, "Input Dims": [[1, 512], [512, 512]], "Input type": ["float", "float"]}})
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + 2,
+                           "dur": 4.0, "args": {"correlation": corr, "External id": corr}})
+            events.append({"ph": "X", "cat": "kernel", "name": "gemv_kernel", "pid": 0, "tid": 7, "ts": t0 + 8,
+                           "dur": 12.0, "args": {"correlation": corr, "External id": corr, "device": 0, "stream": 7}})
+            corr += 1
+        ts += 100
+    trace = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}],
+             "traceEvents": events}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(trace, f)
+
+
+def timeline_label_gaps(html):
+    """x positions of the step timeline's axis labels (first chart after id="timeline")."""
+    start = html.find('id="timeline"')
+    end = html.find("</svg>", start)
+    xs = [float(x) for x in re.findall(r'<text x="([0-9.]+)" y="282" text-anchor="middle">', html[start:end])]
+    return [b - a for a, b in zip(xs, xs[1:])], len(xs)
 
 
 class Collector(HTMLParser):
@@ -120,7 +154,7 @@ def run_chromium(chromium, html_path, png_path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pypto", required=True)
-    ap.add_argument("--fixture", help="a real profile to render as well")
+    ap.add_argument("--fixture", action="append", default=[], help="a real profile to render as well (repeatable)")
     ap.add_argument("--out-dir", default=None, help="where HTML and screenshots are kept")
     args = ap.parse_args()
     out_dir = args.out_dir or tempfile.mkdtemp(prefix="pypto_html_")
@@ -144,14 +178,27 @@ def main():
         problems, tags = check_html(page, names)
         failures += ["%s: %s" % (os.path.basename(page), p) for p in problems]
         print("%s: %d elements, tags %s" % (os.path.basename(page), sum(tags.values()), sorted(tags)))
-    if args.fixture:
-        real = os.path.join(out_dir, "fixture_report.html")
-        proc = subprocess.run([args.pypto, "report", args.fixture, "-o", real, "--force"], capture_output=True, text=True)
+    many = os.path.join(out_dir, "steps400_trace.json")
+    many_steps_trace(many)
+    many_page = os.path.join(out_dir, "steps400_report.html")
+    proc = subprocess.run([args.pypto, "report", many, "-o", many_page, "--force"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        failures.append("pypto report on the 400-step trace failed: " + proc.stderr.strip())
+    else:
+        with open(many_page, encoding="utf-8") as f:
+            gaps, labels = timeline_label_gaps(f.read())
+        print("400-step timeline: %d axis labels, smallest gap %.0f px" % (labels, min(gaps) if gaps else 0))
+        if labels < 2 or (gaps and min(gaps) < 50):
+            failures.append("400-step timeline: %d labels, gaps %s px: labels overlap" % (labels, sorted(gaps)[:3]))
+        pages.append(many_page)
+    for n, fixture in enumerate(args.fixture):
+        real = os.path.join(out_dir, "fixture_report_%d.html" % n)
+        proc = subprocess.run([args.pypto, "report", fixture, "-o", real, "--force"], capture_output=True, text=True)
         if proc.returncode != 0:
-            failures.append("pypto report on the fixture failed: " + proc.stderr.strip())
+            failures.append("pypto report on %s failed: %s" % (fixture, proc.stderr.strip()))
         else:
             problems, _ = check_html(real, [])
-            failures += ["fixture_report.html: " + p for p in problems]
+            failures += ["%s: %s" % (os.path.basename(real), p) for p in problems]
             pages.append(real)
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
