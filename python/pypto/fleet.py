@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import ranks as ranks_module
+from ._progress import Progress
 
 #: Workers of the local cluster started when no scheduler address is given (one engine each).
 DEFAULT_LOCAL_WORKERS = 2
@@ -252,11 +253,13 @@ def analyze_fleet(paths: Sequence[Any], scheduler: Optional[str] = None,
 def _map(client: Any, paths: List[str]) -> List[Dict[str, Any]]:
     futures = client.map(profile_summary, paths, pure=False)
     results = []
-    for path, future in zip(paths, futures):
-        try:
-            results.append(future.result())
-        except Exception as error:     # the worker died or the task could not run: an error record
-            results.append({"path": path, "ok": False, "error": f"{type(error).__name__}: {error}"})
+    with Progress("pypto fleet", total=len(paths)) as progress:
+        for path, future in zip(paths, futures):
+            try:
+                results.append(future.result())
+            except Exception as error:     # the worker died or the task could not run: an error record
+                results.append({"path": path, "ok": False, "error": f"{type(error).__name__}: {error}"})
+            progress.advance(path)
     return results
 
 

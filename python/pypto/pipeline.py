@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from ._progress import Progress
 from .drift import DriftResult, detect_drift
 from .history import HistoryError, HistoryStore, RunRecord, utc_now
 
@@ -359,8 +360,11 @@ def run_pipeline(directory: Any, db: Any = None, report: Any = None, log: Log = 
     result = PipelineResult(db_path)
     with HistoryStore(db_path) as store:
         known = store.known_hashes()
-        for path in discover_profiles(directory, exclude=_db_excludes(db_path)):
-            result.outcomes.append(ingest_one(store, path, known, log))
+        paths = discover_profiles(directory, exclude=_db_excludes(db_path))
+        with Progress("pypto pipeline", total=len(paths)) as progress:
+            for path in paths:
+                result.outcomes.append(ingest_one(store, path, known, log))
+                progress.advance(path)
         result.drift = detect_drift(store)
         if report is not None:
             from .review_report import write_report

@@ -23,6 +23,8 @@ import statistics
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+
+from ._progress import Progress
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -541,8 +543,13 @@ def analyze_ranks(directory_or_paths: Any, max_workers: Optional[int] = None) ->
     else:
         paths = [os.fspath(p) for p in directory_or_paths]
     workers = max_workers or min(len(paths), os.cpu_count() or 1) or 1
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pypto-rank") as pool:
-        analyses = list(pool.map(analyze_rank, paths))
+    with Progress("pypto ranks", total=len(paths), unit="ranks") as progress:
+        def analyze_one(path: str) -> RankAnalysis:
+            result = analyze_rank(path)
+            progress.advance(path)
+            return result
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pypto-rank") as pool:
+            analyses = list(pool.map(analyze_one, paths))
     return compare_ranks(analyses)
 
 
