@@ -1,5 +1,7 @@
 #include "cli/terminal_progress.h"
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,7 +19,11 @@ constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
 }  // namespace
 
 TerminalProgress::TerminalProgress(std::string label)
-    : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+    : label_(std::move(label)),
+      // A terminal only, and not when the user turned progress off (PYPTO_NO_PROGRESS, as the Python commands).
+      enabled_(isatty(STDERR_FILENO) == 1 && (std::getenv("PYPTO_NO_PROGRESS") == nullptr ||
+                                               *std::getenv("PYPTO_NO_PROGRESS") == '\0')),
+      start_(Clock::now()) {}
 
 void TerminalProgress::Update(uint64_t done_bytes, uint64_t total_bytes) {
   if (!enabled_) return;
