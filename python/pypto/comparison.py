@@ -34,7 +34,8 @@ class ComparisonReport:
         return bool(self.data.get("step_latency", {}).get("significant"))
 
     @property
-    def verdict(self) -> str:
+    def step_verdict(self) -> str:
+        """The per-step latency test alone: 'faster', 'slower', 'not significant', 'not testable'."""
         return str(self.data.get("step_latency", {}).get("verdict", ""))
 
     def latency_ms(self, side: str = "candidate") -> Dict[str, Any]:
