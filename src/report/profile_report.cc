@@ -381,6 +381,15 @@ static void AppendRecommendationsHtml(std::string* out, const std::vector<Report
   }
 }
 
+// "<tr><td class=name title=FULL>SHORT" (the caller closes the cell):
+// readable kernel names in the tables, the full name on hover.
+void AppendNameCell(std::string* out, const std::string& name) {
+  *out += "<tr><td class=\"name\" title=\"";
+  AppendEscapedHtml(out, name);
+  *out += "\">";
+  AppendEscapedHtml(out, ShortKernelName(name));
+}
+
 static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
                              const std::vector<std::vector<EvidenceRow>>& issue_rows) {
   *out += "<h2 id=\"issues\">Top issues</h2>\n";
@@ -397,8 +406,10 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
     AppendEscapedHtml(out, SeverityName(i.severity));
     *out += "</b> <b>";
     AppendEscapedHtml(out, IssueTypeName(i.type));
-    *out += "</b> on <code>";
-    AppendEscapedHtml(out, i.op_name.empty() ? "(step-wide)" : i.op_name);
+    *out += "</b> on <code title=\"";
+    AppendEscapedHtml(out, i.op_name);
+    *out += "\">";
+    AppendEscapedHtml(out, i.op_name.empty() ? "(step-wide)" : ShortKernelName(i.op_name));
     *out += "</code>";
     if (!i.phase.empty()) { *out += " <span class=\"muted\">("; AppendEscapedHtml(out, i.phase); *out += ")</span>"; }
     *out += "<p>";
@@ -571,8 +582,7 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
            "<th class=\"num\">achieved</th><th>bound</th></tr>\n";
     for (size_t i = 0; i < d.roofline.size() && i < 15; ++i) {
       const RooflineOp& r = d.roofline[i];
-      out += "<tr><td class=\"name\">";
-      AppendEscapedHtml(&out, r.name);
+      AppendNameCell(&out, r.name);
       out += "<br><span class=\"muted small\">";
       AppendEscapedHtml(&out, r.shape);
       out += fmt::format("</span></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3g}</td>"
@@ -593,8 +603,7 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
   out += "<h2 id=\"kernels\">Top device kernels</h2>\n<table><tr><th>name</th><th>kind</th><th class=\"num\">count</th>"
          "<th class=\"num\">total</th><th class=\"num\">mean</th><th class=\"num\">share of busy</th></tr>\n";
   for (const DeviceTaskSummary& k : s.top_device_tasks) {
-    out += "<tr><td class=\"name\">";
-    AppendEscapedHtml(&out, k.name);
+    AppendNameCell(&out, k.name);
     out += fmt::format("</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
                        EscapeHtml(k.kind), k.count, EscapeHtml(FormatMs(double(k.total_ns))), EscapeHtml(FormatUs(double(k.mean_ns))),
                        EscapeHtml(FormatPercent(k.share_of_busy)));
