@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "advisor/optimizers.h"
+#include "hw/dtype.h"
 #include "hw/embedded_data.h"
 #include "report/json_writer.h"
 
@@ -55,12 +56,6 @@ namespace {
 constexpr int kDrawnTokens = 6;
 constexpr int kMaxDrawnHeads = 4;
 
-int DtypeBytesOf(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "float32") return 4;
-  if (dtype == "int8" || dtype == "fp8") return 1;
-  return 2;  // bf16 / fp16, the usual cache dtypes
-}
-
 std::string Escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -80,7 +75,9 @@ LayoutPicture KVCacheLayoutOptimizer::GenerateLayoutPicture() const {
   const int kv_heads = m.num_kv_heads > 0 ? m.num_kv_heads : (m.num_heads > 0 ? m.num_heads : 8);
   const int head_dim = m.head_dim > 0 ? m.head_dim : 128;
   const int64_t seq = m.max_seq > 0 ? m.max_seq : 1024;
-  const int bytes = DtypeBytesOf(m.dtype);
+  // The cache dtype's element size; bf16 / fp16 (2 B), the usual cache dtypes, when unknown.
+  const double known_bytes = DTypeBytes(ParseDType(m.dtype));
+  const int bytes = known_bytes >= 1 ? int(known_bytes) : 2;
   const int drawn_heads = std::min(kv_heads, kMaxDrawnHeads);
   const int64_t row_bytes = int64_t(head_dim) * bytes;
   const int64_t stride_bytes = int64_t(kv_heads) * row_bytes;

@@ -79,10 +79,11 @@ constexpr Spelling kSpellings[] = {
     {"int16", DType::kInt16}, {"dt_int16", DType::kInt16}, {"uint16", DType::kInt16}, {"dt_uint16", DType::kInt16},
     {"signed char", DType::kInt8}, {"signedchar", DType::kInt8}, {"unsigned char", DType::kInt8},
     {"unsignedchar", DType::kInt8}, {"int8", DType::kInt8}, {"uint8", DType::kInt8}, {"dt_int8", DType::kInt8},
-    {"dt_uint8", DType::kInt8}, {"char", DType::kInt8}, {"int4", DType::kInt4}, {"dt_int4", DType::kInt4},
+    {"dt_uint8", DType::kInt8}, {"char", DType::kInt8}, {"byte", DType::kInt8}, {"int4", DType::kInt4}, {"dt_int4", DType::kInt4},
     {"bool", DType::kBool}, {"dt_bool", DType::kBool},
-    {"c10::complex<float>", DType::kComplex64}, {"complex64", DType::kComplex64}, {"dt_complex64", DType::kComplex64},
+    {"c10::complex<float>", DType::kComplex64}, {"complex64", DType::kComplex64}, {"complexfloat", DType::kComplex64}, {"dt_complex64", DType::kComplex64},
     {"c10::complex<double>", DType::kComplex128}, {"complex128", DType::kComplex128},
+    {"complexdouble", DType::kComplex128},
     {"dt_complex128", DType::kComplex128},
 };
 

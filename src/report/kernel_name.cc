@@ -10,16 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "model/string_table.h"
+
 namespace pypto::report {
 namespace {
 
-// FNV-1a, 16 bits folded: enough to tell a handful of look-alikes apart.
+// The string table's hash folded to 16 bits: enough to tell a handful of look-alikes apart.
 std::string ShortHash(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  const uint64_t h = HashString(s);
   return fmt::format("{:04x}", static_cast<unsigned>((h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48)) & 0xffff));
 }
 

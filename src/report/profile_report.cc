@@ -270,10 +270,7 @@ StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const Operato
   d.recommendations = CollectRecommendations(d.diagnosis, &d.advisor_available);
 
   // Evidence rows of the shown issues, named and placed in their step.
-  TimeNs origin = kNoTime;
-  for (uint32_t r = 0; r < profile.host_ops.size(); ++r)
-    origin = origin == kNoTime ? profile.host_ops.ts[r] : std::min(origin, profile.host_ops.ts[r]);
-  for (uint32_t r = 0; r < t.size(); ++r) origin = origin == kNoTime ? t.ts[r] : std::min(origin, t.ts[r]);
+  const TimeNs origin = graph.WholeWindow().start;
   // A host op lies in the step whose host range holds it; a device task in the
   // step whose device work holds it (device spans can overlap the next host range).
   auto step_of = [&](TimeNs ts, bool host) -> std::string {

@@ -54,6 +54,7 @@
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
 #include "graph/interval_union.h"
+#include "hw/dtype.h"
 
 namespace pypto {
 namespace {
@@ -78,16 +79,6 @@ inline constexpr double kRdmaSmallPacketMb = 1.0;
 inline constexpr double kSmallPacketShare = 0.2;
 // Bytes. Source: msprof-analyze byte_alignment.yaml: SDMA sizes % 512 != 0.
 inline constexpr int64_t kTransferAlignmentBytes = 512;
-
-// Bytes of one element of a Kineto collective "dtype" (c10 scalar type names).
-double ElementBytes(std::string_view dtype) {
-  const std::string d = detectors::LowerAscii(dtype);
-  if (d == "double" || d == "long" || d == "int64" || d == "complexfloat") return 8;
-  if (d == "float" || d == "int" || d == "int32" || d == "float32") return 4;
-  if (d == "half" || d == "bfloat16" || d == "short" || d == "float16") return 2;
-  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.starts_with("float8")) return 1;
-  return 0;
-}
 
 // nccl-tests' bus-bandwidth factor of a collective over n ranks.
 double BusFactor(std::string_view collective, double n) {
@@ -200,7 +191,7 @@ class Communication final : public Detector {
             f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
             const std::string_view collective = ctx.TaskAttributeText(r, "Collective name");
             const double n = ctx.TaskAttribute(r, "Group size");
-            const double elem = ElementBytes(ctx.TaskAttributeText(r, "dtype"));
+            const double elem = DTypeBytes(ParseDType(ctx.TaskAttributeText(r, "dtype")));  // c10 names: Float, Half, Long …
             const bool gathers = collective.find("gather") != std::string_view::npos;
             const double nelems = ctx.TaskAttribute(r, gathers ? "Out msg nelems" : "In msg nelems");
             if (!collective.empty() && elem > 0 && nelems > 0 && t.dur[r] > 0) {
