@@ -1,5 +1,7 @@
 #include "analysis/detectors/detector_util.h"
 
+#include "graph/interval_union.h"
+
 #include <fmt/format.h>
 
 namespace pypto::detectors {
@@ -71,6 +73,17 @@ void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur) {
   issue->affected_tasks.push_back(task);
   ++issue->evidence.count;
   issue->evidence.total_ns += dur;
+}
+
+std::vector<std::pair<TimeNs, TimeNs>> BusyIntervals(const DiagnosisContext& ctx, bool kernels_only) {
+  const DeviceTaskTable& d = ctx.profile->device_tasks;
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  spans.reserve(ctx.tasks.size());
+  for (uint32_t t : ctx.tasks) {
+    if (kernels_only && d.kind[t] != DeviceTaskKind::kKernel && d.kind[t] != DeviceTaskKind::kCommunication) continue;
+    spans.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
+  }
+  return MergedIntervals(std::move(spans));
 }
 
 void AddShape(Issue* issue, std::string_view shape) {

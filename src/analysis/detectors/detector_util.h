@@ -20,6 +20,11 @@ struct StreamGaps {
 };
 StreamGaps ComputeStreamGaps(const DiagnosisContext& ctx);
 
+// The analysed tasks' busy intervals, all devices together, merged and sorted
+// (graph/interval_union.h MergedIntervals); kernels and collectives only when
+// `kernels_only` (what a copy could overlap with).
+std::vector<std::pair<TimeNs, TimeNs>> BusyIntervals(const DiagnosisContext& ctx, bool kernels_only = false);
+
 // Class of a task (kOther when the classification is shorter than the table).
 OpClass TaskClass(const DiagnosisContext& ctx, uint32_t task);
 std::string_view TaskSubKind(const DiagnosisContext& ctx, uint32_t task);

@@ -294,10 +294,8 @@ class FusibleSequence final : public Detector {
       steps_by_optimizer[std::string(optimizer)].push_back(op);
     }
     if (steps_by_optimizer.empty()) return;
-    // Device busy intervals (all devices), merged, to measure the idle inside a range.
-    std::vector<std::pair<TimeNs, TimeNs>> busy;
-    for (uint32_t t : ctx.tasks) busy.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
-    const std::vector<std::pair<TimeNs, TimeNs>> merged = MergedIntervals(std::move(busy));
+    // Device busy intervals (all devices), to measure the idle inside a range.
+    const std::vector<std::pair<TimeNs, TimeNs>> merged = detectors::BusyIntervals(ctx);
     for (const auto& [optimizer, ops] : steps_by_optimizer) {
       Issue issue;
       issue.type = IssueType::kFusibleSequence;

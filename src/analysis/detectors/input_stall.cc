@@ -31,19 +31,6 @@
 namespace pypto {
 namespace {
 
-// Merged busy intervals of the analysed tasks (all devices); kernels and
-// collectives only when `kernels_only` (what a copy could overlap with).
-std::vector<std::pair<TimeNs, TimeNs>> BusyIntervals(const DiagnosisContext& ctx, bool kernels_only) {
-  const DeviceTaskTable& d = ctx.profile->device_tasks;
-  std::vector<std::pair<TimeNs, TimeNs>> spans;
-  spans.reserve(ctx.tasks.size());
-  for (uint32_t t : ctx.tasks) {
-    if (kernels_only && d.kind[t] != DeviceTaskKind::kKernel && d.kind[t] != DeviceTaskKind::kCommunication) continue;
-    spans.emplace_back(d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0));
-  }
-  return MergedIntervals(std::move(spans));
-}
-
 bool IsDataLoaderFetch(std::string_view name) {
   return name.find("DataLoader") != std::string_view::npos && name.find("__next__") != std::string_view::npos;
 }
@@ -82,7 +69,7 @@ class InputStall final : public Detector {
     std::sort(fetches.begin(), fetches.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(h.track[a], h.ts[a]) < std::make_pair(h.track[b], h.ts[b]);
     });
-    const std::vector<std::pair<TimeNs, TimeNs>> busy = BusyIntervals(ctx, false);
+    const std::vector<std::pair<TimeNs, TimeNs>> busy = detectors::BusyIntervals(ctx);
     Issue issue;
     issue.type = IssueType::kInputStall;
     issue.op_name = "DataLoader __next__";
@@ -156,7 +143,7 @@ class InputStall final : public Detector {
                                        "upload): not a per-step cost", outside, detectors::FormatUs(outside_ns)));
     if (copies.empty()) return;
     std::sort(copies.begin(), copies.end(), [&](uint32_t a, uint32_t b) { return d.ts[a] < d.ts[b]; });
-    const std::vector<std::pair<TimeNs, TimeNs>> kernels = BusyIntervals(ctx, true);
+    const std::vector<std::pair<TimeNs, TimeNs>> kernels = detectors::BusyIntervals(ctx, /*kernels_only=*/true);
     Issue issue;
     issue.type = IssueType::kInputStall;
     issue.op_name = "pageable memcpy";
