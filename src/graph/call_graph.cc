@@ -8,10 +8,21 @@
 #include <map>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "graph/graph_internal.h"
 #include "model/phase_timer.h"
 
 namespace pypto {
+
+namespace {
+constexpr TimeNs kNsPerDay = 86'400'000'000'000;
+// The longest span of one profile's times: 30 days. Real profiles span seconds
+// to hours; a longer span means corrupt times or clocks mixed in one file. The
+// bound keeps sums of task durations within a window far below int64
+// (2^63 ns / 30 days: over 3500 tasks as long as the window).
+constexpr TimeNs kMaxProfileSpanNs = 30 * kNsPerDay;
+}  // namespace
 
 std::vector<std::string> DefaultGraphLaunchNames() {
   // CUDA runtime + driver and HIP spellings (reference kineto-format §7.4).
@@ -211,7 +222,7 @@ class CallGraphBuilder {
 
   Status Run() {
     PYPTO_RETURN_IF_ERROR(CheckColumns());
-    ComputeWholeWindow();
+    PYPTO_RETURN_IF_ERROR(ComputeWholeWindow());
     { PhaseTimer t("graph.nest"); NestHostOps(); }
     { PhaseTimer t("graph.children+self"); ComputeChildrenAndSelfTime(); }
     { PhaseTimer t("graph.enclosing"); ComputeEnclosingOperators(); }
@@ -260,15 +271,39 @@ class CallGraphBuilder {
     return Status::Ok();
   }
 
-  void ComputeWholeWindow() {
+  // The window of every row. Refuses times that no clock of one profile gives:
+  // an end past int64, or a span over kMaxProfileSpanNs. Every later figure
+  // subtracts and sums times of this window, and would overflow otherwise.
+  Status ComputeWholeWindow() {
     TimeNs start = INT64_MAX, end = INT64_MIN;
-    auto take = [&](TimeNs ts, TimeNs dur) {
+    const char* overflow_table = nullptr;
+    TimeNs overflow_ts = 0;
+    auto take = [&](const char* table, TimeNs ts, TimeNs dur) {
+      TimeNs row_end = 0;
+      if (__builtin_add_overflow(ts, std::max<TimeNs>(dur, 0), &row_end)) {
+        if (!overflow_table) overflow_table = table, overflow_ts = ts;
+        row_end = INT64_MAX;
+      }
       start = std::min(start, ts);
-      end = std::max(end, ts + std::max<TimeNs>(dur, 0));
+      end = std::max(end, row_end);
     };
-    for (size_t i = 0; i < p_.host_ops.size(); ++i) take(p_.host_ops.ts[i], p_.host_ops.dur[i]);
-    for (size_t i = 0; i < p_.device_tasks.size(); ++i) take(p_.device_tasks.ts[i], p_.device_tasks.dur[i]);
+    for (size_t i = 0; i < p_.host_ops.size(); ++i) take("host op", p_.host_ops.ts[i], p_.host_ops.dur[i]);
+    for (size_t i = 0; i < p_.device_tasks.size(); ++i)
+      take("device task", p_.device_tasks.ts[i], p_.device_tasks.dur[i]);
     g_.whole_window_ = start <= end ? TimeWindow{start, end} : TimeWindow{0, 0};
+    const std::string from =
+        p_.source_files.empty() ? std::string("the profile") : p_.source_files.front();
+    if (overflow_table) {
+      return CorruptError(fmt::format("{}: a {} at ts {} ns ends past the largest int64 nanosecond time", from,
+                                      overflow_table, overflow_ts));
+    }
+    TimeNs span = 0;
+    if (start <= end && (__builtin_sub_overflow(end, start, &span) || span > kMaxProfileSpanNs)) {
+      return CorruptError(fmt::format(
+          "{}: the rows' times span {} ns to {} ns, more than {} days: the times are corrupt or mix clocks", from,
+          start, end, kMaxProfileSpanNs / kNsPerDay));
+    }
+    return Status::Ok();
   }
 
   // Per track: sort by (ts, -dur), then a stack sweep. See docs/graph.md "Nesting".

@@ -473,5 +473,38 @@ TEST(Build, EmptyProfileAndBadColumns) {
   EXPECT_FALSE(OperatorCallGraph::Build(b.profile).ok());
 }
 
+// Times no one clock of a profile gives are refused with the reason, before any
+// figure subtracts them (UBSan found end - start overflowing on a fuzzed pypto
+// database: a task at -7.7e18 ns and one at 1.7e18 ns).
+TEST(Build, TimesSpanningMoreThanThirtyDaysOrEndingPastInt64AreRefused) {
+  ProfileBuilder mixed;
+  const uint32_t s = mixed.Stream(0, 7);
+  mixed.Task(s, "k", -7'710'444'037'034'999'937, 1000);
+  mixed.Task(s, "k", 1'736'410'576'395'017'500, 1000);
+  StatusOr<OperatorCallGraph> g = OperatorCallGraph::Build(mixed.profile);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(g.status().message().find("more than 30 days"), std::string::npos) << g.status().ToString();
+
+  // 31 days between two rows: refused; 29 days: a (long) profile, accepted.
+  constexpr TimeNs kDay = 86'400'000'000'000;
+  ProfileBuilder long_gap;
+  const uint32_t s2 = long_gap.Stream(0, 7);
+  long_gap.Task(s2, "k", 0, 1000);
+  long_gap.Task(s2, "k", 31 * kDay, 1000);
+  EXPECT_FALSE(OperatorCallGraph::Build(long_gap.profile).ok());
+  ProfileBuilder ok_gap;
+  const uint32_t s3 = ok_gap.Stream(0, 7);
+  ok_gap.Task(s3, "k", 0, 1000);
+  ok_gap.Task(s3, "k", 29 * kDay, 1000);
+  EXPECT_TRUE(OperatorCallGraph::Build(ok_gap.profile).ok());
+
+  ProfileBuilder past_end;
+  past_end.Task(past_end.Stream(0, 7), "k", INT64_MAX - 10, 1000);
+  StatusOr<OperatorCallGraph> e = OperatorCallGraph::Build(past_end.profile);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("ends past the largest int64"), std::string::npos) << e.status().ToString();
+}
+
 }  // namespace
 }  // namespace pypto
