@@ -1,5 +1,4 @@
 // KVCacheLayoutOptimizer, the norm fusion plan and WriteArtifacts (optimizers.h).
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
@@ -10,7 +9,8 @@
 #include "advisor/optimizers.h"
 #include "hw/dtype.h"
 #include "hw/embedded_data.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
+#include "io/output_file.h"
 
 namespace pypto::advisor {
 namespace {
@@ -186,7 +186,7 @@ FusionPlan GenerateNormFusionPlan(const DiagnosticReport& report, const ModelCon
   const bool llama_like = model.arch.empty() || model.arch == "llama" || model.arch == "qwen" ||
                           model.arch == "qwen2" || model.arch == "mistral";
   std::string out;
-  report::JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kFusionPlanSchema);
@@ -293,10 +293,7 @@ Status WriteArtifacts(const ArtifactInputs& inputs, const std::string& dir, bool
       targets.push_back(base + "/kv_cache_layout.svg");
     }
     if (kinds.count("norm_fusion_plan")) targets.push_back(base + "/norm_fusion_plan.json");
-    for (const std::string& t : targets) {
-      struct stat st;
-      if (::lstat(t.c_str(), &st) == 0) return InvalidArgumentError(t + ": exists (pass --force to overwrite)");
-    }
+    for (const std::string& t : targets) PYPTO_RETURN_IF_ERROR(io::CheckOutputPath(t, false));
   }
   if (kinds.count("tiling_config")) {
     if (!inputs.graph || !inputs.classes) {

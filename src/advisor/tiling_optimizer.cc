@@ -10,7 +10,7 @@
 #include "analysis/cost_model.h"
 #include "hw/dtype.h"
 #include "hw/hardware.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 namespace pypto::advisor {
 namespace {
@@ -119,7 +119,7 @@ std::string TuningConfig::TuneOpsFileJson() const {
   // The msprof-analyze tune_ops_file form (advisor result _save_op_file_list):
   // {"tune_ops_name": [kernel names]}.
   std::string out;
-  report::JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.Key("tune_ops_name");
@@ -135,7 +135,7 @@ std::string TuningConfig::TuneOpsFileJson() const {
 
 std::string TuningConfig::DetailJson() const {
   std::string out;
-  report::JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kTuningConfigSchema);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "io/output_file.h"
 #include "cli/advise_command.h"
 #include "cli/calibrate_command.h"
 #include "cli/diagnose_command.h"
@@ -133,7 +134,7 @@ struct ExportArgs {
 
 int RunExportTrace(const ExportArgs& args) {
   // Refuse an existing output before a possibly long import.
-  if (Status check = report::CheckOutputPath(args.output, args.force); !check.ok()) return PrintError(check);
+  if (Status check = io::CheckOutputPath(args.output, args.force); !check.ok()) return PrintError(check);
   TerminalProgress progress(ProgressLabel(args.input.path));
   StatusOr<report::ProfileWithGraph> loaded =
       report::LoadProfileWithGraph(args.input.path, MakeImportOptions(args.input, &progress));

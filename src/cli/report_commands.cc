@@ -1,3 +1,4 @@
+#include "io/output_file.h"
 #include "cli/report_commands.h"
 
 #include <cstdio>
@@ -80,7 +81,7 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args) {
 
 int RunCompare(const CompareArgs& args) {
   if (!args.html.empty()) {
-    if (Status s = report::CheckOutputPath(args.html, args.force); !s.ok()) return Fail(s);
+    if (Status s = io::CheckOutputPath(args.html, args.force); !s.ok()) return Fail(s);
   }
   ImportOptions import;
   import.cancel = InterruptFlag();
@@ -91,7 +92,7 @@ int RunCompare(const CompareArgs& args) {
   }
   if (!rep.ok()) return Fail(rep.status());
   if (!args.html.empty()) {
-    if (Status s = report::WriteTextFile(args.html, rep->to_html(), args.force); !s.ok()) return Fail(s);
+    if (Status s = io::WriteTextFile(args.html, rep->to_html(), args.force); !s.ok()) return Fail(s);
     std::printf("wrote %s\n", args.html.c_str());
     return kExitOk;
   }
@@ -118,7 +119,7 @@ CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {
 
 int RunReport(const ReportArgs& args, const std::string& path, const ImportOptions& import,
               const std::function<void()>& finish_progress) {
-  if (Status s = report::CheckOutputPath(args.output, args.force); !s.ok()) {
+  if (Status s = io::CheckOutputPath(args.output, args.force); !s.ok()) {
     if (finish_progress) finish_progress();
     return Fail(s);
   }
@@ -141,7 +142,7 @@ int RunReport(const ReportArgs& args, const std::string& path, const ImportOptio
            : args.markdown ? report::RenderProfileMarkdown(*data)
                            : report::RenderProfileHtml(*data);
   }
-  if (Status s = report::WriteTextFile(args.output, text, args.force); !s.ok()) return Fail(s);
+  if (Status s = io::WriteTextFile(args.output, text, args.force); !s.ok()) return Fail(s);
   std::printf("wrote %s\n", args.output.c_str());
   return kExitOk;
 }
@@ -164,7 +165,7 @@ void AddExportSqliteOutput(CLI::App* cmd, ExportSqliteArgs* args) {
 
 int RunExportSqlite(const ExportSqliteArgs& args, const std::string& path, const ImportOptions& import,
                     const std::function<void()>& finish_progress) {
-  if (Status s = report::CheckOutputPath(args.output, args.force); !s.ok()) {
+  if (Status s = io::CheckOutputPath(args.output, args.force); !s.ok()) {
     if (finish_progress) finish_progress();
     return Fail(s);
   }

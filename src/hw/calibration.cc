@@ -27,6 +27,7 @@
 
 #include "hw/hardware.h"
 #include "io/file.h"
+#include "io/output_file.h"
 
 namespace pypto {
 namespace {
@@ -332,16 +333,7 @@ Status SaveCalibration(const CalibrationResult& r, const std::string& path_in) {
       "  \"method\": \"{}\",\n  \"measured_at\": \"{}\"\n}}\n",
       r.version, JsonEscape(r.host), JsonEscape(r.cpu_model), r.threads, r.fp32_flops, r.fp32_gemm_flops,
       r.memory_bandwidth, JsonEscape(r.method), JsonEscape(r.measured_at));
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(fmt::format("{}: cannot write", tmp));
-    out << text;
-    if (!out.flush()) return IoError(fmt::format("{}: write failed", tmp));
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return IoError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
-  return Status::Ok();
+  return io::WriteTextFile(path, text, /*overwrite=*/true);
 }
 
 StatusOr<CalibrationResult> LoadCalibration(const std::string& path_in) {

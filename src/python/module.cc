@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "io/output_file.h"
 #include "advisor/advise_profile.h"
 #include "advisor/optimizers.h"
 #include "analysis/diagnostic_report.h"
@@ -447,7 +448,7 @@ void BindEngine(py::module_& m) {
     return out;
   });
   m.def("write_text_file", [](const std::string& path, const std::string& text, bool force) {
-    Check(report::WriteTextFile(path, text, force));
+    Check(io::WriteTextFile(path, text, force));
   }, py::arg("path"), py::arg("text"), py::arg("force") = false);
   m.attr("__version__") = PYPTO_VERSION;
   m.attr("default_max_input_bytes") = io::kDefaultMaxInputBytes;

@@ -1,10 +1,10 @@
 #include "report/advice_report.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 namespace pypto::report {
 namespace {
 
-void WriteModel(JsonWriter& w, const advisor::ModelConfig& m) {
+void WriteModel(io::JsonWriter& w, const advisor::ModelConfig& m) {
   auto opt = [&](std::string_view key, int64_t v) {
     w.Key(key);
     if (v > 0) w.Int(v); else w.Null();
@@ -22,7 +22,7 @@ void WriteModel(JsonWriter& w, const advisor::ModelConfig& m) {
   w.EndObject();
 }
 
-void WriteStrings(JsonWriter& w, std::string_view key, const std::vector<std::string>& list) {
+void WriteStrings(io::JsonWriter& w, std::string_view key, const std::vector<std::string>& list) {
   w.Key(key);
   w.BeginArray();
   for (const std::string& s : list) w.String(s);
@@ -33,7 +33,7 @@ void WriteStrings(JsonWriter& w, std::string_view key, const std::vector<std::st
 
 std::string RenderAdviceJson(const advisor::AdviceReport& a) {
   std::string out;
-  JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kAdviseJsonSchema);

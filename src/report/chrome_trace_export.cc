@@ -1,8 +1,5 @@
 #include "report/chrome_trace_export.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -11,7 +8,8 @@
 #include <vector>
 
 #include "report/analysis_summary.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
+#include "io/output_file.h"
 
 namespace pypto::report {
 namespace {
@@ -27,7 +25,6 @@ constexpr int kHostSortBase = 0;
 constexpr int kDeviceSortBase = 1000;
 constexpr int kCriticalPathSortIndex = 1000000;
 // Output file mode (before umask is not applied: mkstemp creates 0600).
-constexpr mode_t kOutputFileMode = 0644;
 
 constexpr std::string_view kLaunchFlowCategory = "ac2g";
 constexpr std::string_view kLaunchFlowName = "launch";
@@ -39,7 +36,7 @@ int64_t FloorToWholeSecond(TimeNs ns) {
   return seconds * kNsPerSecond;
 }
 
-void KeyId(JsonWriter& json, std::string_view key, int64_t id) {
+void KeyId(io::JsonWriter& json, std::string_view key, int64_t id) {
   json.Key(key);
   if (id > kMaxExactJsonInteger || id < -kMaxExactJsonInteger) json.String(std::to_string(id));
   else json.Int(id);
@@ -377,7 +374,7 @@ class TraceWriter {
   const ChromeTraceOptions& options_;
   const TraceSink& sink_;
   std::string buffer_;
-  JsonWriter json_;
+  io::JsonWriter json_;
   TimeNs base_ns_ = 0;
   std::vector<Process> processes_;
   std::vector<int> track_pid_;
@@ -389,25 +386,6 @@ class TraceWriter {
   std::optional<AttributeIndex> host_attributes_;
   std::optional<AttributeIndex> task_attributes_;
 };
-
-std::string ErrnoText() { return std::strerror(errno); }
-
-// Writes whole chunks to a file descriptor, retrying short writes.
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    const ssize_t written = ::write(fd, data.data(), data.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return IoError(path + ": write failed: " + ErrnoText());
-    }
-    data.remove_prefix(static_cast<size_t>(written));
-  }
-  return Status::Ok();
-}
-
-Status RefuseExisting(const std::string& path) {
-  return InvalidArgumentError(path + ": output file already exists; refusing to overwrite it (use --force)");
-}
 
 }  // namespace
 
@@ -425,60 +403,11 @@ StatusOr<std::string> ChromeTraceToString(const OperatorCallGraph& graph, const 
   return text;
 }
 
-Status CheckOutputPath(const std::string& path, bool overwrite) {
-  struct stat existing;
-  if (::lstat(path.c_str(), &existing) != 0) return Status::Ok();
-  if (S_ISDIR(existing.st_mode)) return InvalidArgumentError(path + ": is a directory, not an output file");
-  if (!overwrite) return RefuseExisting(path);
-  return Status::Ok();
-}
-
 Status ExportChromeTraceFile(const OperatorCallGraph& graph, const ChromeTraceOptions& options,
                              const std::string& path, bool overwrite) {
-  PYPTO_RETURN_IF_ERROR(CheckOutputPath(path, overwrite));
-  struct stat existing;
-
-  std::string temp_path = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp_path.data());
-  if (fd < 0) return IoError(path + ": cannot create output file: " + ErrnoText());
-  ::fchmod(fd, kOutputFileMode);
-  Status written = WriteChromeTrace(graph, options, [&](std::string_view chunk) { return WriteAll(fd, chunk, path); });
-  if (::close(fd) != 0 && written.ok()) written = IoError(path + ": write failed: " + ErrnoText());
-  if (!written.ok()) {
-    ::unlink(temp_path.c_str());
-    return written;
-  }
-
-  if (overwrite) {
-    if (::rename(temp_path.c_str(), path.c_str()) != 0) {
-      Status failed = IoError(path + ": cannot move the output into place: " + ErrnoText());
-      ::unlink(temp_path.c_str());
-      return failed;
-    }
-    return Status::Ok();
-  }
-  // link() fails with EEXIST if `path` appeared meanwhile: no-overwrite holds
-  // even against a concurrent writer.
-  if (::link(temp_path.c_str(), path.c_str()) == 0) {
-    ::unlink(temp_path.c_str());
-    return Status::Ok();
-  }
-  const int link_errno = errno;
-  if (link_errno == EEXIST) {
-    ::unlink(temp_path.c_str());
-    return RefuseExisting(path);
-  }
-  // Filesystems without hard links (EPERM, ENOTSUP): check, then rename.
-  if (::lstat(path.c_str(), &existing) == 0) {
-    ::unlink(temp_path.c_str());
-    return RefuseExisting(path);
-  }
-  if (::rename(temp_path.c_str(), path.c_str()) != 0) {
-    Status failed = IoError(path + ": cannot move the output into place: " + ErrnoText());
-    ::unlink(temp_path.c_str());
-    return failed;
-  }
-  return Status::Ok();
+  return io::WriteOutputFile(path, overwrite, [&](int fd, const std::string&) {
+    return WriteChromeTrace(graph, options, [&](std::string_view chunk) { return io::WriteAllToFd(fd, chunk, path); });
+  });
 }
 
 }  // namespace pypto::report

@@ -41,10 +41,6 @@ Status WriteChromeTrace(const OperatorCallGraph& graph, const ChromeTraceOptions
 // The whole trace in memory (tests, small profiles).
 StatusOr<std::string> ChromeTraceToString(const OperatorCallGraph& graph, const ChromeTraceOptions& options = {});
 
-// Fails (kInvalidArgument) when `path` is a directory, or an existing file and
-// not `overwrite`: lets a front end refuse before a long import.
-Status CheckOutputPath(const std::string& path, bool overwrite);
-
 // Writes the trace to `path`. Refuses (kInvalidArgument) to replace an existing
 // file unless `overwrite`. The text goes to a temporary file next to `path`
 // that is moved into place at the end, so a failed export leaves no partial

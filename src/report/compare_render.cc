@@ -8,7 +8,7 @@
 #include "compare/compare.h"
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 #include "report/kernel_name.h"
 #include "report/text_table.h"
 
@@ -41,7 +41,7 @@ std::string Rel(double r) {
   return fmt::format("{:+.1f}%", r * 100);
 }
 
-void WriteTest(report::JsonWriter& w, const SignificanceTest& t) {
+void WriteTest(io::JsonWriter& w, const SignificanceTest& t) {
   w.BeginObject();
   w.KeyString("method", t.method);
   w.KeyUint("n_baseline", t.n_baseline);
@@ -64,7 +64,7 @@ void WriteTest(report::JsonWriter& w, const SignificanceTest& t) {
   w.EndObject();
 }
 
-void WriteLatency(report::JsonWriter& w, const LatencyStats& s) {
+void WriteLatency(io::JsonWriter& w, const LatencyStats& s) {
   w.BeginObject();
   w.KeyUint("count", s.count);
   w.KeyDouble("mean", s.mean_ms);
@@ -76,7 +76,7 @@ void WriteLatency(report::JsonWriter& w, const LatencyStats& s) {
   w.EndObject();
 }
 
-void WriteSide(report::JsonWriter& w, const RunSide& s) {
+void WriteSide(io::JsonWriter& w, const RunSide& s) {
   w.BeginObject();
   w.KeyString("source_path", s.source_path);
   w.KeyString("format", s.format);
@@ -197,7 +197,7 @@ std::string ComparisonReport::to_text() const {
 
 std::string ComparisonReport::to_json() const {
   std::string out;
-  report::JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kCompareJsonSchema);

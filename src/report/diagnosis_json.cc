@@ -1,12 +1,12 @@
 // JSON rendering of the diagnosis, schema "pypto.diagnose/1".
 #include "report/diagnosis_report.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 namespace pypto::report {
 
 std::string RenderDiagnosisJson(const DiagnosticReport& r) {
   std::string out;
-  JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kDiagnoseJsonSchema);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 #include "report/text_table.h"
 
 namespace pypto::report {
@@ -13,7 +13,7 @@ namespace pypto::report {
 void AppendEscapedHtml(std::string* out, std::string_view text) {
   static constexpr char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
   for (size_t i = 0; i < text.size();) {
-    const int len = Utf8SequenceAt(text, i);
+    const int len = io::Utf8SequenceAt(text, i);
     if (len < 0) {
       out->append(kReplacement);
       i += static_cast<size_t>(-len);

@@ -22,7 +22,7 @@
 #include "report/chrome_trace_export.h"
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 #include "report/kernel_name.h"
 
 namespace pypto::report {
@@ -662,7 +662,7 @@ std::string RenderProfileMarkdown(const ProfileReportData& d) {
 
 std::string RenderProfileJson(const ProfileReportData& d) {
   std::string out;
-  JsonWriter w(&out);
+  io::JsonWriter w(&out);
   w.set_indent(2);
   w.BeginObject();
   w.KeyString("schema", kReportJsonSchema);
@@ -739,48 +739,6 @@ std::string RenderProfileJson(const ProfileReportData& d) {
   w.EndObject();
   out += "\n";
   return out;
-}
-
-// ------------------------------------------------------------------ file output
-
-Status WriteTextFile(const std::string& path, const std::string& text, bool overwrite) {
-  PYPTO_RETURN_IF_ERROR(CheckOutputPath(path, overwrite));
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return IoError(path + ": cannot create output file: " + std::strerror(errno));
-  ::fchmod(fd, 0644);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return IoError(path + ": write failed: " + err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    ::unlink(temp.c_str());
-    return IoError(path + ": write failed: " + std::strerror(errno));
-  }
-  if (!overwrite) {
-    if (::link(temp.c_str(), path.c_str()) == 0) {
-      ::unlink(temp.c_str());
-      return Status::Ok();
-    }
-    if (errno == EEXIST) {
-      ::unlink(temp.c_str());
-      return CheckOutputPath(path, false);
-    }
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return IoError(path + ": cannot move the output into place: " + err);
-  }
-  return Status::Ok();
 }
 
 }  // namespace pypto::report

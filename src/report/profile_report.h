@@ -136,7 +136,4 @@ std::string RenderProfileMarkdown(const ProfileReportData& data);
 // {"schema":"pypto.report/1","analysis":<pypto.analyze/1>,"diagnosis":<pypto.diagnose/1>,"steps":…,"classes":…,"roofline":…,"recommendations":…}
 std::string RenderProfileJson(const ProfileReportData& data);
 
-// Writes text to `path` (temporary file + rename); refuses an existing file unless `overwrite`.
-Status WriteTextFile(const std::string& path, const std::string& text, bool overwrite);
-
 }  // namespace pypto::report

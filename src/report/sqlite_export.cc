@@ -10,6 +10,7 @@
 
 #include "analysis/op_class.h"
 #include "report/analysis_summary.h"
+#include "io/output_file.h"
 #include "report/chrome_trace_export.h"
 #include "report/profile_report.h"
 
@@ -488,41 +489,14 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
 
 StatusOr<SqliteExportStats> ExportSqlite(const OperatorCallGraph& graph, const DiagnosticReport* diagnosis,
                                          const std::string& path, bool overwrite) {
-  PYPTO_RETURN_IF_ERROR(CheckOutputPath(path, overwrite));
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return IoError(path + ": cannot create output file: " + std::strerror(errno));
-  ::close(fd);
   SqliteExportStats stats;
-  Status written;
-  {
+  PYPTO_RETURN_IF_ERROR(io::WriteOutputFile(path, overwrite, [&](int, const std::string& temp) {
     Db db;
-    written = db.Open(temp);
+    Status written = db.Open(temp);
     if (written.ok()) written = WriteAll(db, graph, diagnosis, &stats);
     if (written.ok()) written = db.Close();
-  }
-  if (!written.ok()) {
-    ::unlink(temp.c_str());
-    return Status(written.code(), path + ": " + written.message());
-  }
-  ::chmod(temp.c_str(), 0644);
-  if (!overwrite) {
-    if (::link(temp.c_str(), path.c_str()) == 0) {
-      ::unlink(temp.c_str());
-      return stats;
-    }
-    if (errno == EEXIST) {
-      ::unlink(temp.c_str());
-      Status refused = CheckOutputPath(path, false);
-      if (!refused.ok()) return refused;
-      return IoError(path + ": appeared while writing");
-    }
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return IoError(path + ": cannot move the output into place: " + err);
-  }
+    return written.ok() ? written : Status(written.code(), path + ": " + written.message());
+  }));
   return stats;
 }
 

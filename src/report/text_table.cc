@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 namespace pypto::report {
 namespace {
@@ -75,7 +75,7 @@ std::string TerminalSafe(std::string_view text) {
       ++i;
       continue;
     }
-    const int length = Utf8SequenceAt(text, i);
+    const int length = io::Utf8SequenceAt(text, i);
     if (length <= 0) {
       out.append("\xEF\xBF\xBD");  // U+FFFD
       i += static_cast<size_t>(-length);

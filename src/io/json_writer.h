@@ -1,5 +1,5 @@
-// A small streaming JSON writer for the report layer (analyze --json, Chrome
-// trace export). It appends to a caller-owned std::string and handles commas,
+// A small streaming JSON writer for every layer that writes JSON (reports,
+// Chrome trace export, advisor artifacts). It appends to a caller-owned std::string and handles commas,
 // nesting and escaping, so renderers only say what to write.
 //
 // Strings are always written as valid JSON of valid UTF-8: quotes, backslashes
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pypto::report {
+namespace pypto::io {
 
 // Appends `text` to `out` as a JSON string literal (with the quotes).
 void AppendJsonString(std::string* out, std::string_view text);
@@ -78,4 +78,4 @@ class JsonWriter {
   int indent_ = 0;
 };
 
-}  // namespace pypto::report
+}  // namespace pypto::io

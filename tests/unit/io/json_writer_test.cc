@@ -1,6 +1,6 @@
 // JSON writer: exact microseconds from ns, string escaping and UTF-8 repair,
 // checked against hand-written expectations and by parsing the output back.
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -9,14 +9,14 @@
 #include <limits>
 #include <string>
 
-namespace pypto::report {
+namespace pypto::io {
 namespace {
 
 const std::string kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 std::string Quoted(std::string_view text) {
   std::string out;
-  AppendJsonString(&out, text);
+  io::AppendJsonString(&out, text);
   return out;
 }
 
@@ -31,20 +31,20 @@ std::string ParseBack(const std::string& literal) {
 }
 
 TEST(MicrosFromNs, ThreeFractionDigitsExactly) {
-  EXPECT_EQ(MicrosFromNs(0), "0.000");
-  EXPECT_EQ(MicrosFromNs(1), "0.001");
-  EXPECT_EQ(MicrosFromNs(999), "0.999");
-  EXPECT_EQ(MicrosFromNs(1000), "1.000");
-  EXPECT_EQ(MicrosFromNs(1234567), "1234.567");
-  EXPECT_EQ(MicrosFromNs(-1), "-0.001");
-  EXPECT_EQ(MicrosFromNs(-1500), "-1.500");
+  EXPECT_EQ(io::MicrosFromNs(0), "0.000");
+  EXPECT_EQ(io::MicrosFromNs(1), "0.001");
+  EXPECT_EQ(io::MicrosFromNs(999), "0.999");
+  EXPECT_EQ(io::MicrosFromNs(1000), "1.000");
+  EXPECT_EQ(io::MicrosFromNs(1234567), "1234.567");
+  EXPECT_EQ(io::MicrosFromNs(-1), "-0.001");
+  EXPECT_EQ(io::MicrosFromNs(-1500), "-1.500");
 }
 
 TEST(MicrosFromNs, EpochNanosecondsKeepEveryDigit) {
   // 1.69e18 ns: a double would round the last digits (ulp 256 ns).
-  EXPECT_EQ(MicrosFromNs(1694039959123456789), "1694039959123456.789");
-  EXPECT_EQ(MicrosFromNs(std::numeric_limits<int64_t>::max()), "9223372036854775.807");
-  EXPECT_EQ(MicrosFromNs(std::numeric_limits<int64_t>::min()), "-9223372036854775.808");
+  EXPECT_EQ(io::MicrosFromNs(1694039959123456789), "1694039959123456.789");
+  EXPECT_EQ(io::MicrosFromNs(std::numeric_limits<int64_t>::max()), "9223372036854775.807");
+  EXPECT_EQ(io::MicrosFromNs(std::numeric_limits<int64_t>::min()), "-9223372036854775.808");
 }
 
 TEST(JsonString, EscapesQuotesBackslashesAndControlCharacters) {
@@ -79,7 +79,7 @@ TEST(JsonString, ReplacesInvalidUtf8WithOneReplacementPerMaximalSubpart) {
 
 TEST(JsonWriter, NestsWithCommasAndParsesBack) {
   std::string out;
-  JsonWriter json(&out);
+  io::JsonWriter json(&out);
   json.BeginObject();
   json.KeyString("name", "k");
   json.KeyInt("negative", -5);
@@ -112,7 +112,7 @@ TEST(JsonWriter, NestsWithCommasAndParsesBack) {
 
 TEST(JsonWriter, IndentedOutputIsValidJson) {
   std::string out;
-  JsonWriter json(&out);
+  io::JsonWriter json(&out);
   json.set_indent(2);
   json.BeginObject();
   json.Key("a");

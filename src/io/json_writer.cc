@@ -1,10 +1,10 @@
-#include "report/json_writer.h"
+#include "io/json_writer.h"
 
 #include <charconv>
 #include <cmath>
 #include <cassert>
 
-namespace pypto::report {
+namespace pypto::io {
 namespace {
 
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
@@ -225,4 +225,4 @@ void JsonWriter::RawValue(std::string_view json) {
   out_->append(json);
 }
 
-}  // namespace pypto::report
+}  // namespace pypto::io
