@@ -10,9 +10,9 @@ namespace pypto {
 
 namespace {
 constexpr const char* kIssueTypeNames[kIssueTypeCount] = {
-    "matmul_tiling",  "attention_memory_bound", "kv_cache_layout", "norm_launch_overhead",
-    "host_bound",     "aicpu_fallback",         "dynamic_shape_compile", "stream_sync",
-    "no_pipe_bound",  "fusible_sequence",       "communication",         "input_stall",
+#define PYPTO_ISSUE_TYPE_NAME(Name, id, what) #id,
+    PYPTO_ISSUE_TYPES(PYPTO_ISSUE_TYPE_NAME)
+#undef PYPTO_ISSUE_TYPE_NAME
 };
 }  // namespace
 

@@ -36,23 +36,35 @@ struct DiagnoseOptions;  // analysis/detector.h
 
 // ------------------------------------------------------------------ issue types
 
-// One value per anti-pattern; the snake_case names are stable ids (JSON,
-// advisor rule keys, CLI filters). Detectors 1–5 and 6–10 of the catalogue.
+// The one list of anti-patterns: the IssueType enum, its names and the
+// detector registry (detectors/registry.cc) are generated from it. Adding a
+// detector is a line here, src/analysis/detectors/<id>.cc defining
+// `const Detector& <Name>Detector()`, and its rules in data/advisor/rules/<id>.json.
+// The ids are stable (JSON, advisor rule keys, --only); append, never reorder
+// (the pypto database stores the enum value).
+// X(Name, id, what it finds)
+#define PYPTO_ISSUE_TYPES(X)                                                                                        \
+  X(MatmulTiling, matmul_tiling, "GEMM below the tiling threshold of its peak, with a shape/block-dim cause")        \
+  X(AttentionMemoryBound, attention_memory_bound, "attention time dominated by memory traffic (decode)")             \
+  X(KvCacheLayout, kv_cache_layout, "K/V transposed/copied/concatenated every step before attention")                \
+  X(NormLaunchOverhead, norm_launch_overhead, "LayerNorm/RMSNorm kernels whose launch gaps rival their execution")   \
+  X(HostBound, host_bound, "device idle share of the step / launch-bound kernel gaps")                               \
+  X(AicpuFallback, aicpu_fallback, "ops running on the Ascend AI CPU")                                               \
+  X(DynamicShapeCompile, dynamic_shape_compile, "online compile / dynamic shape ops")                                \
+  X(StreamSync, stream_sync, "synchronisation calls stalling dispatch")                                              \
+  X(NoPipeBound, no_pipe_bound, "long ops without any PMU pipe above the bound ratio")                               \
+  X(FusibleSequence, fusible_sequence, "repeated short kernel sequences to fuse")                                    \
+  X(Communication, communication, "exposed collectives, wait vs transfer, the rank others wait for")                 \
+  X(InputStall, input_stall, "the device idles while the host loads data or copies from pageable memory")
+
 enum class IssueType : uint8_t {
-  kMatmulTiling = 0,        // matmul_tiling: GEMM below the tiling threshold of its peak, with a shape/block-dim cause
-  kAttentionMemoryBound,    // attention_memory_bound: attention time dominated by memory traffic (decode)
-  kKvCacheLayout,           // kv_cache_layout: K/V transposed/copied/concatenated every step before attention
-  kNormLaunchOverhead,      // norm_launch_overhead: LayerNorm/RMSNorm kernels whose launch gaps rival their execution
-  kHostBound,               // host_bound: device idle share of the step / launch-bound kernel gaps
-  kAicpuFallback,           // aicpu_fallback: ops running on the Ascend AI CPU (detector 6)
-  kDynamicShapeCompile,     // dynamic_shape_compile: online compile / dynamic shape ops (detector 7)
-  kStreamSync,              // stream_sync: synchronisation calls stalling dispatch (detector 8)
-  kNoPipeBound,             // no_pipe_bound: long ops without any PMU pipe above the bound ratio (detector 9)
-  kFusibleSequence,         // fusible_sequence: repeated short kernel sequences to fuse (detector 10)
-  kCommunication,           // communication: exposed collectives, wait vs transfer, the rank others wait for (detector 11)
-  kInputStall,              // input_stall: the device idles while the host loads data or copies from pageable memory (detector 12)
+#define PYPTO_ISSUE_TYPE_ENUM(Name, id, what) k##Name,
+  PYPTO_ISSUE_TYPES(PYPTO_ISSUE_TYPE_ENUM)
+#undef PYPTO_ISSUE_TYPE_ENUM
 };
-inline constexpr size_t kIssueTypeCount = 12;
+#define PYPTO_ISSUE_TYPE_COUNT(Name, id, what) +1
+inline constexpr size_t kIssueTypeCount = 0 PYPTO_ISSUE_TYPES(PYPTO_ISSUE_TYPE_COUNT);
+#undef PYPTO_ISSUE_TYPE_COUNT
 const char* IssueTypeName(IssueType type);
 // Parses the names IssueTypeName returns; false when unknown.
 bool IssueTypeFromName(std::string_view name, IssueType* type);

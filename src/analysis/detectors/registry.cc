@@ -1,32 +1,20 @@
-// The list of detectors. Adding one: define `const Detector& <Name>Detector();`
-// in src/analysis/detectors/<name>.cc and add `X(<Name>)` below.
+// The detector registry, generated from PYPTO_ISSUE_TYPES
+// (analysis/diagnostic_report.h): one detector per issue type, named
+// `<Name>Detector()` in src/analysis/detectors/<id>.cc.
 #include <string>
 
 #include "analysis/detector.h"
-
-#define PYPTO_DETECTORS(X) \
-  X(MatmulTiling)          \
-  X(AttentionMemoryBound)  \
-  X(KvCacheLayout)         \
-  X(NormLaunchOverhead)    \
-  X(HostBound)             \
-  X(AicpuFallback)         \
-  X(DynamicShapeCompile)   \
-  X(StreamSync)            \
-  X(NoPipeBound)           \
-  X(FusibleSequence)       \
-  X(Communication)          \
-  X(InputStall)
+#include "analysis/diagnostic_report.h"
 
 namespace pypto {
 
-#define PYPTO_DECLARE_DETECTOR(Name) const Detector& Name##Detector();
-PYPTO_DETECTORS(PYPTO_DECLARE_DETECTOR)
+#define PYPTO_DECLARE_DETECTOR(Name, id, what) const Detector& Name##Detector();
+PYPTO_ISSUE_TYPES(PYPTO_DECLARE_DETECTOR)
 #undef PYPTO_DECLARE_DETECTOR
 
 const std::vector<const Detector*>& AllDetectors() {
-#define PYPTO_LIST_DETECTOR(Name) &Name##Detector(),
-  static const std::vector<const Detector*> detectors = {PYPTO_DETECTORS(PYPTO_LIST_DETECTOR)};
+#define PYPTO_LIST_DETECTOR(Name, id, what) &Name##Detector(),
+  static const std::vector<const Detector*> detectors = {PYPTO_ISSUE_TYPES(PYPTO_LIST_DETECTOR)};
 #undef PYPTO_LIST_DETECTOR
   return detectors;
 }

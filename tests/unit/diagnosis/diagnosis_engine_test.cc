@@ -23,7 +23,12 @@ TEST(DiagnosisEngine, HealthyDecodeProfileHasNoIssue) {
 }
 
 TEST(DiagnosisEngine, RegistryNamesMatchIssueTypes) {
-  for (const Detector* d : AllDetectors()) {
+  // The registry is generated from PYPTO_ISSUE_TYPES: one detector per issue
+  // type, in enum order, each reporting its own type.
+  ASSERT_EQ(AllDetectors().size(), kIssueTypeCount);
+  for (size_t i = 0; i < kIssueTypeCount; ++i) {
+    const Detector* d = AllDetectors()[i];
+    EXPECT_EQ(d->type(), static_cast<IssueType>(i));
     EXPECT_EQ(d->name(), IssueTypeName(d->type()));
     EXPECT_EQ(FindDetector(d->name()), d);
   }
