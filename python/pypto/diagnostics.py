@@ -151,9 +151,9 @@ class HotspotDetector:
         if "model_arch" not in options and getattr(graph, "model_arch", None):
             options["model_arch"] = graph.model_arch
         loaded = graph._loaded
-        doc = json.loads(loaded.diagnose(options, "json"))
-        report = DiagnosticReport(doc, text=loaded.diagnose(options, "text"),
-                                  markdown=loaded.diagnose(options, "markdown"))
+        # One diagnosis in the engine, rendered three ways.
+        texts = loaded.diagnose(options, ["json", "text", "markdown"])
+        report = DiagnosticReport(json.loads(texts["json"]), text=texts["text"], markdown=texts["markdown"])
         _remember_diagnosis(call_graph, graph, self.options, report)
         return report
 

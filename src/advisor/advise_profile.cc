@@ -14,21 +14,12 @@
 
 namespace pypto::advisor {
 
-StatusOr<AdviseProfileResult> AdviseProfile(const OperatorCallGraph& graph, const AdviseProfileOptions& options) {
+StatusOr<AdviceReport> AdviseFromDiagnosis(const OperatorCallGraph& graph, const DiagnosticReport& report,
+                                           const OpClassification& classes, const ModelStructure* structure,
+                                           const AdviseProfileOptions& options) {
   if (!options.output_dir.empty()) PYPTO_RETURN_IF_ERROR(EnsureDirectory(options.output_dir));
-  const Profile& profile = graph.profile();
-  DiagnoseOptions diagnose = options.diagnose;
-  if (diagnose.model_arch.empty()) diagnose.model_arch = options.user_model.arch;
-  PYPTO_ASSIGN_OR_RETURN(DiagnosticReport report, DiagnoseGraph(graph, diagnose));
-  if (report.source_path.empty()) {
-    if (auto it = profile.metadata.find("source_path"); it != profile.metadata.end()) report.source_path = it->second;
-  }
-  const OpClassification classes = ClassifyProfile(profile, graph);
-  StructureOptions structure_options;
-  structure_options.model_arch = diagnose.model_arch;
-  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, structure_options);
   ModelConfig model = options.user_model;
-  model.FillFrom(InferModelConfig(graph, classes, structure.ok() ? &*structure : nullptr));
+  model.FillFrom(InferModelConfig(graph, classes, structure));
   PYPTO_ASSIGN_OR_RETURN(AdviceReport advice, Advise(report, model, options.advise));
   if (!options.output_dir.empty()) {
     ArtifactInputs inputs;
@@ -37,6 +28,29 @@ StatusOr<AdviseProfileResult> AdviseProfile(const OperatorCallGraph& graph, cons
     inputs.classes = &classes;
     PYPTO_RETURN_IF_ERROR(WriteArtifacts(inputs, options.output_dir, options.force, &advice));
   }
+  return advice;
+}
+
+DiagnoseOptions AdviseDiagnoseOptions(const AdviseProfileOptions& options) {
+  DiagnoseOptions diagnose = options.diagnose;
+  if (diagnose.model_arch.empty()) diagnose.model_arch = options.user_model.arch;
+  return diagnose;
+}
+
+StatusOr<AdviseProfileResult> AdviseProfile(const OperatorCallGraph& graph, const AdviseProfileOptions& options) {
+  if (!options.output_dir.empty()) PYPTO_RETURN_IF_ERROR(EnsureDirectory(options.output_dir));
+  const Profile& profile = graph.profile();
+  const DiagnoseOptions diagnose = AdviseDiagnoseOptions(options);
+  PYPTO_ASSIGN_OR_RETURN(DiagnosticReport report, DiagnoseGraph(graph, diagnose));
+  if (report.source_path.empty()) {
+    if (auto it = profile.metadata.find("source_path"); it != profile.metadata.end()) report.source_path = it->second;
+  }
+  const OpClassification classes = ClassifyProfile(profile, graph);
+  StructureOptions structure_options;
+  structure_options.model_arch = diagnose.model_arch;
+  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, structure_options);
+  PYPTO_ASSIGN_OR_RETURN(AdviceReport advice,
+                         AdviseFromDiagnosis(graph, report, classes, structure.ok() ? &*structure : nullptr, options));
   return AdviseProfileResult{std::move(report), std::move(advice)};
 }
 

@@ -12,6 +12,8 @@
 #include "advisor/tuning_advisor.h"
 #include "analysis/detector.h"
 #include "analysis/diagnostic_report.h"
+#include "analysis/op_class.h"
+#include "analysis/structure.h"
 #include "core/status.h"
 #include "graph/call_graph.h"
 
@@ -31,6 +33,14 @@ struct AdviseProfileResult {
 };
 
 StatusOr<AdviseProfileResult> AdviseProfile(const OperatorCallGraph& graph, const AdviseProfileOptions& options);
+
+// The diagnosis options advice runs with: model_arch from the user's model when empty.
+DiagnoseOptions AdviseDiagnoseOptions(const AdviseProfileOptions& options);
+// Advice (and artifacts) from what a caller already computed (a ProfileSession):
+// the diagnosis, the op classes and the model structure (null when unknown).
+StatusOr<AdviceReport> AdviseFromDiagnosis(const OperatorCallGraph& graph, const DiagnosticReport& report,
+                                           const OpClassification& classes, const ModelStructure* structure,
+                                           const AdviseProfileOptions& options);
 
 // The fields of a transformers config.json (or `model.config.to_dict()` as
 // JSON) the advisor uses: model_type, num_hidden_layers, num_attention_heads,

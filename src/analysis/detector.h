@@ -54,6 +54,7 @@ struct MatmulTilingOptions {
   double utilization_threshold = kDefaultTilingUtilizationThreshold;
   double mac_ratio_red = kDefaultMacRatioRed;
   double mac_ratio_yellow = kDefaultMacRatioYellow;
+  bool operator==(const MatmulTilingOptions&) const = default;
 };
 
 // (2) attention_memory_bound
@@ -78,6 +79,7 @@ struct AttentionMemoryOptions {
   double fa_aic_mte2_ratio = kDefaultFaAicMte2Ratio;
   double aiv_mte2_ratio = kDefaultAivMte2Ratio;
   double bandwidth_efficiency_floor = kDefaultAttentionBandwidthEfficiencyFloor;
+  bool operator==(const AttentionMemoryOptions&) const = default;
 };
 
 // (3) kv_cache_layout
@@ -91,6 +93,7 @@ inline constexpr int kDefaultKvFeedWindowOps = 12;
 
 struct KvCacheLayoutOptions {
   int feed_window_ops = kDefaultKvFeedWindowOps;
+  bool operator==(const KvCacheLayoutOptions&) const = default;
 };
 
 // (4) norm_launch_overhead
@@ -106,6 +109,7 @@ inline constexpr double kDefaultNormShortKernelUs = 20.0;
 struct NormLaunchOptions {
   double gap_to_exec_ratio = kDefaultNormGapToExecRatio;
   double short_kernel_us = kDefaultNormShortKernelUs;
+  bool operator==(const NormLaunchOptions&) const = default;
 };
 
 // (5) host_bound
@@ -125,6 +129,7 @@ struct HostBoundOptions {
   double free_share_threshold = kDefaultFreeShareThreshold;
   double max_launch_gap_us = kDefaultMaxLaunchGapUs;
   double critical_path_host_share = kDefaultCriticalPathHostShare;
+  bool operator==(const HostBoundOptions&) const = default;
 };
 
 // Issues whose affected time is below this share of the step time are dropped
@@ -163,6 +168,9 @@ struct DiagnoseOptions {
 
   // Detectors to run by issue-type name; empty = all registered.
   std::vector<std::string> only;
+
+  // Same options, same diagnosis (a session keeps one report per options).
+  bool operator==(const DiagnoseOptions&) const = default;
 };
 
 // Checks ranges (ratios in (0, 1], non-negative figures). InvalidArgument naming the field.
@@ -253,5 +261,15 @@ const Detector* FindDetector(std::string_view name);
 // Builds the context and runs the detectors on an already built graph (tests
 // and front ends that hold a graph). `profile` must be the graph's profile.
 StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& options);
+
+// What a caller (a ProfileSession) already computed on the graph; null fields
+// are computed by DiagnoseGraph. `structure` must come from AnalyzeStructure
+// with options.model_arch.
+struct DiagnosisInputs {
+  const OpClassification* classes = nullptr;
+  const StatusOr<ModelStructure>* structure = nullptr;
+};
+StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& options,
+                                         const DiagnosisInputs& inputs);
 
 }  // namespace pypto

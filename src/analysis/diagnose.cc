@@ -3,6 +3,7 @@
 // registered detector.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -11,7 +12,6 @@
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
 #include "graph/interval_union.h"
-#include "importers/detect.h"
 
 namespace pypto {
 
@@ -289,6 +289,11 @@ StructureSummary SummarizeStructure(const ModelStructure& ms, const std::vector<
 }  // namespace
 
 StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
+  return DiagnoseGraph(graph, in_options, DiagnosisInputs{});
+}
+
+StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options,
+                                         const DiagnosisInputs& inputs) {
   PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(in_options));
   const DiagnoseOptions options = EffectiveOptions(in_options);
   const Profile& profile = graph.profile();
@@ -438,7 +443,9 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   }
 
   // ---- classes, costs, structure
-  OpClassification classes = ClassifyProfile(profile, graph);
+  std::optional<OpClassification> own_classes;
+  if (!inputs.classes) own_classes = ClassifyProfile(profile, graph);
+  const OpClassification& classes = inputs.classes ? *inputs.classes : *own_classes;
   ctx.classes = &classes;
   std::vector<OpCost> costs(tasks.size());
   uint64_t with_costs = 0, needing = 0;
@@ -461,9 +468,13 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   }
   // The model structure: layers, prefill / decode phase of each step,
   // per-token latency; detectors read the phase of a step from it.
-  StructureOptions sopts;
-  sopts.model_arch = options.model_arch;
-  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes, sopts);
+  std::optional<StatusOr<ModelStructure>> own_structure;
+  if (!inputs.structure) {
+    StructureOptions sopts;
+    sopts.model_arch = options.model_arch;
+    own_structure = AnalyzeStructure(profile, graph, classes, sopts);
+  }
+  const StatusOr<ModelStructure>& structure = inputs.structure ? *inputs.structure : *own_structure;
   if (structure.ok()) {
     ctx.structure = &structure.value();
     report.structure = SummarizeStructure(structure.value(), ctx.steps);
@@ -502,12 +513,6 @@ StatusOr<DiagnosticReport> Diagnose(Profile& profile, const DiagnoseOptions& opt
   PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
   PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph graph, OperatorCallGraph::Build(profile));
   return DiagnoseGraph(graph, options);
-}
-
-StatusOr<DiagnosticReport> DiagnosePath(const std::string& path, const DiagnoseOptions& options) {
-  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
-  PYPTO_ASSIGN_OR_RETURN(Profile profile, LoadProfile(path));
-  return Diagnose(profile, options);
 }
 
 }  // namespace pypto

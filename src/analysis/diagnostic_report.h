@@ -83,6 +83,7 @@ inline constexpr double kDefaultMediumSeverityShare = 0.03;
 struct SeverityThresholds {
   double high_share = kDefaultHighSeverityShare;
   double medium_share = kDefaultMediumSeverityShare;
+  bool operator==(const SeverityThresholds&) const = default;
 };
 Severity SeverityForShare(double share, const SeverityThresholds& thresholds = {});
 
@@ -266,7 +267,5 @@ struct DiagnosticReport {
 // the options are invalid (bad step number, thresholds outside (0, 1]);
 // missing metrics degrade to fewer issues plus notes.
 StatusOr<DiagnosticReport> Diagnose(Profile& profile, const DiagnoseOptions& options);
-// LoadProfile(path) then Diagnose.
-StatusOr<DiagnosticReport> DiagnosePath(const std::string& path, const DiagnoseOptions& options);
 
 }  // namespace pypto

@@ -14,10 +14,9 @@
 #include "analysis/structure.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
-#include "graph/call_graph.h"
-#include "importers/detect.h"
 #include "io/file.h"
 #include "report/advice_report.h"
+#include "session/profile_session.h"
 
 namespace pypto::cli {
 namespace {
@@ -87,15 +86,13 @@ int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptio
               const std::function<void()>& finish_progress) {
   StatusOr<advisor::ModelConfig> user = UserModel(args.model);
   if (!user.ok()) return Fail(user.status());
-  StatusOr<Profile> profile = LoadProfile(path, import);
+  StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
   if (finish_progress) finish_progress();
   if (Interrupted()) {
     std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C while reading %s\n", path.c_str());
     return kExitCancelled;
   }
-  if (!profile.ok()) return Fail(profile.status());
-  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*profile);
-  if (!graph.ok()) return Fail(graph.status());
+  if (!session.ok()) return Fail(session.status());
   advisor::AdviseProfileOptions options;
   options.diagnose = args.options;
   options.diagnose.step = args.step;
@@ -103,7 +100,7 @@ int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptio
   options.advise.backend = args.backend;
   options.output_dir = args.output_dir;
   options.force = args.force;
-  StatusOr<advisor::AdviseProfileResult> result = advisor::AdviseProfile(*graph, options);
+  StatusOr<advisor::AdviseProfileResult> result = (*session)->Advise(options);
   if (!result.ok()) return Fail(result.status());
   const advisor::AdviceReport* advice = &result->advice;
   const std::string text = args.json       ? report::RenderAdviceJson(*advice)

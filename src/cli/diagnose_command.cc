@@ -4,9 +4,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
-#include "graph/call_graph.h"
-#include "importers/detect.h"
 #include "report/diagnosis_report.h"
+#include "session/profile_session.h"
 
 namespace pypto::cli {
 
@@ -49,7 +48,7 @@ CLI::App* AddDiagnoseCommand(CLI::App* app, DiagnoseArgs* args) {
 
 int RunDiagnose(const DiagnoseArgs& args, const std::string& path, const ImportOptions& import,
                 const std::function<void()>& finish_progress) {
-  StatusOr<Profile> profile = LoadProfile(path, import);
+  StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
   if (finish_progress) finish_progress();
   if (Interrupted()) {
     std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C while reading %s\n", path.c_str());
@@ -59,14 +58,14 @@ int RunDiagnose(const DiagnoseArgs& args, const std::string& path, const ImportO
     std::fprintf(stderr, "pypto: error: %s\n", s.ToString().c_str());
     return ExitCodeFor(s.code());
   };
-  if (!profile.ok()) return fail(profile.status());
+  if (!session.ok()) return fail(session.status());
   DiagnoseOptions options = args.options;
   options.step = args.step;
-  StatusOr<DiagnosticReport> report = Diagnose(*profile, options);
+  StatusOr<const DiagnosticReport*> report = (*session)->Diagnosis(options);
   if (!report.ok()) return fail(report.status());
-  const std::string text = args.json       ? report::RenderDiagnosisJson(*report)
-                           : args.markdown ? report::RenderDiagnosisMarkdown(*report)
-                                           : report::RenderDiagnosisText(*report);
+  const std::string text = args.json       ? report::RenderDiagnosisJson(**report)
+                           : args.markdown ? report::RenderDiagnosisMarkdown(**report)
+                                           : report::RenderDiagnosisText(**report);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0) return fail(IoError("standard output: write failed"));
   return kExitOk;

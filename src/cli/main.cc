@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "io/output_file.h"
 #include "cli/advise_command.h"
 #include "cli/calibrate_command.h"
 #include "cli/diagnose_command.h"
@@ -18,10 +17,13 @@
 #include "cli/terminal_progress.h"
 #include "importers/detect.h"
 #include "io/limits.h"
+#include "io/output_file.h"
+#include "model/phase_timer.h"
 #include "report/analysis_json.h"
 #include "report/analysis_summary.h"
 #include "report/analysis_text.h"
 #include "report/chrome_trace_export.h"
+#include "session/profile_session.h"
 
 namespace pypto::cli {
 namespace {
@@ -110,11 +112,16 @@ struct AnalyzeArgs {
 
 int RunAnalyze(const AnalyzeArgs& args) {
   TerminalProgress progress(ProgressLabel(args.input.path));
-  report::AnalyzeOptions options;
-  options.import = MakeImportOptions(args.input, &progress);
-  options.summary.step_number = args.step;
-  options.summary.top_rows = args.top;
-  StatusOr<report::AnalysisSummary> summary = report::AnalyzeProfile(args.input.path, options);
+  report::SummaryOptions options;
+  options.step_number = args.step;
+  options.top_rows = args.top;
+  StatusOr<report::AnalysisSummary> summary = [&]() -> StatusOr<report::AnalysisSummary> {
+    PhaseTimer total_timer("analyze (import+graph+summary)");
+    PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session,
+                           ProfileSession::Open(args.input.path, MakeImportOptions(args.input, &progress)));
+    PhaseTimer summary_timer("summary");
+    return report::SummarizeAnalysis(session->graph(), options);
+  }();
   progress.Finish();
   if (Interrupted()) return PrintInterrupted(args.input.path);
   if (!summary.ok()) return PrintError(summary.status());
@@ -136,12 +143,12 @@ int RunExportTrace(const ExportArgs& args) {
   // Refuse an existing output before a possibly long import.
   if (Status check = io::CheckOutputPath(args.output, args.force); !check.ok()) return PrintError(check);
   TerminalProgress progress(ProgressLabel(args.input.path));
-  StatusOr<report::ProfileWithGraph> loaded =
-      report::LoadProfileWithGraph(args.input.path, MakeImportOptions(args.input, &progress));
+  StatusOr<std::unique_ptr<ProfileSession>> session =
+      ProfileSession::Open(args.input.path, MakeImportOptions(args.input, &progress));
   progress.Finish();
   if (Interrupted()) return PrintInterrupted(args.input.path);
-  if (!loaded.ok()) return PrintError(loaded.status());
-  Status written = report::ExportChromeTraceFile(*loaded->graph, {}, args.output, args.force);
+  if (!session.ok()) return PrintError(session.status());
+  Status written = report::ExportChromeTraceFile((*session)->graph(), {}, args.output, args.force);
   if (!written.ok()) return PrintError(written);
   std::printf("wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", args.output.c_str());
   return kExitOk;

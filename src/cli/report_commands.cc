@@ -1,4 +1,3 @@
-#include "io/output_file.h"
 #include "cli/report_commands.h"
 
 #include <cstdio>
@@ -8,10 +7,12 @@
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "compare/compare.h"
+#include "io/output_file.h"
 #include "report/analysis_summary.h"
 #include "report/chrome_trace_export.h"
 #include "report/profile_report.h"
 #include "report/sqlite_export.h"
+#include "session/profile_session.h"
 
 namespace pypto::cli {
 namespace {
@@ -132,9 +133,11 @@ int RunReport(const ReportArgs& args, const std::string& path, const ImportOptio
     text = args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_html();
   } else {
     report::ReportOptions options;
-    options.analyze.import = import;
     options.diagnose.hardware_name = args.hardware;
-    StatusOr<report::ProfileReportData> data = report::CollectProfileReport(path, options);
+    StatusOr<report::ProfileReportData> data = [&]() -> StatusOr<report::ProfileReportData> {
+      PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::Open(path, import));
+      return report::CollectProfileReport(*session, options);
+    }();
     if (finish_progress) finish_progress();
     if (Interrupted()) return kExitCancelled;
     if (!data.ok()) return Fail(data.status());
@@ -169,20 +172,15 @@ int RunExportSqlite(const ExportSqliteArgs& args, const std::string& path, const
     if (finish_progress) finish_progress();
     return Fail(s);
   }
-  StatusOr<LoadedRun> run = [&]() -> StatusOr<LoadedRun> {
-    if (!args.no_findings) return LoadRunForCompare(path, import);
-    StatusOr<report::ProfileWithGraph> loaded = report::LoadProfileWithGraph(path, import);
-    if (!loaded.ok()) return loaded.status();
-    LoadedRun r;
-    r.profile = std::move(loaded->profile);
-    r.graph = std::move(loaded->graph);
-    return r;
-  }();
+  StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
+  StatusOr<const DiagnosticReport*> diagnosis = static_cast<const DiagnosticReport*>(nullptr);
+  if (session.ok() && !args.no_findings) diagnosis = (*session)->Diagnosis();
   if (finish_progress) finish_progress();
   if (Interrupted()) return kExitCancelled;
-  if (!run.ok()) return Fail(run.status());
+  if (!session.ok()) return Fail(session.status());
+  if (!diagnosis.ok()) return Fail(diagnosis.status());
   StatusOr<report::SqliteExportStats> stats =
-      report::ExportSqlite(*run->graph, args.no_findings ? nullptr : &run->diagnosis, args.output, args.force);
+      report::ExportSqlite((*session)->graph(), *diagnosis, args.output, args.force);
   if (!stats.ok()) return Fail(stats.status());
   std::printf("wrote %s (%llu host ops, %llu device tasks, %llu steps, %llu issues)\n", args.output.c_str(),
               static_cast<unsigned long long>(stats->host_ops), static_cast<unsigned long long>(stats->device_tasks),

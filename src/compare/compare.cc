@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <tuple>
 #include <cctype>
@@ -278,26 +279,24 @@ StatusOr<std::vector<AppliedAction>> ParseAppliedActions(std::string_view json, 
 
 // ------------------------------------------------------------------ loading
 
-StatusOr<LoadedRun> PrepareRunForCompare(Profile profile, const DiagnoseOptions& diagnose) {
+namespace {
+StatusOr<LoadedRun> DiagnoseRun(std::unique_ptr<ProfileSession> session, const DiagnoseOptions& diagnose) {
   LoadedRun run;
-  run.profile = std::make_unique<Profile>(std::move(profile));
-  StatusOr<DiagnosticReport> report = Diagnose(*run.profile, diagnose);
-  if (!report.ok()) return report.status();
-  run.diagnosis = std::move(*report);
-  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(*run.profile);
-  if (!graph.ok()) return graph.status();
-  run.graph = std::make_unique<OperatorCallGraph>(std::move(*graph));
+  run.session = std::move(session);
+  PYPTO_ASSIGN_OR_RETURN(run.diagnosis, run.session->Diagnosis(diagnose));
   return run;
+}
+}  // namespace
+
+StatusOr<LoadedRun> PrepareRunForCompare(Profile profile, const DiagnoseOptions& diagnose) {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::FromProfile(std::move(profile)));
+  return DiagnoseRun(std::move(session), diagnose);
 }
 
 StatusOr<LoadedRun> LoadRunForCompare(const std::string& path, const ImportOptions& import,
                                       const DiagnoseOptions& diagnose) {
-  StatusOr<Profile> profile = LoadProfile(path, import);
-  if (!profile.ok()) return profile.status();
-  if (profile->metadata.find("source_path") == profile->metadata.end()) profile->metadata["source_path"] = path;
-  StatusOr<LoadedRun> run = PrepareRunForCompare(std::move(*profile), diagnose);
-  if (run.ok() && run->diagnosis.source_path.empty()) run->diagnosis.source_path = path;
-  return run;
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::Open(path, import));
+  return DiagnoseRun(std::move(session), diagnose);
 }
 
 // ------------------------------------------------------------------ comparison
@@ -499,17 +498,26 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
   RunSide* sides[2] = {&rep.baseline, &rep.candidate};
 
   // Classes and structure of each run.
-  OpClassification classes[2];
-  std::unique_ptr<ModelStructure> structure[2];
+  // A run's session computed them already (CompareRun::classes/structure); a
+  // bare graph gets them computed here.
+  OpClassification own_classes[2];
+  std::optional<StatusOr<ModelStructure>> own_structure[2];
+  const OpClassification* class_of[2];
+  const ModelStructure* structure[2] = {nullptr, nullptr};
   for (int r = 0; r < 2; ++r) {
     const OperatorCallGraph& g = *runs[r]->graph;
-    classes[r] = ClassifyProfile(g.profile(), g, OpClassifier::Builtin());
-    StatusOr<ModelStructure> s = AnalyzeStructure(g.profile(), g, classes[r]);
-    if (s.ok()) structure[r] = std::make_unique<ModelStructure>(std::move(*s));
-    else rep.notes.push_back(std::string(r ? "candidate" : "baseline") + ": no structure (" + s.status().ToString() + ")");
+    class_of[r] = runs[r]->classes;
+    if (!class_of[r]) {
+      own_classes[r] = ClassifyProfile(g.profile(), g, OpClassifier::Builtin());
+      class_of[r] = &own_classes[r];
+    }
+    const StatusOr<ModelStructure>* s = runs[r]->structure;
+    if (!s) s = &own_structure[r].emplace(AnalyzeStructure(g.profile(), g, *class_of[r]));
+    if (s->ok()) structure[r] = &s->value();
+    else rep.notes.push_back(std::string(r ? "candidate" : "baseline") + ": no structure (" + s->status().ToString() + ")");
   }
-  const bool decode = DecodeStepCount(structure[0].get()) >= kMinSamplesForTest &&
-                      DecodeStepCount(structure[1].get()) >= kMinSamplesForTest;
+  const bool decode = DecodeStepCount(structure[0]) >= kMinSamplesForTest &&
+                      DecodeStepCount(structure[1]) >= kMinSamplesForTest;
   rep.step_basis = decode ? "decode steps" : "all steps";
   std::vector<size_t> steps[2];
   RunOps ops[2];
@@ -527,7 +535,7 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
     side.steps_total = g.Steps().size();
     side.issues = d.issues.size();
     side.estimated_combined_speedup = d.estimated_combined_speedup;
-    steps[r] = PickSteps(g, structure[r].get(), decode);
+    steps[r] = PickSteps(g, structure[r], decode);
     std::vector<TimeNs> lat;
     for (size_t i : steps[r]) {
       side.compared_steps.push_back(g.Steps()[i].number);
@@ -535,7 +543,7 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
       side.step_latency_ns.push_back(double(g.Steps()[i].latency_ns()));
     }
     side.latency = ComputeLatencyStats(lat);
-    ops[r] = CollectOps(g, classes[r], steps[r], &side);
+    ops[r] = CollectOps(g, *class_of[r], steps[r], &side);
   }
   if (rep.baseline.device_ops != rep.candidate.device_ops)
     rep.notes.push_back("one run has device tasks and the other only host operators: op deltas compare unlike times");

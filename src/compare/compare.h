@@ -30,6 +30,7 @@
 #include "graph/call_graph.h"
 #include "importers/importer.h"
 #include "model/profile.h"
+#include "session/profile_session.h"
 
 namespace pypto {
 
@@ -126,16 +127,21 @@ struct CompareOptions {
 struct CompareRun {
   const OperatorCallGraph* graph = nullptr;   // graph->profile() is the run's profile
   const DiagnosticReport* diagnosis = nullptr;
+  // What the run's session already computed; null: computed by CompareProfiles.
+  const OpClassification* classes = nullptr;
+  const StatusOr<ModelStructure>* structure = nullptr;
 };
 
-// A loaded run that owns its data (the graph points into the profile).
+// A run for comparison: its session (profile, graph, cached products) and the
+// diagnosis the session computed (null when the run was not diagnosed).
 struct LoadedRun {
-  std::unique_ptr<Profile> profile;
-  std::unique_ptr<OperatorCallGraph> graph;
-  DiagnosticReport diagnosis;
-  CompareRun view() const { return CompareRun{graph.get(), &diagnosis}; }
+  std::unique_ptr<ProfileSession> session;
+  const DiagnosticReport* diagnosis = nullptr;
+  CompareRun view() const {
+    return CompareRun{&session->graph(), diagnosis, &session->Classes(), &session->Structure()};
+  }
 };
-// LoadProfile + Diagnose + graph.
+// ProfileSession::Open + the diagnosis.
 StatusOr<LoadedRun> LoadRunForCompare(const std::string& path, const ImportOptions& import = {},
                                       const DiagnoseOptions& diagnose = {});
 // Same for a profile already in memory (moved in).

@@ -14,7 +14,6 @@
 #include <string>
 #include <thread>
 
-#include "io/output_file.h"
 #include "advisor/advise_profile.h"
 #include "advisor/optimizers.h"
 #include "analysis/diagnostic_report.h"
@@ -23,6 +22,7 @@
 #include "hw/hardware.h"
 #include "importers/detect.h"
 #include "io/limits.h"
+#include "io/output_file.h"
 #include "python/bind_kernels.h"
 #include "report/advice_report.h"
 #include "report/analysis_json.h"
@@ -32,11 +32,10 @@
 #include "report/diagnosis_report.h"
 #include "report/profile_report.h"
 #include "report/sqlite_export.h"
+#include "session/profile_session.h"
 
 namespace py = pybind11;
 using pypto::report::AnalysisSummary;
-using pypto::report::LoadProfileWithGraph;
-using pypto::report::ProfileWithGraph;
 using pypto::report::SummaryOptions;
 using pypto::report::SummarizeAnalysis;
 
@@ -117,14 +116,18 @@ auto RunCancellable(std::atomic<bool>* cancel, Fn work) -> decltype(work()) {
 
 // A loaded profile and its call graph (the graph points into the profile, so
 // both live on the heap and move together).
+// The Python handle of a ProfileSession: every engine product (classes,
+// structure, diagnosis per options) is computed once per profile and shared by
+// the calls below.
 class LoadedProfile {
  public:
-  explicit LoadedProfile(ProfileWithGraph loaded) : loaded_(std::move(loaded)) {}
-  Profile& profile() { return *loaded_.profile; }
-  const OperatorCallGraph& graph() const { return *loaded_.graph; }
+  explicit LoadedProfile(std::unique_ptr<ProfileSession> session) : session_(std::move(session)) {}
+  ProfileSession& session() { return *session_; }
+  Profile& profile() { return session_->profile(); }
+  const OperatorCallGraph& graph() const { return session_->graph(); }
 
  private:
-  ProfileWithGraph loaded_;
+  std::unique_ptr<ProfileSession> session_;
 };
 
 std::shared_ptr<LoadedProfile> Load(const std::string& path, const std::string& format, const std::string& cann_version,
@@ -136,8 +139,8 @@ std::shared_ptr<LoadedProfile> Load(const std::string& path, const std::string& 
   import.limits.follow_symlinks = follow_symlinks;
   if (max_input_bytes > 0) import.limits.max_input_bytes = max_input_bytes;
   import.cancel = cancel.get();
-  StatusOr<ProfileWithGraph> loaded =
-      RunCancellable(cancel.get(), [&] { return LoadProfileWithGraph(path, import); });
+  StatusOr<std::unique_ptr<ProfileSession>> loaded =
+      RunCancellable(cancel.get(), [&] { return ProfileSession::Open(path, import); });
   return std::make_shared<LoadedProfile>(Unwrap(std::move(loaded)));
 }
 
@@ -277,16 +280,10 @@ void BindEngine(py::module_& m) {
         StatusOr<report::SqliteExportStats> stats = InternalError("not run");
         {
           py::gil_scoped_release release;
-          std::optional<DiagnosticReport> report;
-          if (findings) {
-            StatusOr<DiagnosticReport> r = DiagnoseGraph(p.graph(), options);
-            if (!r.ok()) {
-              stats = r.status();
-            } else {
-              report = std::move(*r);
-            }
-          }
-          if (!findings || report) stats = report::ExportSqlite(p.graph(), report ? &*report : nullptr, path, force);
+          StatusOr<const DiagnosticReport*> report = static_cast<const DiagnosticReport*>(nullptr);
+          if (findings) report = p.session().Diagnosis(options);
+          if (!report.ok()) stats = report.status();
+          else stats = report::ExportSqlite(p.graph(), *report, path, force);
         }
         const report::SqliteExportStats s = Unwrap(std::move(stats));
         py::dict d;
@@ -296,23 +293,27 @@ void BindEngine(py::module_& m) {
         d["issues"] = s.issues;
         return d;
       }, py::arg("path"), py::arg("force") = false, py::arg("findings") = true, py::arg("diagnose") = py::dict())
-      .def("diagnose", [](LoadedProfile& p, const py::dict& kw, const std::string& fmt) {
+      .def("diagnose", [](LoadedProfile& p, const py::dict& kw, const std::vector<std::string>& formats) {
+        // One diagnosis (the session's, for these options), rendered in every format asked.
         const DiagnoseOptions options = DiagnoseOptionsFrom(kw);
-        StatusOr<DiagnosticReport> report = InternalError("not run");
-        std::string text;
+        StatusOr<const DiagnosticReport*> report = InternalError("not run");
+        std::vector<std::string> texts;
         {
           py::gil_scoped_release release;
-          report = DiagnoseGraph(p.graph(), options);
+          report = p.session().Diagnosis(options);
           if (report.ok()) {
-            if (report->source_path.empty()) report->source_path = p.profile().metadata["source_path"];
-            text = fmt == "markdown" ? report::RenderDiagnosisMarkdown(*report)
-                   : fmt == "text"   ? report::RenderDiagnosisText(*report)
-                                     : report::RenderDiagnosisJson(*report);
+            for (const std::string& fmt : formats) {
+              texts.push_back(fmt == "markdown" ? report::RenderDiagnosisMarkdown(**report)
+                              : fmt == "text"   ? report::RenderDiagnosisText(**report)
+                                                : report::RenderDiagnosisJson(**report));
+            }
           }
         }
         Check(report.status());
-        return Text(text);
-      }, py::arg("options") = py::dict(), py::arg("format") = "json")
+        py::dict out;
+        for (size_t k = 0; k < formats.size(); ++k) out[py::str(formats[k])] = Text(texts[k]);
+        return out;
+      }, py::arg("options") = py::dict(), py::arg("formats") = std::vector<std::string>{"json"})
       .def("advise", [](LoadedProfile& p, const py::dict& kw, const std::string& model_config_json,
                         const std::string& backend, const std::string& output_dir, bool force) {
         advisor::AdviseProfileOptions options;
@@ -324,7 +325,7 @@ void BindEngine(py::module_& m) {
         StatusOr<advisor::AdviseProfileResult> result = InternalError("not run");
         {
           py::gil_scoped_release release;
-          result = advisor::AdviseProfile(p.graph(), options);
+          result = p.session().Advise(options);
         }
         advisor::AdviseProfileResult r = Unwrap(std::move(result));
         py::dict d;
@@ -339,17 +340,17 @@ void BindEngine(py::module_& m) {
       .def("tiling_config", [](LoadedProfile& p, const py::dict& kw, const std::string& backend_name,
                                const std::string& output_dir, bool force) {
         const DiagnoseOptions options = DiagnoseOptionsFrom(kw);
-        StatusOr<DiagnosticReport> report = InternalError("not run");
+        StatusOr<const DiagnosticReport*> report = InternalError("not run");
         {
           py::gil_scoped_release release;
-          report = DiagnoseGraph(p.graph(), options);
+          report = p.session().Diagnosis(options);
         }
-        DiagnosticReport r = Unwrap(std::move(report));
+        const DiagnosticReport& r = *Unwrap(std::move(report));
         advisor::Backend backend = advisor::BackendOfReport(r);
         if (!backend_name.empty() && !advisor::BackendFromName(backend_name, &backend))
           throw EngineError{InvalidArgumentError("unknown backend '" + backend_name + "' (ascend, cuda, rocm, cpu)")};
-        const OpClassification classes = ClassifyProfile(p.profile(), p.graph());
-        const advisor::TuningConfig config = advisor::TilingOptimizer(p.graph(), classes).GenerateTuningConfig(r, backend);
+        const advisor::TuningConfig config =
+            advisor::TilingOptimizer(p.graph(), p.session().Classes()).GenerateTuningConfig(r, backend);
         py::dict d;
         d["detail_json"] = Text(config.DetailJson());
         d["tune_ops_json"] = Text(config.TuneOpsFileJson());
@@ -367,7 +368,7 @@ void BindEngine(py::module_& m) {
         Status status;
         {
           py::gil_scoped_release release;
-          StatusOr<report::ProfileReportData> data = report::CollectProfileReport(p.profile(), p.graph(), options);
+          StatusOr<report::ProfileReportData> data = report::CollectProfileReport(p.session(), options);
           if (data.ok()) {
             text = fmt == "json" ? report::RenderProfileJson(*data)
                    : fmt == "markdown" ? report::RenderProfileMarkdown(*data)
@@ -394,12 +395,15 @@ void BindEngine(py::module_& m) {
     StatusOr<ComparisonReport> report = InternalError("not run");
     {
       py::gil_scoped_release release;
-      StatusOr<DiagnosticReport> base = DiagnoseGraph(baseline.graph(), diagnose);
-      StatusOr<DiagnosticReport> cand = DiagnoseGraph(candidate.graph(), diagnose);
+      StatusOr<const DiagnosticReport*> base = baseline.session().Diagnosis(diagnose);
+      StatusOr<const DiagnosticReport*> cand = candidate.session().Diagnosis(diagnose);
       if (!base.ok()) report = base.status();
       else if (!cand.ok()) report = cand.status();
       else
-        report = CompareProfiles(CompareRun{&baseline.graph(), &*base}, CompareRun{&candidate.graph(), &*cand}, options);
+        report = CompareProfiles(
+            CompareRun{&baseline.graph(), *base, &baseline.session().Classes(), &baseline.session().Structure()},
+            CompareRun{&candidate.graph(), *cand, &candidate.session().Classes(), &candidate.session().Structure()},
+            options);
     }
     ComparisonReport r = Unwrap(std::move(report));
     py::dict d;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "importers/detect.h"
 #include "model/phase_timer.h"
 
 namespace pypto::report {
@@ -249,29 +248,6 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
   summary.notes = profile.notes;
   AddAscendSummary(graph, options, &summary);
   return summary;
-}
-
-StatusOr<ProfileWithGraph> LoadProfileWithGraph(const std::string& path, const ImportOptions& import_options,
-                                                const GraphOptions& graph_options) {
-  PhaseTimer import_timer("import");
-  PYPTO_ASSIGN_OR_RETURN(Profile loaded, LoadProfile(path, import_options));
-  import_timer.Stop();
-  if (import_options.cancel && import_options.cancel->load())
-    return CancelledError(path + ": cancelled after import");
-  ProfileWithGraph result;
-  result.profile = std::make_unique<Profile>(std::move(loaded));
-  PhaseTimer graph_timer("graph");
-  PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph graph, OperatorCallGraph::Build(*result.profile, graph_options));
-  graph_timer.Stop();
-  result.graph = std::make_unique<OperatorCallGraph>(std::move(graph));
-  return result;
-}
-
-StatusOr<AnalysisSummary> AnalyzeProfile(const std::string& path, const AnalyzeOptions& options) {
-  PhaseTimer total_timer("analyze (import+graph+summary)");
-  PYPTO_ASSIGN_OR_RETURN(ProfileWithGraph loaded, LoadProfileWithGraph(path, options.import, options.graph));
-  PhaseTimer summary_timer("summary");
-  return SummarizeAnalysis(*loaded.graph, options.summary);
 }
 
 }  // namespace pypto::report

@@ -193,26 +193,6 @@ void AddAscendSummary(const OperatorCallGraph& graph, const SummaryOptions& opti
 // no step (the message lists the steps there are).
 StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, const SummaryOptions& options = {});
 
-// A loaded profile with its graph. The graph points into the profile, so the
-// profile lives on the heap and the pair moves as one.
-struct ProfileWithGraph {
-  std::unique_ptr<Profile> profile;
-  std::unique_ptr<OperatorCallGraph> graph;
-};
-
-// Load (LoadProfile: detect format, import) then build the call graph.
-// `cancel` (may be null) is checked once more between the phases.
-StatusOr<ProfileWithGraph> LoadProfileWithGraph(const std::string& path, const ImportOptions& import_options,
-                                                const GraphOptions& graph_options = {});
-
-// The whole `analyze` assembly: load, build the graph, summarise.
-struct AnalyzeOptions {
-  ImportOptions import;
-  GraphOptions graph;
-  SummaryOptions summary;
-};
-StatusOr<AnalysisSummary> AnalyzeProfile(const std::string& path, const AnalyzeOptions& options);
-
 // Display names of the model's enums (stable: they appear in the JSON schema).
 const char* HostOpKindName(HostOpKind kind);
 const char* DeviceTaskKindName(DeviceTaskKind kind);

@@ -1,14 +1,8 @@
 #include "report/profile_report.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -61,14 +55,6 @@ namespace {
 const char* kClassCss[kOpClassCount] = {"s5", "s0", "s3", "s2", "s4", "s1", "s6", "s7", "s8", "s9", "s10", "s11", "s12"};
 
 }  // namespace
-
-StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options) {
-  StatusOr<ProfileWithGraph> loaded = LoadProfileWithGraph(path, options.analyze.import, options.analyze.graph);
-  if (!loaded.ok()) return loaded.status();
-  if (loaded->profile->metadata.find("source_path") == loaded->profile->metadata.end())
-    loaded->profile->metadata["source_path"] = path;
-  return CollectProfileReport(*loaded->profile, *loaded->graph, options);
-}
 
 namespace {
 
@@ -162,22 +148,20 @@ StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph,
 
 }  // namespace
 
-StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
-                                                 const ReportOptions& options) {
-  std::string path;
-  if (auto it = profile.metadata.find("source_path"); it != profile.metadata.end()) path = it->second;
+StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const ReportOptions& options) {
+  const Profile& profile = session.profile();
+  const OperatorCallGraph& graph = session.graph();
+  const std::string path = session.source_path();
   ProfileReportData d;
-  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.analyze.summary);
+  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.summary);
   if (!summary.ok()) return summary.status();
   d.summary = std::move(*summary);
   if (d.summary.source_path.empty()) d.summary.source_path = path;
-  StatusOr<DiagnosticReport> diagnosis = Diagnose(profile, options.diagnose);
-  if (!diagnosis.ok()) return diagnosis.status();
-  d.diagnosis = std::move(*diagnosis);
-  if (d.diagnosis.source_path.empty()) d.diagnosis.source_path = path;
+  PYPTO_ASSIGN_OR_RETURN(const DiagnosticReport* diagnosis, session.Diagnosis(options.diagnose));
+  d.diagnosis = *diagnosis;
 
-  const OpClassification classes = ClassifyProfile(profile, graph, OpClassifier::Builtin());
-  StatusOr<ModelStructure> structure = AnalyzeStructure(profile, graph, classes);
+  const OpClassification& classes = session.Classes();
+  const StatusOr<ModelStructure>& structure = session.Structure(options.diagnose.model_arch);
   if (structure.ok()) {
     d.decode_latency = structure->decode_latency;
     d.prefill_latency = structure->prefill_latency;

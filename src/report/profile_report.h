@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "importers/importer.h"
 #include "report/analysis_summary.h"
+#include "session/profile_session.h"
 
 namespace pypto::report {
 
@@ -120,14 +121,13 @@ struct ProfileReportData {
 };
 
 struct ReportOptions {
-  AnalyzeOptions analyze;
+  SummaryOptions summary;
   DiagnoseOptions diagnose;
 };
 
-StatusOr<ProfileReportData> CollectProfileReport(const std::string& path, const ReportOptions& options);
-// Same for a profile in memory with its graph (`graph` built on `profile`).
-StatusOr<ProfileReportData> CollectProfileReport(Profile& profile, const OperatorCallGraph& graph,
-                                                 const ReportOptions& options);
+// What the report shows, from the session's graph, classes, structure and
+// diagnosis (computed once by the session, shared with other fronts).
+StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const ReportOptions& options);
 // The recommendations the advisor gives for a diagnosis; `available` false when the advisor failed.
 std::vector<ReportRecommendation> CollectRecommendations(const DiagnosticReport& diagnosis, bool* available);
 

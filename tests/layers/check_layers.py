@@ -25,6 +25,7 @@ LAYER_ORDER = [
     "hw",         # hardware table, calibration
     "analysis",   # classes, costs, detectors -> DiagnosticReport
     "advisor",    # rules -> recommendations, artifacts
+    "session",    # the engine facade: profile + graph + cached products
     "compare",    # baseline vs candidate
     "report",     # renderers
     "cli",        # the pypto command

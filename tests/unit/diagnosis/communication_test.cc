@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 #include "unit/diagnosis/planted_detector_helpers.h"
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 
 namespace pypto {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 #include "unit/diagnosis/planted_detector_helpers.h"
 

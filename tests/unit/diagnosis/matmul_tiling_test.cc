@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 #include "unit/diagnosis/diagnosis_test_helpers.h"
 

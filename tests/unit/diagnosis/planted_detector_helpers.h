@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 #include "analysis/diagnostic_report.h"
 #include "unit/planted/planted_profiles.h"

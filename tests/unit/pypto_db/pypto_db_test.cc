@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "session/profile_session.h"
 #include "analysis/detector.h"
 #include "analysis/diagnostic_report.h"
 #include "importers/detect.h"
@@ -22,8 +23,6 @@ namespace pypto {
 namespace {
 
 using report::AnalysisSummary;
-using report::LoadProfileWithGraph;
-using report::ProfileWithGraph;
 using report::SummarizeAnalysis;
 
 const std::string kFixtures = std::string(PYPTO_FIXTURES_DIR);
@@ -44,21 +43,21 @@ std::string TempPath(const std::string& name) {
 }
 
 struct Run {
-  ProfileWithGraph loaded;
+  std::unique_ptr<ProfileSession> session;
   AnalysisSummary summary;
   DiagnosticReport diagnosis;
 };
 
 Run Analyze(const std::string& path) {
   Run run;
-  StatusOr<ProfileWithGraph> loaded = LoadProfileWithGraph(path, {});
+  StatusOr<std::unique_ptr<ProfileSession>> loaded = ProfileSession::Open(path);
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
   if (!loaded.ok()) return run;
-  run.loaded = std::move(loaded).value();
-  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(*run.loaded.graph);
+  run.session = std::move(loaded).value();
+  StatusOr<AnalysisSummary> summary = SummarizeAnalysis(run.session->graph());
   EXPECT_TRUE(summary.ok()) << summary.status().ToString();
   if (summary.ok()) run.summary = std::move(summary).value();
-  StatusOr<DiagnosticReport> diagnosis = DiagnoseGraph(*run.loaded.graph, DiagnoseOptions{});
+  StatusOr<DiagnosticReport> diagnosis = DiagnoseGraph(run.session->graph(), DiagnoseOptions{});
   EXPECT_TRUE(diagnosis.ok()) << diagnosis.status().ToString();
   if (diagnosis.ok()) run.diagnosis = std::move(diagnosis).value();
   return run;
@@ -68,8 +67,8 @@ Run Analyze(const std::string& path) {
 std::string Save(const std::string& source, const std::string& name) {
   Run run = Analyze(source);
   const std::string out = TempPath(name);
-  if (!run.loaded.graph) return out;
-  StatusOr<report::SqliteExportStats> stats = report::ExportSqlite(*run.loaded.graph, &run.diagnosis, out, false);
+  if (!run.session) return out;
+  StatusOr<report::SqliteExportStats> stats = report::ExportSqlite(run.session->graph(), &run.diagnosis, out, false);
   EXPECT_TRUE(stats.ok()) << stats.status().ToString();
   return out;
 }
@@ -107,9 +106,9 @@ void ExpectSameFigures(const std::string& source, const std::string& name) {
 
   Run a = Analyze(source);
   Run b = Analyze(saved);
-  ASSERT_TRUE(a.loaded.profile && b.loaded.profile);
-  const Profile& pa = *a.loaded.profile;
-  const Profile& pb = *b.loaded.profile;
+  ASSERT_TRUE(a.session && b.session);
+  const Profile& pa = a.session->profile();
+  const Profile& pb = b.session->profile();
   EXPECT_EQ(pb.metadata.at("format"), "pypto");
   EXPECT_EQ(pb.metadata.at("source_format"), pa.metadata.at("format"));
   EXPECT_EQ(pb.host_ops.size(), pa.host_ops.size());

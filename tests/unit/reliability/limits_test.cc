@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 
+#include "session/profile_session.h"
 #include "graph/call_graph.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/csv/csv_reader.h"
@@ -145,14 +146,14 @@ TEST_F(Limits, MillionDeepOpNestingInTheGraphAndReports) {
   text.clear();
   text.shrink_to_fit();
 
-  auto loaded = report::LoadProfileWithGraph(path, {});
+  auto loaded = ProfileSession::Open(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  EXPECT_EQ(loaded->profile->host_ops.size(), static_cast<size_t>(kDepth));
-  auto summary = report::SummarizeAnalysis(*loaded->graph);
+  EXPECT_EQ((*loaded)->profile().host_ops.size(), static_cast<size_t>(kDepth));
+  auto summary = report::SummarizeAnalysis((*loaded)->graph());
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   const std::string json = report::RenderAnalysisJson(*summary);
   EXPECT_NE(json.find("\"max_depth\""), std::string::npos);
-  auto trace = report::ChromeTraceToString(*loaded->graph);
+  auto trace = report::ChromeTraceToString((*loaded)->graph());
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   EXPECT_GT(trace->size(), static_cast<size_t>(kDepth) * 40);
 }

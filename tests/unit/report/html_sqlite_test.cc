@@ -16,6 +16,11 @@
 namespace pypto::report {
 namespace {
 
+StatusOr<ProfileReportData> CollectReport(const std::string& path) {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::Open(path));
+  return CollectProfileReport(*session, ReportOptions{});
+}
+
 TEST(EscapeHtml, EscapesMarkupControlsAndInvalidUtf8) {
   EXPECT_EQ(EscapeHtml("<script>alert('x')</script>"), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
   EXPECT_EQ(EscapeHtml("a\"b&c"), "a&quot;b&amp;c");
@@ -58,7 +63,7 @@ TEST(ProfileHtml, RecommendationsGetCopyButtonsAndEscapedCode) {
 TEST(ProfileHtml, KinetoFixtureRendersEverySection) {
   const std::string path = std::string(PYPTO_FIXTURES_DIR) +
                            "/kineto/hta_critical_path_simple_add_a100/benchmark_result_493459_1694039959_trace.json.gz";
-  StatusOr<ProfileReportData> d = CollectProfileReport(path, ReportOptions{});
+  StatusOr<ProfileReportData> d = CollectReport(path);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->steps_total, d->summary.steps.size());
   EXPECT_FALSE(d->classes.empty());
@@ -76,7 +81,7 @@ TEST(ProfileHtml, FindingsListTheirEvidenceRowsInTheirSteps) {
   // are the 6 enumerate(DataLoader)#…__next__ ranges, one opening each of
   // ProfilerStep#5 .. #10 (host ranges; the device work of #5 runs into #6's).
   const std::string path = std::string(PYPTO_FIXTURES_DIR) + "/kineto/tb_plugin_resnet50_torch1.9_v100";
-  StatusOr<ProfileReportData> d = CollectProfileReport(path, ReportOptions{});
+  StatusOr<ProfileReportData> d = CollectReport(path);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   ASSERT_FALSE(d->diagnosis.issues.empty());
   ASSERT_EQ(d->diagnosis.issues[0].type, IssueType::kInputStall);
@@ -134,9 +139,9 @@ TEST(SqliteExport, FixtureReadBackMatchesTheModel) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("pypto_sqlite_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "out.db").string();
-  StatusOr<SqliteExportStats> stats = ExportSqlite(*run->graph, &run->diagnosis, out, false);
+  StatusOr<SqliteExportStats> stats = ExportSqlite(run->session->graph(), run->diagnosis, out, false);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  const Profile& p = *run->profile;
+  const Profile& p = run->session->profile();
   EXPECT_EQ(stats->host_ops, p.host_ops.size());
   EXPECT_EQ(stats->device_tasks, p.device_tasks.size());
 
@@ -147,14 +152,14 @@ TEST(SqliteExport, FixtureReadBackMatchesTheModel) {
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM host_ops"), int64_t(p.host_ops.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks"), int64_t(p.device_tasks.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM tracks"), int64_t(p.tracks.size()));
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM steps"), int64_t(run->graph->Steps().size()));
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM issues"), int64_t(run->diagnosis.issues.size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM steps"), int64_t(run->session->graph().Steps().size()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM issues"), int64_t(run->diagnosis->issues.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM attributes"), int64_t(p.attributes.size()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM strings"), int64_t(p.strings.size()));
   // Operators by kind and linked tasks agree with the graph.
-  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM host_ops WHERE kind='operator'"), int64_t(run->graph->OpCount()));
+  EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM host_ops WHERE kind='operator'"), int64_t(run->session->graph().OpCount()));
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM device_tasks WHERE link='nesting'"),
-            int64_t(run->graph->stats().tasks_attributed_by_nesting));
+            int64_t(run->session->graph().stats().tasks_attributed_by_nesting));
   TimeNs dur_sum = 0;
   for (TimeNs d : p.device_tasks.dur) dur_sum += d;
   EXPECT_EQ(QueryInt(db, "SELECT coalesce(sum(dur),0) FROM device_tasks"), dur_sum);
@@ -164,8 +169,8 @@ TEST(SqliteExport, FixtureReadBackMatchesTheModel) {
                          "WHERE t.operator IS NOT NULL AND h.id IS NULL"), 0);
   sqlite3_close(db);
   // An existing output is refused without --force and replaced with it.
-  EXPECT_FALSE(ExportSqlite(*run->graph, &run->diagnosis, out, false).ok());
-  EXPECT_TRUE(ExportSqlite(*run->graph, nullptr, out, true).ok());
+  EXPECT_FALSE(ExportSqlite(run->session->graph(), run->diagnosis, out, false).ok());
+  EXPECT_TRUE(ExportSqlite(run->session->graph(), nullptr, out, true).ok());
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,103 @@
+#include "session/profile_session.h"
+
+#include <utility>
+
+#include "importers/detect.h"
+#include "model/phase_timer.h"
+
+namespace pypto {
+
+StatusOr<std::unique_ptr<ProfileSession>> ProfileSession::Open(const std::string& path, const ImportOptions& import,
+                                                               const GraphOptions& graph) {
+  PhaseTimer import_timer("import");
+  PYPTO_ASSIGN_OR_RETURN(Profile loaded, LoadProfile(path, import));
+  import_timer.Stop();
+  if (import.cancel && import.cancel->load()) return CancelledError(path + ": cancelled after import");
+  if (loaded.metadata.find("source_path") == loaded.metadata.end()) loaded.metadata["source_path"] = path;
+  return FromProfile(std::move(loaded), graph);
+}
+
+StatusOr<std::unique_ptr<ProfileSession>> ProfileSession::FromProfile(Profile profile, const GraphOptions& graph) {
+  std::unique_ptr<ProfileSession> session(new ProfileSession());
+  session->profile_ = std::make_unique<Profile>(std::move(profile));
+  PhaseTimer graph_timer("graph");
+  PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph built, OperatorCallGraph::Build(*session->profile_, graph));
+  session->graph_ = std::make_unique<OperatorCallGraph>(std::move(built));
+  return session;
+}
+
+std::string ProfileSession::source_path() const {
+  auto it = profile_->metadata.find("source_path");
+  return it == profile_->metadata.end() ? std::string() : it->second;
+}
+
+const OpClassification& ProfileSession::Classes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ClassesLocked();
+}
+
+const OpClassification& ProfileSession::ClassesLocked() {
+  if (!classes_) {
+    PhaseTimer timer("classes");
+    classes_ = ClassifyProfile(*profile_, *graph_, OpClassifier::Builtin());
+  }
+  return *classes_;
+}
+
+const StatusOr<ModelStructure>& ProfileSession::Structure(const std::string& model_arch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return StructureLocked(model_arch);
+}
+
+const StatusOr<ModelStructure>& ProfileSession::StructureLocked(const std::string& model_arch) {
+  auto it = structures_.find(model_arch);
+  if (it == structures_.end()) {
+    const OpClassification& classes = ClassesLocked();
+    PhaseTimer timer("structure");
+    StructureOptions options;
+    options.model_arch = model_arch;
+    it = structures_.emplace(model_arch, AnalyzeStructure(*profile_, *graph_, classes, options)).first;
+  }
+  return it->second;
+}
+
+StatusOr<const DiagnosticReport*> ProfileSession::Diagnosis(const DiagnoseOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return DiagnosisLocked(options);
+}
+
+StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const DiagnoseOptions& options) {
+  for (const auto& [key, report] : diagnoses_) {
+    if (key == options) return report.get();
+  }
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
+  DiagnosisInputs inputs;
+  inputs.classes = &ClassesLocked();
+  inputs.structure = &StructureLocked(options.model_arch);
+  PhaseTimer timer("diagnose");
+  PYPTO_ASSIGN_OR_RETURN(DiagnosticReport report, DiagnoseGraph(*graph_, options, inputs));
+  if (report.source_path.empty()) report.source_path = source_path();
+  diagnoses_.emplace_back(options, std::make_unique<DiagnosticReport>(std::move(report)));
+  return diagnoses_.back().second.get();
+}
+
+StatusOr<advisor::AdviseProfileResult> ProfileSession::Advise(const advisor::AdviseProfileOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const DiagnoseOptions diagnose = advisor::AdviseDiagnoseOptions(options);
+  PYPTO_ASSIGN_OR_RETURN(const DiagnosticReport* report, DiagnosisLocked(diagnose));
+  const StatusOr<ModelStructure>& structure = StructureLocked(diagnose.model_arch);
+  PhaseTimer timer("advise");
+  PYPTO_ASSIGN_OR_RETURN(advisor::AdviceReport advice,
+                         advisor::AdviseFromDiagnosis(*graph_, *report, ClassesLocked(),
+                                                      structure.ok() ? &*structure : nullptr, options));
+  return advisor::AdviseProfileResult{*report, std::move(advice)};
+}
+
+StatusOr<DiagnosticReport> DiagnosePath(const std::string& path, const DiagnoseOptions& options) {
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::Open(path));
+  PYPTO_ASSIGN_OR_RETURN(const DiagnosticReport* report, session->Diagnosis(options));
+  return *report;
+}
+
+}  // namespace pypto

@@ -1,0 +1,76 @@
+// The engine facade: one object opened on a profile that owns the profile and
+// its call graph and computes what the fronts ask for (op classes, model
+// structure, diagnosis, advice) once, on first use. The CLI, the Python
+// binding, compare and the report collection go through it; none of them
+// loads, builds a graph or diagnoses by hand.
+//
+// Layer: above analysis and advisor, below compare, report, cli and python.
+// A session is safe to share between threads: its caches are filled under one
+// lock (the Python binding runs engine calls without the GIL).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "advisor/advise_profile.h"
+#include "analysis/detector.h"
+#include "analysis/diagnostic_report.h"
+#include "analysis/op_class.h"
+#include "analysis/structure.h"
+#include "core/status.h"
+#include "graph/call_graph.h"
+#include "importers/importer.h"
+#include "model/profile.h"
+
+namespace pypto {
+
+class ProfileSession {
+ public:
+  // Detects the format, imports (ImportOptions: limits, forced format,
+  // progress, cancel) and builds the call graph. The profile's metadata
+  // "source_path" is set to `path` when the importer did not set it.
+  static StatusOr<std::unique_ptr<ProfileSession>> Open(const std::string& path, const ImportOptions& import = {},
+                                                        const GraphOptions& graph = {});
+  // A profile already in memory (merged ranks, tests, the Python collector).
+  static StatusOr<std::unique_ptr<ProfileSession>> FromProfile(Profile profile, const GraphOptions& graph = {});
+
+  Profile& profile() { return *profile_; }
+  const Profile& profile() const { return *profile_; }
+  const OperatorCallGraph& graph() const { return *graph_; }
+  // metadata "source_path", or "".
+  std::string source_path() const;
+
+  // Op classes with the built-in classifier.
+  const OpClassification& Classes();
+  // Layers, phases and per-token latency for a model architecture hint ("" =
+  // infer); the error when the structure cannot be derived.
+  const StatusOr<ModelStructure>& Structure(const std::string& model_arch = "");
+  // The diagnosis for these options; the same options give the same report
+  // object (computed once). Its source_path is the session's.
+  StatusOr<const DiagnosticReport*> Diagnosis(const DiagnoseOptions& options = {});
+  // Advice for the diagnosis of `options.diagnose` (model_arch taken from the
+  // user's model when empty), artifacts written when options.output_dir is set.
+  StatusOr<advisor::AdviseProfileResult> Advise(const advisor::AdviseProfileOptions& options);
+
+ private:
+  ProfileSession() = default;
+  const OpClassification& ClassesLocked();
+  const StatusOr<ModelStructure>& StructureLocked(const std::string& model_arch);
+  StatusOr<const DiagnosticReport*> DiagnosisLocked(const DiagnoseOptions& options);
+
+  std::unique_ptr<Profile> profile_;
+  std::unique_ptr<OperatorCallGraph> graph_;  // points into *profile_
+  std::mutex mutex_;
+  std::optional<OpClassification> classes_;
+  std::map<std::string, StatusOr<ModelStructure>> structures_;  // by model_arch
+  std::vector<std::pair<DiagnoseOptions, std::unique_ptr<DiagnosticReport>>> diagnoses_;
+};
+
+// Open then diagnose (tests and one-shot callers).
+StatusOr<DiagnosticReport> DiagnosePath(const std::string& path, const DiagnoseOptions& options = {});
+
+}  // namespace pypto
