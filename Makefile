@@ -14,7 +14,7 @@ JOBS      ?= $(shell nproc)
 # Debian 12 packages the build and tests need.
 APT_PACKAGES := g++ cmake ninja-build pkg-config python3-venv \
   libsimdjson-dev libfmt-dev libcli11-dev libsqlite3-dev zlib1g-dev \
-  libgtest-dev libbenchmark-dev chromium
+  libgtest-dev libbenchmark-dev libboost-dev chromium
 # Python packages for tests and the Python package. torch is pinned: 2.13.0 is
 # the CPU build available offline; an unpinned torch would pull a CUDA build.
 PIP_PACKAGES := torch==2.13.0 transformers numpy pytest pybind11 scikit-build-core atheris dask[distributed]

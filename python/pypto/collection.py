@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import math
 import os
 import platform
 import shutil
@@ -83,11 +82,12 @@ _CYCLE_CLEAR_WARNING = "Warning: Profiler clears events at the end of each cycle
 
 
 def nearest_rank_percentile(sorted_values: Sequence[float], percent: float) -> float:
-    """The nearest-rank percentile: the smallest value with at least `percent`% of values at or below it."""
+    """The nearest-rank percentile: the smallest value with at least `percent`% of values at or below it
+    (the engine's, as every pypto report computes it)."""
     if not sorted_values:
         raise InvalidArgumentError("percentile of an empty list")
-    rank = max(1, math.ceil(percent / 100.0 * len(sorted_values)))
-    return float(sorted_values[min(rank, len(sorted_values)) - 1])
+    from ._native import engine
+    return engine.nearest_rank_percentile([float(v) for v in sorted_values], float(percent))
 
 
 def latency_summary(values_ms: Sequence[float]) -> Dict[str, Any]:

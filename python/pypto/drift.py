@@ -31,6 +31,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ._native import engine as _engine
+
 #: Earlier runs needed for the median/MAD model; below it Welch's test on step latencies is used.
 #: 3 is the smallest sample whose MAD is not dominated by a single run.
 MIN_RUNS_FOR_MAD = 3
@@ -88,65 +90,18 @@ class DriftResult:
 
 
 # ------------------------------------------------------------------------- statistics
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (Numerical Recipes 6.4)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 3e-14:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1.0 - x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbeta) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbeta) * _betacf(b, a, 1.0 - x) / b
-
-
 def student_t_two_sided_p(t: float, df: float) -> float:
-    """Two-sided p-value of Student's t with `df` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2)."""
-    if math.isinf(t):
-        return 0.0
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+    """Two-sided p-value of Student's t with `df` degrees of freedom (the engine's, Boost.Math)."""
+    return _engine.student_t_two_sided_p(float(t), float(df))
 
 
 def welch_t_test(sample_a: Sequence[float], sample_b: Sequence[float]) -> Optional[Dict[str, float]]:
-    """Welch's unequal-variance t-test; None when a sample has fewer than 2 values."""
-    na, nb = len(sample_a), len(sample_b)
-    if na < 2 or nb < 2:
+    """Welch's unequal-variance t-test of b against a (the engine's, as pypto compare runs it); None when a
+    sample has fewer than 2 values."""
+    result = _engine.welch_test([float(v) for v in sample_a], [float(v) for v in sample_b])
+    if not result["testable"]:
         return None
-    ma, mb = statistics.fmean(sample_a), statistics.fmean(sample_b)
-    va, vb = statistics.variance(sample_a), statistics.variance(sample_b)
-    se2 = va / na + vb / nb
-    if se2 == 0.0:
-        return {"t": math.inf if ma != mb else 0.0, "df": float(na + nb - 2), "p_value": 0.0 if ma != mb else 1.0,
-                "mean_a": ma, "mean_b": mb}
-    t = (mb - ma) / math.sqrt(se2)
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
-    p = student_t_two_sided_p(t, df)
-    return {"t": t, "df": df, "p_value": p, "mean_a": ma, "mean_b": mb}
+    return {key: result[key] for key in ("t", "df", "p_value", "mean_a", "mean_b", "ci_low", "ci_high")}
 
 
 def ks_two_sample(sample_a: Sequence[float], sample_b: Sequence[float]) -> Optional[Dict[str, float]]:

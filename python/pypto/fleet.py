@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -28,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import ranks as ranks_module
 from ._progress import Progress
+from .collection import nearest_rank_percentile
 
 #: Workers of the local cluster started when no scheduler address is given (one engine each).
 DEFAULT_LOCAL_WORKERS = 2
@@ -42,11 +42,6 @@ OUTLIER_MIN_EXCESS = ranks_module.STRAGGLER_MIN_EXCESS
 LATENCY_PERCENTILES = (50, 90, 99)
 
 
-def _percentile(sorted_values: Sequence[float], percent: float) -> float:
-    rank = max(1, math.ceil(percent / 100.0 * len(sorted_values)))
-    return sorted_values[rank - 1]
-
-
 def latency_stats_ms(values_ms: Sequence[float]) -> Dict[str, Any]:
     """count, mean, min, max and nearest-rank percentiles, in ms (None when empty)."""
     ordered = sorted(values_ms)
@@ -56,7 +51,7 @@ def latency_stats_ms(values_ms: Sequence[float]) -> Dict[str, Any]:
                       **{f"p{p}_ms": None for p in LATENCY_PERCENTILES}})
         return stats
     stats.update({"mean_ms": statistics.fmean(ordered), "min_ms": ordered[0], "max_ms": ordered[-1],
-                  **{f"p{p}_ms": _percentile(ordered, p) for p in LATENCY_PERCENTILES}})
+                  **{f"p{p}_ms": nearest_rank_percentile(ordered, p) for p in LATENCY_PERCENTILES}})
     return stats
 
 

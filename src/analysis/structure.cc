@@ -9,6 +9,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/shapes.h"
+#include "analysis/statistics.h"
 
 namespace pypto {
 
@@ -41,11 +42,8 @@ LatencyStats ComputeLatencyStats(std::vector<TimeNs> d) {
   s.count = d.size();
   double sum = 0;
   for (TimeNs v : d) sum += static_cast<double>(v);
-  auto rank = [&](double p) {  // nearest-rank percentile
-    size_t r = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(d.size())));
-    r = std::clamp<size_t>(r, 1, d.size());
-    return static_cast<double>(d[r - 1]) / 1e6;
-  };
+  std::vector<double> sorted(d.begin(), d.end());
+  auto rank = [&](double p) { return NearestRankPercentile(sorted, p) / 1e6; };
   s.mean_ms = sum / static_cast<double>(d.size()) / 1e6;
   s.p50_ms = rank(50);
   s.p90_ms = rank(90);

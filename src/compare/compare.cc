@@ -3,17 +3,18 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <optional>
 #include <array>
-#include <tuple>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "analysis/op_class.h"
+#include "analysis/statistics.h"
 #include "importers/detect.h"
 
 namespace pypto {
@@ -97,59 +98,6 @@ std::string NormalizeKernelName(std::string_view name) {
 
 namespace {
 
-// Continued fraction of the regularized incomplete beta (Numerical Recipes §6.4).
-double BetaContinuedFraction(double a, double b, double x) {
-  constexpr int kMaxIterations = 300;
-  constexpr double kEpsilon = 1e-14;
-  constexpr double kTiny = 1e-300;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= kMaxIterations; ++m) {
-    const int m2 = 2 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEpsilon) break;
-  }
-  return h;
-}
-
-double RegularizedIncompleteBeta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double ln_front =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log(1 - x);
-  const double front = std::exp(ln_front);
-  if (x < (a + 1) / (a + b + 2)) return front * BetaContinuedFraction(a, b, x) / a;
-  return 1 - front * BetaContinuedFraction(b, a, 1 - x) / b;
-}
-
-// t such that StudentTTwoSidedP(t, df) = p (bisection; p in (0, 1)).
-double StudentTQuantileTwoSided(double p, double df) {
-  double lo = 0, hi = 1;
-  while (StudentTTwoSidedP(hi, df) > p && hi < 1e6) hi *= 2;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (StudentTTwoSidedP(mid, df) > p) lo = mid; else hi = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
 void MeanStd(const std::vector<double>& v, double* mean, double* stddev) {
   const double n = static_cast<double>(v.size());
   double m = 0;
@@ -162,12 +110,6 @@ void MeanStd(const std::vector<double>& v, double* mean, double* stddev) {
 }
 
 }  // namespace
-
-double StudentTTwoSidedP(double t, double df) {
-  if (!std::isfinite(t)) return std::isnan(t) ? kNaN : 0.0;
-  if (!(df > 0)) return kNaN;
-  return RegularizedIncompleteBeta(df / 2, 0.5, df / (df + t * t));
-}
 
 SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
   SignificanceTest r;
@@ -205,7 +147,7 @@ SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vecto
     const double denom = (vb * vb) / double(baseline.size() - 1) + (vc * vc) / double(candidate.size() - 1);
     r.df = denom > 0 ? se2 * se2 / denom : double(baseline.size() + candidate.size() - 2);
     r.p_value = StudentTTwoSidedP(r.t, r.df);
-    const double tq = StudentTQuantileTwoSided(alpha, r.df);
+    const double tq = StudentTTwoSidedQuantile(alpha, r.df);
     r.ci_low = r.delta - tq * se;
     r.ci_high = r.delta + tq * se;
   }

@@ -25,6 +25,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/diagnostic_report.h"
+#include "analysis/statistics.h"
 #include "analysis/structure.h"
 #include "core/status.h"
 #include "graph/call_graph.h"
@@ -89,8 +90,6 @@ struct SignificanceTest {
 // exact (p = 0 when the means differ, 1 when equal).
 SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vector<double>& candidate,
                            double alpha = kDefaultSignificanceAlpha);
-// Two-sided p-value of Student's t with `df` degrees of freedom.
-double StudentTTwoSidedP(double t, double df);
 
 // ------------------------------------------------------------------ inputs
 

@@ -18,6 +18,7 @@
 #include "advisor/optimizers.h"
 #include "analysis/diagnostic_report.h"
 #include "analysis/op_class.h"
+#include "analysis/statistics.h"
 #include "compare/compare.h"
 #include "hw/hardware.h"
 #include "importers/detect.h"
@@ -413,6 +414,35 @@ void BindEngine(py::module_& m) {
     return d;
   }, py::arg("baseline"), py::arg("candidate"), py::arg("actions_json") = "",
      py::arg("alpha") = kDefaultSignificanceAlpha, py::arg("options") = py::dict());
+
+  // The engine's statistics, so Python computes nothing the engine has.
+  m.def("nearest_rank_percentile", [](const std::vector<double>& sorted_values, double percent) {
+    if (sorted_values.empty()) throw EngineError{InvalidArgumentError("percentile of an empty list")};
+    return NearestRankPercentile(sorted_values, percent);
+  }, py::arg("sorted_values"), py::arg("percent"),
+        "The nearest-rank percentile of ascending values: the smallest value with at least PERCENT % at or below it.");
+  m.def("student_t_two_sided_p", &StudentTTwoSidedP, py::arg("t"), py::arg("df"),
+        "Two-sided p-value P(|T| >= |t|) of Student's t with DF degrees of freedom (Boost.Math).");
+  m.def("welch_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
+    const SignificanceTest r = WelchTest(baseline, candidate, alpha);
+    py::dict d;
+    d["testable"] = r.testable;
+    d["n_a"] = r.n_baseline;
+    d["n_b"] = r.n_candidate;
+    d["mean_a"] = r.mean_baseline;
+    d["mean_b"] = r.mean_candidate;
+    d["delta"] = r.delta;
+    d["t"] = r.t;
+    d["df"] = r.df;
+    d["p_value"] = r.p_value;
+    d["ci_low"] = r.ci_low;
+    d["ci_high"] = r.ci_high;
+    d["significant"] = r.significant;
+    d["verdict"] = r.verdict;
+    return d;
+  }, py::arg("baseline"), py::arg("candidate"), py::arg("alpha") = kDefaultSignificanceAlpha,
+        "Welch's unequal-variance t-test of CANDIDATE against BASELINE samples (the test pypto compare uses): "
+        "t and df, two-sided p, the (1 - alpha) CI of mean(candidate) - mean(baseline), the verdict.");
 
   m.def("kv_cache_patch", [](const std::string& model_config_json) {
     return Text(Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text);

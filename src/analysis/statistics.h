@@ -1,0 +1,24 @@
+// Statistics every layer and the Python package share, so each is computed one
+// way: nearest-rank percentiles and Student's t distribution. The t
+// distribution comes from Boost.Math (a well-kept implementation) rather than
+// a hand-written incomplete beta.
+#pragma once
+
+#include <vector>
+
+namespace pypto {
+
+// The nearest-rank percentile of ascending `sorted` values: the smallest value
+// with at least `percent` % of the values at or below it (percent in [0, 100];
+// 0 gives the minimum). NaN for an empty list.
+double NearestRankPercentile(const std::vector<double>& sorted, double percent);
+
+// Two-sided p-value of Student's t with `df` degrees of freedom: P(|T| >= |t|).
+// 0 for an infinite t, NaN for NaN t or df <= 0.
+double StudentTTwoSidedP(double t, double df);
+
+// The t with P(|T| >= t) = alpha (alpha in (0, 1), df > 0): the half-width
+// factor of a (1 - alpha) confidence interval. NaN outside those ranges.
+double StudentTTwoSidedQuantile(double alpha, double df);
+
+}  // namespace pypto
