@@ -53,19 +53,6 @@ std::vector<std::string> DefaultBlockingCopyRuntimeNames() {
           "aclrtMemcpy2d"};
 }
 
-const char* DeviceTaskKindLabel(DeviceTaskKind kind) {
-  switch (kind) {
-    case DeviceTaskKind::kKernel: return "kernel";
-    case DeviceTaskKind::kMemcpy: return "memcpy";
-    case DeviceTaskKind::kMemset: return "memset";
-    case DeviceTaskKind::kCommunication: return "communication";
-    case DeviceTaskKind::kSync: return "sync";
-    case DeviceTaskKind::kAnnotation: return "annotation";
-    case DeviceTaskKind::kOther: return "other";
-  }
-  return "other";
-}
-
 const char* TaskLinkName(TaskLink link) {
   switch (link) {
     case TaskLink::kNone: return "none";

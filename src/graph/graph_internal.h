@@ -13,8 +13,6 @@
 
 namespace pypto {
 
-// Lower-case name of a device task kind ("kernel", "memcpy", …).
-const char* DeviceTaskKindLabel(DeviceTaskKind kind);
 
 namespace internal {
 
@@ -105,7 +103,7 @@ inline uint64_t CoreKey(const DeviceTaskTable& d, uint32_t task) {
 inline std::string CoreLabel(const Profile& profile, uint32_t task) {
   const DeviceTaskTable& d = profile.device_tasks;
   if (d.core_type[task] != kEmptyStr) return std::string(profile.Str(d.core_type[task]));
-  return DeviceTaskKindLabel(d.kind[task]);
+  return DeviceTaskKindName(d.kind[task]);
 }
 
 // SortedUnionLength lives in graph/interval_union.h (the detectors use it too).

@@ -1,5 +1,7 @@
 #include "model/profile.h"
 
+#include <iterator>
+
 namespace pypto {
 
 uint32_t HostOpTable::Add(const HostOpRow& r) {
@@ -92,15 +94,46 @@ void CounterTable::Add(StrId counter, uint32_t track_row, TimeNs time, double v)
   value.push_back(v);
 }
 
-const char* DeviceKindName(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::kCpu: return "cpu";
-    case DeviceKind::kCuda: return "cuda";
-    case DeviceKind::kRocm: return "rocm";
-    case DeviceKind::kNpu: return "npu";
-    case DeviceKind::kOther: return "other";
-  }
-  return "other";
+namespace {
+// The names of each enum in value order; Parse* searches the same list, so a
+// name and its parse cannot disagree.
+constexpr const char* kTrackKindNames[] = {"host_thread", "device_stream", "other"};
+constexpr const char* kHostOpKindNames[] = {"operator", "user_annotation", "runtime", "driver", "python", "other"};
+constexpr const char* kDeviceTaskKindNames[] = {"kernel", "memcpy",     "memset", "communication",
+                                                "sync",   "annotation", "other"};
+constexpr const char* kOwnerKindNames[] = {"host_op", "device_task", "track", "device", "step"};
+constexpr const char* kDeviceKindNames[] = {"cpu", "cuda", "rocm", "npu", "other"};
+static_assert(std::size(kHostOpKindNames) == kHostOpKindCount);
+static_assert(std::size(kDeviceTaskKindNames) == kDeviceTaskKindCount);
+
+template <typename Enum, size_t N>
+const char* EnumName(const char* const (&names)[N], Enum value, const char* fallback) {
+  const size_t i = static_cast<size_t>(value);
+  return i < N ? names[i] : fallback;
+}
+template <typename Enum, size_t N>
+std::optional<Enum> ParseEnum(const char* const (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+}  // namespace
+
+const char* TrackKindName(TrackKind kind) { return EnumName(kTrackKindNames, kind, "other"); }
+std::optional<TrackKind> ParseTrackKind(std::string_view name) { return ParseEnum<TrackKind>(kTrackKindNames, name); }
+const char* HostOpKindName(HostOpKind kind) { return EnumName(kHostOpKindNames, kind, "other"); }
+std::optional<HostOpKind> ParseHostOpKind(std::string_view name) {
+  return ParseEnum<HostOpKind>(kHostOpKindNames, name);
+}
+const char* DeviceTaskKindName(DeviceTaskKind kind) { return EnumName(kDeviceTaskKindNames, kind, "other"); }
+std::optional<DeviceTaskKind> ParseDeviceTaskKind(std::string_view name) {
+  return ParseEnum<DeviceTaskKind>(kDeviceTaskKindNames, name);
+}
+const char* OwnerKindName(OwnerKind kind) { return EnumName(kOwnerKindNames, kind, "other"); }
+std::optional<OwnerKind> ParseOwnerKind(std::string_view name) { return ParseEnum<OwnerKind>(kOwnerKindNames, name); }
+const char* DeviceKindName(DeviceKind kind) { return EnumName(kDeviceKindNames, kind, "other"); }
+std::optional<DeviceKind> ParseDeviceKind(std::string_view name) {
+  return ParseEnum<DeviceKind>(kDeviceKindNames, name);
 }
 
 uint32_t Profile::TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind) {

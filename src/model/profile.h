@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ inline constexpr int32_t kNoIndex = -1;                                 // "row 
 // A track is one timeline row: a host thread or a device stream. Source
 // pid/tid tokens are kept as opaque interned text (they may be strings).
 enum class TrackKind : uint8_t { kHostThread, kDeviceStream, kOther };
+// Stable snake_case names of the model's enums (the SQLite export, the JSON
+// schema and the Python tables spell them so); Parse* reverses them.
+const char* TrackKindName(TrackKind kind);                      // "host_thread", "device_stream", "other"
+std::optional<TrackKind> ParseTrackKind(std::string_view name);
 
 struct TrackTable {
   std::vector<StrId> pid_token;   // source pid as written ("1234", "Spans", "0")
@@ -47,6 +52,9 @@ enum class HostOpKind : uint8_t {
   kPython,          // python_function frames
   kOther,
 };
+inline constexpr size_t kHostOpKindCount = 6;
+const char* HostOpKindName(HostOpKind kind);                    // "operator", "user_annotation", …
+std::optional<HostOpKind> ParseHostOpKind(std::string_view name);
 
 struct HostOpRow {
   StrId name = kEmptyStr;
@@ -92,6 +100,9 @@ enum class DeviceTaskKind : uint8_t {
   kAnnotation,      // gpu_user_annotation (device projection of ProfilerStep#N)
   kOther,
 };
+inline constexpr size_t kDeviceTaskKindCount = 7;
+const char* DeviceTaskKindName(DeviceTaskKind kind);            // "kernel", "memcpy", …, "annotation", "other"
+std::optional<DeviceTaskKind> ParseDeviceTaskKind(std::string_view name);
 
 struct DeviceTaskRow {
   StrId name = kEmptyStr;
@@ -169,6 +180,8 @@ struct DeviceTaskTable {
 // Extra key/value facts of one event that not every event has (NCCL args,
 // Ascend PMU ratios, unknown CSV columns). One row per fact.
 enum class OwnerKind : uint8_t { kHostOp, kDeviceTask, kTrack, kDevice, kStep };
+const char* OwnerKindName(OwnerKind kind);                      // "host_op", "device_task", "track", "device", "step"
+std::optional<OwnerKind> ParseOwnerKind(std::string_view name);
 
 struct AttributeTable {
   std::vector<OwnerKind> owner_kind;
@@ -259,6 +272,7 @@ struct StepTable {
 // ---------------------------------------------------------------- devices
 enum class DeviceKind : uint8_t { kCpu, kCuda, kRocm, kNpu, kOther };
 const char* DeviceKindName(DeviceKind kind);
+std::optional<DeviceKind> ParseDeviceKind(std::string_view name);
 
 struct DeviceRow {
   int32_t index = 0;

@@ -108,31 +108,6 @@ std::vector<std::pair<std::string, uint64_t>> LinkStats(const GraphStats& stats)
 
 }  // namespace
 
-const char* HostOpKindName(HostOpKind kind) {
-  switch (kind) {
-    case HostOpKind::kOperator: return "operator";
-    case HostOpKind::kUserAnnotation: return "user_annotation";
-    case HostOpKind::kRuntime: return "runtime";
-    case HostOpKind::kDriver: return "driver";
-    case HostOpKind::kPython: return "python";
-    case HostOpKind::kOther: return "other";
-  }
-  return "other";
-}
-
-const char* DeviceTaskKindName(DeviceTaskKind kind) {
-  switch (kind) {
-    case DeviceTaskKind::kKernel: return "kernel";
-    case DeviceTaskKind::kMemcpy: return "memcpy";
-    case DeviceTaskKind::kMemset: return "memset";
-    case DeviceTaskKind::kCommunication: return "communication";
-    case DeviceTaskKind::kSync: return "sync";
-    case DeviceTaskKind::kAnnotation: return "annotation";
-    case DeviceTaskKind::kOther: return "other";
-  }
-  return "other";
-}
-
 const char* PathSegmentKindKey(PathSegmentKind kind) {
   switch (kind) {
     case PathSegmentKind::kHostBound: return "host_bound";

@@ -193,9 +193,6 @@ void AddAscendSummary(const OperatorCallGraph& graph, const SummaryOptions& opti
 // no step (the message lists the steps there are).
 StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, const SummaryOptions& options = {});
 
-// Display names of the model's enums (stable: they appear in the JSON schema).
-const char* HostOpKindName(HostOpKind kind);
-const char* DeviceTaskKindName(DeviceTaskKind kind);
 // Stable snake_case key of a path segment kind for the JSON schema ("host_bound").
 const char* PathSegmentKindKey(PathSegmentKind kind);
 

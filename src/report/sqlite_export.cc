@@ -147,25 +147,6 @@ void BindReal(sqlite3_stmt* s, int i, double v) {
   if (std::isnan(v)) sqlite3_bind_null(s, i); else sqlite3_bind_double(s, i, v);
 }
 
-const char* TrackKindText(TrackKind k) {
-  switch (k) {
-    case TrackKind::kHostThread: return "host_thread";
-    case TrackKind::kDeviceStream: return "device_stream";
-    case TrackKind::kOther: return "other";
-  }
-  return "other";
-}
-const char* OwnerKindText(OwnerKind k) {
-  switch (k) {
-    case OwnerKind::kHostOp: return "host_op";
-    case OwnerKind::kDeviceTask: return "device_task";
-    case OwnerKind::kTrack: return "track";
-    case OwnerKind::kDevice: return "device";
-    case OwnerKind::kStep: return "step";
-  }
-  return "other";
-}
-
 Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* diagnosis, SqliteExportStats* stats) {
   const Profile& p = graph.profile();
   PYPTO_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"));
@@ -221,7 +202,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
       BindTextStatic(*s, 3, p.Str(t.tid_token[i]));
       BindTextStatic(*s, 4, p.Str(t.name[i]));
       BindTextStatic(*s, 5, p.Str(t.process_name[i]));
-      BindTextStatic(*s, 6, TrackKindText(t.kind[i]));
+      BindTextStatic(*s, 6, TrackKindName(t.kind[i]));
       BindRow(*s, 7, t.device[i]);
       BindRow(*s, 8, t.stream[i]);
       PYPTO_RETURN_IF_ERROR(db.Step(*s));
@@ -318,7 +299,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
     if (!s.ok()) return s.status();
     const AttributeTable& a = p.attributes;
     for (size_t i = 0; i < a.size(); ++i) {
-      BindTextStatic(*s, 1, OwnerKindText(a.owner_kind[i]));
+      BindTextStatic(*s, 1, OwnerKindName(a.owner_kind[i]));
       sqlite3_bind_int64(*s, 2, a.owner[i]);
       BindTextStatic(*s, 3, p.Str(a.key[i]));
       BindTextStatic(*s, 4, p.Str(a.text[i]));

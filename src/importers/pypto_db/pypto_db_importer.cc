@@ -25,47 +25,6 @@ constexpr int kSniffScoreApplicationId = 100;
 constexpr StrId kUnmappedString = std::numeric_limits<StrId>::max();
 constexpr int64_t kMaxDepth = std::numeric_limits<uint16_t>::max();
 
-// Enum names as sqlite_export writes them (report/analysis_summary.cc and
-// report/sqlite_export.cc; tests/unit/pypto_db checks that both agree).
-std::optional<HostOpKind> ParseHostOpKind(std::string_view s) {
-  if (s == "operator") return HostOpKind::kOperator;
-  if (s == "user_annotation") return HostOpKind::kUserAnnotation;
-  if (s == "runtime") return HostOpKind::kRuntime;
-  if (s == "driver") return HostOpKind::kDriver;
-  if (s == "python") return HostOpKind::kPython;
-  if (s == "other") return HostOpKind::kOther;
-  return std::nullopt;
-}
-std::optional<DeviceTaskKind> ParseDeviceTaskKind(std::string_view s) {
-  if (s == "kernel") return DeviceTaskKind::kKernel;
-  if (s == "memcpy") return DeviceTaskKind::kMemcpy;
-  if (s == "memset") return DeviceTaskKind::kMemset;
-  if (s == "communication") return DeviceTaskKind::kCommunication;
-  if (s == "sync") return DeviceTaskKind::kSync;
-  if (s == "annotation") return DeviceTaskKind::kAnnotation;
-  if (s == "other") return DeviceTaskKind::kOther;
-  return std::nullopt;
-}
-std::optional<TrackKind> ParseTrackKind(std::string_view s) {
-  if (s == "host_thread") return TrackKind::kHostThread;
-  if (s == "device_stream") return TrackKind::kDeviceStream;
-  if (s == "other") return TrackKind::kOther;
-  return std::nullopt;
-}
-std::optional<DeviceKind> ParseDeviceKind(std::string_view s) {
-  for (DeviceKind k : {DeviceKind::kCpu, DeviceKind::kCuda, DeviceKind::kRocm, DeviceKind::kNpu, DeviceKind::kOther})
-    if (s == DeviceKindName(k)) return k;
-  return std::nullopt;
-}
-std::optional<OwnerKind> ParseOwnerKind(std::string_view s) {
-  if (s == "host_op") return OwnerKind::kHostOp;
-  if (s == "device_task") return OwnerKind::kDeviceTask;
-  if (s == "track") return OwnerKind::kTrack;
-  if (s == "device") return OwnerKind::kDevice;
-  if (s == "step") return OwnerKind::kStep;
-  return std::nullopt;
-}
-
 // Typed reads of one row. The first problem is kept (naming the file, the
 // table, the row and the column) and later reads return harmless defaults, so
 // a row handler reads everything and checks status() once.
