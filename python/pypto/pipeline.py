@@ -133,30 +133,45 @@ def _dims(text: Optional[str]) -> List[List[int]]:
     return [d for d in value if isinstance(d, list)] if isinstance(value, list) else []
 
 
+def _op_groups(loaded: Any, table: Dict[str, Any], mask: Any, source: str) -> List[Dict[str, Any]]:
+    """count and total time per (name, op class) of the rows of an engine table selected by `mask`."""
+    import numpy as np
+    key = (table["name"][mask].astype(np.uint64) << np.uint64(8)) | table["op_class"][mask].astype(np.uint64)
+    if key.size == 0:
+        return []
+    groups, inverse = np.unique(key, return_inverse=True)
+    counts = np.bincount(inverse)
+    totals = np.zeros(groups.size, dtype=np.int64)
+    np.add.at(totals, inverse, table["dur"][mask])
+    name_ids = [int(g >> np.uint64(8)) for g in groups]
+    names = dict(zip(sorted(set(name_ids)), loaded.strings(sorted(set(name_ids)))))
+    classes = list(table["op_class_names"])
+    ops = [{"source": source, "op_name": names[name], "op_class": classes[int(g & np.uint64(0xFF))],
+            "count": int(count), "total_ns": int(total), "mean_ns": int(total) // max(int(count), 1)}
+           for name, g, count, total in zip(name_ids, groups, counts, totals)]
+    return sorted(ops, key=lambda op: (op["op_name"], op["op_class"]))
+
+
 def _tables_from_export(graph: Any, steps: List[Dict[str, Any]], phase_of: Dict[Any, str]
                         ) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """op statistics and request shapes, read from the engine's SQLite export of the profile."""
-    with tempfile.TemporaryDirectory(prefix="pypto-pipeline-") as tmp:
-        db = os.path.join(tmp, "profile.db")
-        graph.export_to_sqlite(db, findings=False)
-        conn = sqlite3.connect(db)
-        try:
-            ops = []
-            for source, sql in (
-                    ("device_kernel", "SELECT name, coalesce(op_class, ''), count(*), sum(dur) FROM device_tasks_v "
-                                      "WHERE kind NOT IN ('annotation', 'sync') GROUP BY 1, 2"),
-                    ("host_operator", "SELECT name, coalesce(op_class, ''), count(*), sum(dur) FROM host_ops_v "
-                                      "WHERE kind = 'operator' GROUP BY 1, 2")):
-                for name, op_class, count, total in conn.execute(sql):
-                    total = int(total or 0)
-                    ops.append({"source": source, "op_name": name or "", "op_class": op_class, "count": count,
-                                "total_ns": total, "mean_ns": total // max(count, 1)})
-            names = EMBEDDING_OP_NAMES + ATTENTION_OP_NAMES
-            marks = ",".join("?" * len(names))
-            shape_ops = conn.execute(f"SELECT name, ts, input_dims FROM host_ops_v WHERE name IN ({marks}) ORDER BY ts",
-                                     names).fetchall()
-        finally:
-            conn.close()
+    """op statistics and request shapes, from the engine's host-op and device-task columns."""
+    import numpy as np
+    loaded = graph._loaded
+    tasks = loaded.device_tasks()
+    task_kinds = list(tasks["kind_names"])
+    skipped = [task_kinds.index("annotation"), task_kinds.index("sync")]
+    ops = _op_groups(loaded, tasks, ~np.isin(tasks["kind"], skipped), "device_kernel")
+    host = loaded.host_ops()
+    ops += _op_groups(loaded, host, host["kind"] == list(host["kind_names"]).index("operator"), "host_operator")
+    # Embedding and attention calls with their input shapes, in time order.
+    name_ids = np.unique(host["name"])
+    wanted = [i for i, name in zip(name_ids.tolist(), loaded.strings(name_ids.tolist()))
+              if name in EMBEDDING_OP_NAMES or name in ATTENTION_OP_NAMES]
+    rows = np.nonzero(np.isin(host["name"], wanted))[0]
+    rows = rows[np.argsort(host["ts"][rows], kind="stable")]
+    text_ids = sorted(set(host["name"][rows].tolist()) | set(host["input_dims"][rows].tolist()))
+    text = dict(zip(text_ids, loaded.strings(text_ids)))
+    shape_ops = [(text[int(host["name"][r])], int(host["ts"][r]), text[int(host["input_dims"][r])]) for r in rows]
     shapes = []
     for s in steps:
         start, end = s.get("cpu_start_ns"), s.get("cpu_end_ns")

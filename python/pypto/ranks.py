@@ -18,10 +18,8 @@ import dataclasses
 import json
 import os
 import re
-import sqlite3
 import statistics
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from ._progress import Progress
@@ -298,29 +296,34 @@ def _bandwidth(stats: CollectiveStats) -> None:
 
 
 def _kineto_collectives(graph: Any) -> List[CollectiveStats]:
-    """Communication tasks with their NCCL arguments, read back from the engine's SQLite export."""
-    with tempfile.TemporaryDirectory(prefix="pypto-ranks-") as tmp:
-        db_path = os.path.join(tmp, "rank.db")
-        graph.export_to_sqlite(db_path, findings=False)
-        connection = sqlite3.connect(db_path)
-        try:
-            tasks = connection.execute(
-                "SELECT t.id, s.value, t.dur FROM device_tasks t JOIN strings s ON s.id = t.name_id "
-                "WHERE t.kind = 'communication'").fetchall()
-            args: Dict[int, Dict[str, Any]] = {}
-            for owner, key, text, number in connection.execute(
-                    "SELECT a.owner, a.key, a.text, a.number FROM attributes a JOIN device_tasks t ON t.id = a.owner "
-                    "WHERE a.owner_kind = 'device_task' AND t.kind = 'communication'"):
-                args.setdefault(owner, {})[key] = number if number is not None else text
-        finally:
-            connection.close()
+    """Communication tasks with their NCCL arguments, from the engine's device-task and attribute columns."""
+    import numpy as np
+    loaded = graph._loaded
+    tasks = loaded.device_tasks()
+    communication = list(tasks["kind_names"]).index("communication")
+    rows = np.nonzero(tasks["kind"] == communication)[0].tolist()
+    if not rows:
+        return []
+    name_ids = sorted({int(tasks["name"][r]) for r in rows})
+    names = dict(zip(name_ids, loaded.strings(name_ids)))
+    attributes = loaded.attributes("device_task")
+    picked = np.nonzero(np.isin(attributes["owner"], rows))[0].tolist()
+    ids = sorted({int(attributes["key"][i]) for i in picked} | {int(attributes["text"][i]) for i in picked})
+    text = dict(zip(ids, loaded.strings(ids)))
+    args: Dict[int, Dict[str, Any]] = {}
+    for i in picked:
+        number = float(attributes["number"][i])
+        value: Any = text[int(attributes["text"][i])] if number != number else number  # NaN: not numeric
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        args.setdefault(int(attributes["owner"][i]), {})[text[int(attributes["key"][i])]] = value
     by_type: Dict[str, CollectiveStats] = {}
-    for task_id, name, duration_ns in tasks:
-        task_args = args.get(task_id, {})
-        collective = _collective_type(str(task_args.get("Collective name") or name))
+    for row in rows:
+        task_args = args.get(row, {})
+        collective = _collective_type(str(task_args.get("Collective name") or names[int(tasks["name"][row])]))
         stats = by_type.setdefault(collective, CollectiveStats(collective))
         stats.count += 1
-        stats.time_ns += int(duration_ns)
+        stats.time_ns += int(tasks["dur"][row])
         elements = task_args.get("In msg nelems")
         dtype = str(task_args.get("dtype", "")).lower()
         if isinstance(elements, (int, float)) and dtype in DTYPE_BYTES:
@@ -333,50 +336,60 @@ def _kineto_collectives(graph: Any) -> List[CollectiveStats]:
     return sorted(by_type.values(), key=lambda s: -s.time_ns)
 
 
-def _read_json(path: str) -> Optional[Dict[str, Any]]:
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            value = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+def _device_attributes(graph: Any, prefix: str) -> List[Tuple[str, str, float]]:
+    """(key, text, number) of the device attributes whose key starts with `prefix` (the engine keeps Ascend
+    communication.json / communication_matrix.json fields so: docs/formats/ascend.md)."""
+    loaded = graph._loaded
+    table = loaded.attributes("device", prefix)
+    ids = sorted({int(i) for i in table["key"]} | {int(i) for i in table["text"]})
+    text = dict(zip(ids, loaded.strings(ids)))
+    return [(text[int(k)], text[int(t)], float(n)) for k, t, n in zip(table["key"], table["text"], table["number"])]
 
 
-def _ascend_communication(rank_dir: str, analysis: RankAnalysis) -> None:
-    """communication.json: per collective and per transport; communication_matrix.json: per link."""
-    output = os.path.join(rank_dir, _ASCEND_OUTPUT)
-    communication = _read_json(os.path.join(output, "communication.json"))
-    if communication:
+def _number(value: float) -> float:
+    return 0.0 if value != value else value  # NaN (not numeric) counts as 0, as a missing field
+
+
+_TRANSPORT_FIELDS = (" Transit Size(MB)", " Transit Time(ms)")
+
+
+def _ascend_communication(graph: Any, analysis: RankAnalysis) -> None:
+    """Per collective, per transport and per link, from the communication.json and communication_matrix.json
+    fields the engine read with the profile: "communication/<step>/<op>/<field>" and
+    "communication_matrix/<step>/<op>/<src-dst>/<field>"."""
+    ops: Dict[Tuple[str, str], Dict[str, float]] = {}
+    for key, _, number in _device_attributes(graph, "communication/"):
+        parts = key.split("/", 3)   # a field may hold a slash ("Bandwidth(GB/s)"), step and op names do not
+        if len(parts) == 4 and parts[2] != _ASCEND_TOTAL_OP:
+            ops.setdefault((parts[1], parts[2]), {})[parts[3]] = _number(number)
+    if ops:
         by_type: Dict[str, CollectiveStats] = {}
         transports: Dict[str, LinkStats] = {}
         wait_ms = 0.0
-        for step in communication.values():
-            for group in ("collective", "p2p"):
-                for op_name, op in (step.get(group) or {}).items():
-                    if op_name == _ASCEND_TOTAL_OP:
-                        continue
-                    times = op.get("Communication Time Info", {})
-                    stats = by_type.setdefault(_collective_type(op_name.split("@")[0]),
-                                               CollectiveStats(_collective_type(op_name.split("@")[0])))
-                    stats.count += 1
-                    stats.time_ns += int(round(float(times.get("Elapse Time(ms)", 0.0)) * 1e6))
-                    wait_ms += float(times.get("Wait Time(ms)", 0.0))
-                    size_by_transport: Dict[str, float] = {}
-                    for transport, info in (op.get("Communication Bandwidth Info") or {}).items():
-                        size_mb = float(info.get("Transit Size(MB)", 0.0))
-                        time_ms = float(info.get("Transit Time(ms)", 0.0))
-                        if size_mb <= 0 and time_ms <= 0:
-                            continue
-                        size_by_transport[transport] = size_mb
-                        link = transports.setdefault(transport, LinkStats(transport, transport, 0.0, 0.0, 0.0))
-                        link.transit_size_mb += size_mb
-                        link.transit_time_ms += time_ms
-                        link.operations += 1
-                    if size_by_transport:
-                        # SDMA is the on-chip copy engine carrying the HCCS / PCIE / SIO traffic: count it once.
-                        on_node = max(size_by_transport.get("SDMA", 0.0),
-                                      sum(size_by_transport.get(t, 0.0) for t in ("HCCS", "PCIE", "SIO")))
-                        stats.bytes = (stats.bytes or 0) + int(round((on_node + size_by_transport.get("RDMA", 0.0)) * 1e6))
+        for (_, op_name), fields in ops.items():
+            collective = _collective_type(op_name.split("@")[0])
+            stats = by_type.setdefault(collective, CollectiveStats(collective))
+            stats.count += 1
+            stats.time_ns += int(round(fields.get("Elapse Time(ms)", 0.0) * 1e6))
+            wait_ms += fields.get("Wait Time(ms)", 0.0)
+            size_by_transport: Dict[str, float] = {}
+            for field, value in fields.items():
+                if not field.endswith(_TRANSPORT_FIELDS[0]):
+                    continue
+                transport = field[:-len(_TRANSPORT_FIELDS[0])]
+                time_ms = fields.get(transport + _TRANSPORT_FIELDS[1], 0.0)
+                if value <= 0 and time_ms <= 0:
+                    continue
+                size_by_transport[transport] = value
+                link = transports.setdefault(transport, LinkStats(transport, transport, 0.0, 0.0, 0.0))
+                link.transit_size_mb += value
+                link.transit_time_ms += time_ms
+                link.operations += 1
+            if size_by_transport:
+                # SDMA is the on-chip copy engine carrying the HCCS / PCIE / SIO traffic: count it once.
+                on_node = max(size_by_transport.get("SDMA", 0.0),
+                              sum(size_by_transport.get(t, 0.0) for t in ("HCCS", "PCIE", "SIO")))
+                stats.bytes = (stats.bytes or 0) + int(round((on_node + size_by_transport.get("RDMA", 0.0)) * 1e6))
         for stats in by_type.values():
             _bandwidth(stats)
         for link in transports.values():
@@ -384,20 +397,19 @@ def _ascend_communication(rank_dir: str, analysis: RankAnalysis) -> None:
         analysis.collectives = sorted(by_type.values(), key=lambda s: -s.time_ns)
         analysis.transports = sorted(transports.values(), key=lambda t: t.link)
         analysis.wait_time_ms = wait_ms
-    matrix = _read_json(os.path.join(output, "communication_matrix.json"))
-    if matrix:
+    entries: Dict[Tuple[str, str, str], Dict[str, Tuple[str, float]]] = {}
+    for key, text, number in _device_attributes(graph, "communication_matrix/"):
+        parts = key.split("/", 4)
+        if len(parts) == 5:
+            entries.setdefault((parts[1], parts[2], parts[3]), {})[parts[4]] = (text, _number(number))
+    if entries:
         links: Dict[str, LinkStats] = {}
-        for step in matrix.values():
-            for group in ("collective", "p2p"):
-                for op in (step.get(group) or {}).values():
-                    for link_name, info in op.items():
-                        if not isinstance(info, dict):
-                            continue
-                        link = links.setdefault(link_name, LinkStats(link_name, str(info.get("Transport Type", "")),
-                                                                     0.0, 0.0, 0.0))
-                        link.transit_size_mb += float(info.get("Transit Size(MB)", 0.0))
-                        link.transit_time_ms += float(info.get("Transit Time(ms)", 0.0))
-                        link.operations += 1
+        for (_, _, link_name), fields in entries.items():
+            link = links.setdefault(link_name, LinkStats(link_name, fields.get("Transport Type", ("", 0.0))[0],
+                                                         0.0, 0.0, 0.0))
+            link.transit_size_mb += fields.get("Transit Size(MB)", ("", 0.0))[1]
+            link.transit_time_ms += fields.get("Transit Time(ms)", ("", 0.0))[1]
+            link.operations += 1
         for link in links.values():
             link.bandwidth_gbps = link.transit_size_mb / 1e3 / (link.transit_time_ms / 1e3) if link.transit_time_ms else 0.0
         analysis.links = sorted(links.values(), key=lambda l: l.link)
@@ -419,11 +431,10 @@ def analyze_rank(path: str, graph: Any = None) -> RankAnalysis:
         if metadata.get("world_size", "").isdigit():
             analysis.world_size = int(metadata["world_size"])
         analysis.steps = _step_breakdowns(graph)
-        if os.path.isdir(path) and os.path.isdir(os.path.join(path, _ASCEND_OUTPUT)):
-            _ascend_communication(path, analysis)
+        _ascend_communication(graph, analysis)
         if not analysis.collectives:
             analysis.collectives = _kineto_collectives(graph)
-    except (PyptoError, OSError, ValueError, sqlite3.Error) as error:
+    except (PyptoError, OSError, ValueError) as error:
         analysis.error = f"{type(error).__name__}: {error}"
     return analysis
 

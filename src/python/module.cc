@@ -2,8 +2,10 @@
 // function here converts arguments, calls the same engine function the CLI
 // calls (src/cli), releases the GIL while the engine works, and turns a
 // non-OK Status into the typed exception of pypto.errors. Results come back
-// as the engine's rendered JSON/text/HTML or as small dicts; the Python
-// package (python/pypto) wraps them in the brief's classes.
+// as the engine's rendered JSON/text/HTML, small dicts, or numpy columns of the
+// profile's tables (bind_tables.cc); the Python package (python/pypto) wraps
+// them in the brief's classes. Each LoadedProfile holds one ProfileSession, so
+// a diagnosis asked for twice with the same options is computed once.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -24,6 +26,7 @@
 #include "importers/detect.h"
 #include "io/limits.h"
 #include "io/output_file.h"
+#include "python/bind_common.h"
 #include "python/bind_kernels.h"
 #include "report/advice_report.h"
 #include "report/analysis_json.h"
@@ -47,36 +50,6 @@ namespace {
 // signal flag (Ctrl-C), in ms. Source: the reliability issue asks for Ctrl-C
 // to be honoured within one second; 50 ms keeps the reaction well inside it.
 constexpr int kSignalPollMs = 50;
-
-// A non-OK Status on its way to Python (translated in the module init).
-struct EngineError {
-  Status status;
-};
-
-// Profile strings are bytes from other people's files: invalid UTF-8 becomes
-// U+FFFD instead of a UnicodeDecodeError in the caller.
-py::str Text(std::string_view s) {
-  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
-}
-py::list TextList(const std::vector<std::string>& items) {
-  py::list out;
-  for (const std::string& s : items) out.append(Text(s));
-  return out;
-}
-py::dict TextDict(const std::map<std::string, std::string>& items) {
-  py::dict out;
-  for (const auto& [k, v] : items) out[Text(k)] = Text(v);
-  return out;
-}
-
-template <typename T>
-T Unwrap(StatusOr<T>&& value) {
-  if (!value.ok()) throw EngineError{value.status()};
-  return std::move(*value);
-}
-void Check(const Status& status) {
-  if (!status.ok()) throw EngineError{status};
-}
 
 // Runs `work` on a worker thread without the GIL while this thread polls
 // Python's signal handlers; a KeyboardInterrupt sets `cancel`, waits for the
@@ -114,22 +87,6 @@ auto RunCancellable(std::atomic<bool>* cancel, Fn work) -> decltype(work()) {
   if (failure) std::rethrow_exception(failure);
   return std::move(*result);
 }
-
-// A loaded profile and its call graph (the graph points into the profile, so
-// both live on the heap and move together).
-// The Python handle of a ProfileSession: every engine product (classes,
-// structure, diagnosis per options) is computed once per profile and shared by
-// the calls below.
-class LoadedProfile {
- public:
-  explicit LoadedProfile(std::unique_ptr<ProfileSession> session) : session_(std::move(session)) {}
-  ProfileSession& session() { return *session_; }
-  Profile& profile() { return session_->profile(); }
-  const OperatorCallGraph& graph() const { return session_->graph(); }
-
- private:
-  std::unique_ptr<ProfileSession> session_;
-};
 
 std::shared_ptr<LoadedProfile> Load(const std::string& path, const std::string& format, const std::string& cann_version,
                                     bool follow_symlinks, uint64_t max_input_bytes) {
@@ -381,6 +338,7 @@ void BindEngine(py::module_& m) {
         Check(status);
         return Text(text);
       }, py::arg("options") = py::dict(), py::arg("format") = "html");
+  BindProfileTables(profile);
 
   m.def("load_profile", &Load, py::arg("path"), py::arg("format") = "", py::arg("cann_version") = "",
         py::arg("follow_symlinks") = false, py::arg("max_input_bytes") = 0,
