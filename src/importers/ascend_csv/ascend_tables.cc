@@ -9,8 +9,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "importers/csv/csv_reader.h"
-#include "importers/csv/csv_values.h"
+#include "importers/common/csv_reader.h"
+#include "importers/common/csv_values.h"
 
 namespace pypto::ascend {
 namespace {

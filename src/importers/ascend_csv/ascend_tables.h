@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "importers/ascend_csv/column_adapters.h"
-#include "importers/csv/csv_reader.h"
+#include "importers/common/csv_reader.h"
 #include "importers/importer.h"
 
 namespace pypto::ascend {

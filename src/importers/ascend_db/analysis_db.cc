@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "importers/ascend_csv/ascend_tables.h"
-#include "importers/csv/csv_values.h"
-#include "importers/sqlite_input/sqlite_input.h"
+#include "importers/common/csv_values.h"
+#include "importers/common/sqlite_input.h"
 
 namespace pypto::ascend {
 namespace {

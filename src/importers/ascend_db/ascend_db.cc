@@ -11,9 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/common/ascend_vocabulary.h"
 #include "importers/pypto_db/pypto_db_format.h"
-#include "importers/sqlite_input/sqlite_input.h"
+#include "importers/common/sqlite_input.h"
 
 namespace pypto {
 namespace {

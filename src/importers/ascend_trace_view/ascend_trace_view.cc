@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/common/ascend_vocabulary.h"
 
 namespace pypto {
 namespace {

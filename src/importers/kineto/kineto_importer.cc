@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "importers/json_stream/json_stream.h"
+#include "importers/common/json_stream.h"
 
 namespace pypto {
 namespace kineto {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "importers/ascend_csv/ascend_tables.h"
-#include "importers/csv/csv_reader.h"
-#include "importers/csv/csv_values.h"
+#include "importers/common/csv_reader.h"
+#include "importers/common/csv_values.h"
 
 namespace pypto {
 namespace {

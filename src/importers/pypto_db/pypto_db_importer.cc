@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "importers/sqlite_input/sqlite_input.h"
+#include "importers/common/sqlite_input.h"
 #include "io/limits.h"
 
 namespace pypto {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "graph/call_graph.h"
-#include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/common/ascend_vocabulary.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/detect.h"
 

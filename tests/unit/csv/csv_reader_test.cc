@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "importers/csv/csv_reader.h"
-#include "importers/csv/csv_values.h"
+#include "importers/common/csv_reader.h"
+#include "importers/common/csv_values.h"
 
 namespace pypto::csv {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "importers/json_stream/json_stream.h"
+#include "importers/common/json_stream.h"
 #include "io/file.h"
 
 namespace pypto::json_stream {

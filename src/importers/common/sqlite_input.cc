@@ -1,4 +1,4 @@
-#include "importers/sqlite_input/sqlite_input.h"
+#include "importers/common/sqlite_input.h"
 
 #include "io/file.h"
 

@@ -1,4 +1,4 @@
-#include "importers/csv/csv_reader.h"
+#include "importers/common/csv_reader.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "importers/json_stream/json_stream.h"
+#include "importers/common/json_stream.h"
 
 #include <immintrin.h>
 

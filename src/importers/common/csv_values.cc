@@ -1,4 +1,4 @@
-#include "importers/csv/csv_values.h"
+#include "importers/common/csv_values.h"
 
 #include <charconv>
 #include <cmath>

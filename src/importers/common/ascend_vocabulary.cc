@@ -1,4 +1,4 @@
-#include "importers/ascend_common/ascend_vocabulary.h"
+#include "importers/common/ascend_vocabulary.h"
 
 #include <array>
 
