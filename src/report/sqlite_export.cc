@@ -18,44 +18,8 @@ namespace pypto::report {
 
 namespace {
 
-// Tables and views; docs/sqlite-schema.md describes each column.
-constexpr char kSchemaSql[] = R"SQL(
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE tracks(id INTEGER PRIMARY KEY, pid TEXT, tid TEXT, name TEXT, process_name TEXT, kind TEXT NOT NULL,
-  device INTEGER, stream INTEGER);
-CREATE TABLE devices(id INTEGER PRIMARY KEY, idx INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT);
-CREATE TABLE host_ops(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
-  track INTEGER NOT NULL, ts INTEGER NOT NULL, dur INTEGER NOT NULL, self_ns INTEGER NOT NULL, depth INTEGER, parent INTEGER,
-  op_class TEXT NOT NULL, input_dims_id INTEGER NOT NULL, input_types_id INTEGER NOT NULL, correlation INTEGER,
-  external_id INTEGER, sequence_number INTEGER);
-CREATE TABLE device_tasks(id INTEGER PRIMARY KEY, name_id INTEGER NOT NULL, category_id INTEGER NOT NULL, kind TEXT NOT NULL,
-  track INTEGER NOT NULL, device INTEGER, stream INTEGER, ts INTEGER NOT NULL, dur INTEGER NOT NULL, op_class TEXT NOT NULL,
-  class_source TEXT NOT NULL, launcher INTEGER, operator INTEGER, link TEXT NOT NULL, graph_launched INTEGER NOT NULL,
-  correlation INTEGER, external_id INTEGER, bytes INTEGER, core_type_id INTEGER NOT NULL, op_type_id INTEGER NOT NULL,
-  block_dim INTEGER, input_shapes_id INTEGER NOT NULL, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
-  block_x INTEGER, block_y INTEGER, block_z INTEGER, mix_block_dim INTEGER, input_types_id INTEGER NOT NULL,
-  input_formats_id INTEGER NOT NULL, output_shapes_id INTEGER NOT NULL, output_types_id INTEGER NOT NULL,
-  output_formats_id INTEGER NOT NULL);
-CREATE TABLE attributes(owner_kind TEXT NOT NULL, owner INTEGER NOT NULL, key TEXT NOT NULL, text TEXT, number REAL);
-CREATE TABLE steps(id INTEGER PRIMARY KEY, number INTEGER, name TEXT, source TEXT, device INTEGER, cpu_start INTEGER,
-  cpu_end INTEGER, device_start INTEGER, device_end INTEGER, device_task_count INTEGER, latency_ns INTEGER);
-CREATE TABLE profile_steps(id INTEGER PRIMARY KEY, number INTEGER NOT NULL, name_id INTEGER NOT NULL, ts INTEGER,
-  dur INTEGER, source_id INTEGER NOT NULL, device INTEGER, computing INTEGER, communication_not_overlapped INTEGER,
-  overlapped INTEGER, communication INTEGER, free INTEGER, stage INTEGER, bubble INTEGER,
-  communication_not_overlapped_excluding_receive INTEGER, preparing INTEGER);
-CREATE TABLE flows(flow_id INTEGER NOT NULL, category_id INTEGER NOT NULL, phase TEXT NOT NULL, track INTEGER NOT NULL,
-  ts INTEGER NOT NULL);
-CREATE TABLE counters(name_id INTEGER NOT NULL, track INTEGER NOT NULL, ts INTEGER NOT NULL, value REAL);
-CREATE TABLE data_loss(reason TEXT PRIMARY KEY, count INTEGER NOT NULL, first_location TEXT);
-CREATE TABLE notes(id INTEGER PRIMARY KEY, source TEXT NOT NULL, text TEXT NOT NULL);
-CREATE TABLE issues(id INTEGER PRIMARY KEY, type TEXT NOT NULL, severity TEXT NOT NULL, op_name TEXT, op_type TEXT,
-  phase TEXT, detail TEXT, affected_ns INTEGER, affected_share REAL, saved_ns INTEGER, method TEXT, saving_formula TEXT,
-  evidence_count INTEGER, evidence_total_ns INTEGER, compute_ratio REAL, memory_ratio REAL);
-CREATE TABLE issue_metrics(issue_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL, unit TEXT);
-CREATE TABLE issue_rows(issue_id INTEGER NOT NULL, kind TEXT NOT NULL, row INTEGER NOT NULL);
-CREATE TABLE recommendations(id INTEGER PRIMARY KEY, hotspot_type TEXT, title TEXT, description TEXT, action TEXT,
-  code TEXT, estimated_speedup REAL);
+// Views over the declared tables (pypto_db::kTables); docs/sqlite-schema.md describes them.
+constexpr char kViewSql[] = R"SQL(
 CREATE VIEW host_ops_v AS SELECT h.*, n.value AS name, c.value AS category, d.value AS input_dims
   FROM host_ops h JOIN strings n ON n.id = h.name_id JOIN strings c ON c.id = h.category_id
   JOIN strings d ON d.id = h.input_dims_id;
@@ -84,18 +48,18 @@ class Db {
       return Error(path + ": cannot open");
     return Status::Ok();
   }
-  Status Exec(const char* sql) {
+  Status Exec(const std::string& sql) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
       std::string msg = err ? err : "unknown error";
       sqlite3_free(err);
       return IoError("sqlite: " + msg);
     }
     return Status::Ok();
   }
-  StatusOr<sqlite3_stmt*> Prepare(const char* sql) {
+  StatusOr<sqlite3_stmt*> Prepare(const std::string& sql) {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) return Error(std::string("prepare ") + sql);
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) return Error("prepare " + sql);
     stmts_.push_back(s);
     return s;
   }
@@ -155,12 +119,12 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
                                  "; PRAGMA user_version=" + std::to_string(kSqliteSchemaVersion) + ";")
                                     .c_str()));
   PYPTO_RETURN_IF_ERROR(db.Exec("BEGIN"));
-  PYPTO_RETURN_IF_ERROR(db.Exec(kSchemaSql));
+  PYPTO_RETURN_IF_ERROR(db.Exec(pypto_db::CreateTablesSql() + kViewSql));
   const OpClassification classes = ClassifyProfile(p, graph, OpClassifier::Builtin());
 
   // meta
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO meta VALUES(?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("meta"));
     if (!s.ok()) return s.status();
     auto put = [&](std::string_view k, std::string_view v) {
       BindText(*s, 1, k);
@@ -183,7 +147,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // strings
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO strings VALUES(?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("strings"));
     if (!s.ok()) return s.status();
     for (StrId id = 0; id < static_cast<StrId>(p.strings.size()); ++id) {
       sqlite3_bind_int64(*s, 1, id);
@@ -193,7 +157,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // tracks
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO tracks VALUES(?,?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("tracks"));
     if (!s.ok()) return s.status();
     const TrackTable& t = p.tracks;
     for (size_t i = 0; i < t.size(); ++i) {
@@ -211,7 +175,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // devices
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO devices VALUES(?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("devices"));
     if (!s.ok()) return s.status();
     for (size_t i = 0; i < p.devices.rows.size(); ++i) {
       const DeviceRow& d = p.devices.rows[i];
@@ -224,7 +188,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // host ops
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO host_ops VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("host_ops"));
     if (!s.ok()) return s.status();
     const HostOpTable& h = p.host_ops;
     for (size_t i = 0; i < h.size(); ++i) {
@@ -251,7 +215,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   // device tasks
   {
     StatusOr<sqlite3_stmt*> s =
-        db.Prepare("INSERT INTO device_tasks VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        db.Prepare(pypto_db::InsertSql("device_tasks"));
     if (!s.ok()) return s.status();
     const DeviceTaskTable& t = p.device_tasks;
     for (size_t i = 0; i < t.size(); ++i) {
@@ -295,7 +259,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // attributes
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO attributes VALUES(?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("attributes"));
     if (!s.ok()) return s.status();
     const AttributeTable& a = p.attributes;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -309,7 +273,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // steps (as the graph found them)
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO steps VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("steps"));
     if (!s.ok()) return s.status();
     const auto& steps = graph.Steps();
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -331,7 +295,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // the model's own step rows (the table the graph reads; Ascend breakdown included)
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO profile_steps VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("profile_steps"));
     if (!s.ok()) return s.status();
     for (size_t i = 0; i < p.steps.rows.size(); ++i) {
       const StepRow& st = p.steps.rows[i];
@@ -351,7 +315,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // flows and counters as imported
   {
-    StatusOr<sqlite3_stmt*> f = db.Prepare("INSERT INTO flows VALUES(?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> f = db.Prepare(pypto_db::InsertSql("flows"));
     if (!f.ok()) return f.status();
     const FlowTable& fl = p.flows;
     for (size_t i = 0; i < fl.size(); ++i) {
@@ -363,7 +327,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
       sqlite3_bind_int64(*f, 5, fl.ts[i]);
       PYPTO_RETURN_IF_ERROR(db.Step(*f));
     }
-    StatusOr<sqlite3_stmt*> c = db.Prepare("INSERT INTO counters VALUES(?,?,?,?)");
+    StatusOr<sqlite3_stmt*> c = db.Prepare(pypto_db::InsertSql("counters"));
     if (!c.ok()) return c.status();
     const CounterTable& ct = p.counters;
     for (size_t i = 0; i < ct.size(); ++i) {
@@ -376,7 +340,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // data loss and notes
   {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO data_loss VALUES(?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("data_loss"));
     if (!s.ok()) return s.status();
     for (const auto& [reason, e] : p.data_loss) {
       BindText(*s, 1, reason);
@@ -401,9 +365,9 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
   }
   // findings
   if (diagnosis) {
-    StatusOr<sqlite3_stmt*> s = db.Prepare("INSERT INTO issues VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    StatusOr<sqlite3_stmt*> m = db.Prepare("INSERT INTO issue_metrics VALUES(?,?,?,?)");
-    StatusOr<sqlite3_stmt*> r = db.Prepare("INSERT INTO issue_rows VALUES(?,?,?)");
+    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("issues"));
+    StatusOr<sqlite3_stmt*> m = db.Prepare(pypto_db::InsertSql("issue_metrics"));
+    StatusOr<sqlite3_stmt*> r = db.Prepare(pypto_db::InsertSql("issue_rows"));
     if (!s.ok()) return s.status();
     if (!m.ok()) return m.status();
     if (!r.ok()) return r.status();
@@ -449,7 +413,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
     }
     bool available = false;
     const std::vector<ReportRecommendation> recs = CollectRecommendations(*diagnosis, &available);
-    StatusOr<sqlite3_stmt*> rc = db.Prepare("INSERT INTO recommendations VALUES(?,?,?,?,?,?,?)");
+    StatusOr<sqlite3_stmt*> rc = db.Prepare(pypto_db::InsertSql("recommendations"));
     if (!rc.ok()) return rc.status();
     for (size_t i = 0; i < recs.size(); ++i) {
       sqlite3_bind_int64(*rc, 1, static_cast<int64_t>(i));

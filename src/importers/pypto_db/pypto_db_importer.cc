@@ -181,6 +181,12 @@ class SavedProfileReader {
 
 Status SavedProfileReader::Read(const std::string& table, const std::vector<std::string>& columns,
                                 const std::string& order, bool dense_ids, const RowFn& fn) {
+  // The reader asks only for what the writer declares (pypto_db_format.h).
+  const pypto_db::TableSchema* declared = pypto_db::FindTable(table);
+  for (const std::string& c : columns) {
+    if (!declared || !declared->Has(c))
+      return InternalError("pypto_db reader: column " + table + "." + c + " is not in the declared schema");
+  }
   if (!tables_.count(table))
     return CorruptError(path_ + ": saved pypto profile (schema " + std::to_string(schema_version_) +
                         ") lacks table " + table);
