@@ -51,6 +51,27 @@ class OperatorCallGraph:
         """Critical path length in milliseconds (whole profile, or the step with this index)."""
         return self._loaded.critical_path_latency_ns(step) / 1e6
 
+    # -- the rows themselves, as numpy columns (no export round trip)
+    def host_ops(self) -> Dict[str, Any]:
+        """Host operators: ts, dur (int64 ns), kind (index into kind_names), track, name and input_dims
+        (string ids: strings()), op_class (index into op_class_names)."""
+        return dict(self._loaded.host_ops())
+
+    def device_tasks(self) -> Dict[str, Any]:
+        """Device tasks: ts, dur (int64 ns), kind (index into kind_names), track, device, name (string id),
+        op_class (index into op_class_names)."""
+        return dict(self._loaded.device_tasks())
+
+    def attributes(self, owner_kind: str = "", key_prefix: str = "") -> Dict[str, Any]:
+        """Attributes (PMU ratios, kernel arguments, Ascend communication fields …) of one owner kind
+        (host_op, device_task, track, device, step; all when empty) whose key starts with `key_prefix`:
+        owner (row of the owner's table), key and text (string ids), number (NaN when not numeric)."""
+        return dict(self._loaded.attributes(owner_kind, key_prefix))
+
+    def strings(self, ids: Any) -> List[str]:
+        """The strings of these ids (the tables' name, key, text and input_dims columns)."""
+        return list(self._loaded.strings([int(i) for i in ids]))
+
     def export_to_chrome_trace(self, path: Any, force: bool = False,
                                critical_path_step: Optional[int] = None) -> str:
         """Writes a Chrome/Perfetto trace (JSON) with the critical path marked; returns the path."""

@@ -64,6 +64,15 @@ def test_attributes_filter_by_owner_and_prefix_and_bad_arguments_are_named(loade
         loaded.strings([2**32 - 1])
 
 
+def test_the_graph_exposes_the_same_columns(fixtures):
+    from pypto import load_profile
+    graph = load_profile(os.path.join(fixtures, HTA_SIMPLE_ADD))
+    tasks = graph.device_tasks()
+    assert len(tasks["ts"]) == len(graph._loaded.device_tasks()["ts"])
+    assert graph.strings(tasks["name"][:1].tolist()) == graph._loaded.strings(tasks["name"][:1].tolist())
+    assert set(graph.host_ops()) >= {"ts", "dur", "kind", "name", "input_dims", "op_class"}
+
+
 def test_statistics_are_the_engines():
     # Nearest rank over 1..10: p50 is the 5th value, p99 the 10th.
     values = [float(v) for v in range(1, 11)]
