@@ -280,7 +280,7 @@ StatusOr<Profile> LoadRanks(const std::string& dir, const Resolved& resolved, co
   int32_t slot = 0;
   for (RankProfile& r : ranks) {
     if (!r.status.ok()) {
-      merged.CountLoss("multi-rank: a rank's trace did not load", r.status.message());
+      merged.CountLoss(LossKind::kFileUnreadable, "multi-rank: a rank's trace did not load", r.status.message());
       merged.notes.push_back(dir + ": rank " + std::to_string(r.rank) + " (" + FileName(r.file) +
                              ") not loaded: " + r.status.message());
       continue;

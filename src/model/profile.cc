@@ -161,10 +161,50 @@ uint32_t Profile::DeviceTrack(std::string_view pid_token, std::string_view tid_t
   return track;
 }
 
-void Profile::CountLoss(const std::string& reason, const std::string& location, uint64_t n) {
+void Profile::CountLoss(LossKind kind, const std::string& reason, const std::string& location, uint64_t n) {
   auto& entry = data_loss[reason];
-  if (entry.count == 0) entry.first_location = location;
+  if (entry.count == 0) {
+    entry.first_location = location;
+    entry.kind = kind;
+  }
   entry.count += n;
+}
+
+namespace {
+constexpr LossKindInfo kLossKinds[] = {
+    {"file_unreadable", LossSeverity::kHigh, "a whole file of the profile was not read: everything it holds is missing"},
+    {"truncated", LossSeverity::kHigh, "the input ends early: rows after the cut are missing"},
+    {"row_skipped", LossSeverity::kHigh, "a timed row or event was skipped: its time and counts are missing"},
+    {"link_lost", LossSeverity::kMedium,
+     "a relation between rows (launch flow, owner, rank) was lost: attribution is weaker, times are kept"},
+    {"value_repaired", LossSeverity::kMedium,
+     "a value was clamped, read as 0, as unknown or as text: the row is kept with that value"},
+    {"value_ignored", LossSeverity::kLow,
+     "a field was ignored (duplicate key, unusable id, bogus window end): the figures are unchanged"},
+    {"text_replaced", LossSeverity::kLow, "text was repaired (invalid UTF-8 replaced): names only"},
+    {"unclassified", LossSeverity::kMedium, "read back from a profile saved by an older pypto, without its kind"},
+};
+static_assert(std::size(kLossKinds) == kLossKindCount);
+}  // namespace
+
+const LossKindInfo& DescribeLoss(LossKind kind) {
+  const size_t i = static_cast<size_t>(kind);
+  return kLossKinds[i < kLossKindCount ? i : static_cast<size_t>(LossKind::kUnclassified)];
+}
+
+const char* LossSeverityName(LossSeverity severity) {
+  switch (severity) {
+    case LossSeverity::kHigh: return "high";
+    case LossSeverity::kMedium: return "medium";
+    case LossSeverity::kLow: return "low";
+  }
+  return "medium";
+}
+
+std::optional<LossKind> ParseLossKind(std::string_view name) {
+  for (size_t i = 0; i < kLossKindCount; ++i)
+    if (name == kLossKinds[i].name) return static_cast<LossKind>(i);
+  return std::nullopt;
 }
 
 uint64_t Profile::TotalDataLoss() const {

@@ -288,10 +288,33 @@ struct DeviceTable {
 
 // ---------------------------------------------------------------- data loss
 // Non-fatal problems met while importing: counted by reason, with the first
-// place each was seen, so nothing is dropped silently.
+// place each was seen, so nothing is dropped silently. Every reason has a kind
+// that says what it does to the figures, and the kind a severity.
+enum class LossSeverity : uint8_t { kLow, kMedium, kHigh };
+enum class LossKind : uint8_t {
+  kFileUnreadable,  // high: a whole file of the profile unread; everything it holds is missing
+  kTruncated,       // high: the input ends early; rows after the cut are missing
+  kRowSkipped,      // high: a timed row or event skipped; its time and counts are missing
+  kLinkLost,        // medium: a relation between rows (launch flow, owner, rank) lost; times kept
+  kValueRepaired,   // medium: a value clamped, read as 0, as unknown or as text; the row kept
+  kValueIgnored,    // low: a field ignored (duplicate key, unusable id, bogus window end); figures unchanged
+  kTextReplaced,    // low: text repaired (invalid UTF-8 replaced); names only
+  kUnclassified,    // medium: read back from a profile saved by an older pypto, without its kind
+};
+inline constexpr size_t kLossKindCount = 8;
+struct LossKindInfo {
+  const char* name;         // "row_skipped": stable id (JSON, SQLite)
+  LossSeverity severity;
+  const char* description;  // what it does to the figures
+};
+const LossKindInfo& DescribeLoss(LossKind kind);
+const char* LossSeverityName(LossSeverity severity);  // "low", "medium", "high"
+std::optional<LossKind> ParseLossKind(std::string_view name);
+
 struct DataLossEntry {
   uint64_t count = 0;
   std::string first_location;    // "trace.json: byte 1234"
+  LossKind kind = LossKind::kUnclassified;
 };
 
 // ---------------------------------------------------------------- profile
@@ -325,7 +348,8 @@ struct Profile {
   uint32_t TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind);
   // Finds or adds a device-stream track and records its device index and stream id.
   uint32_t DeviceTrack(std::string_view pid_token, std::string_view tid_token, int32_t device, int64_t stream);
-  void CountLoss(const std::string& reason, const std::string& location, uint64_t n = 1);
+  // Counts `n` losses of `reason` (of `kind`), keeping the first `location`.
+  void CountLoss(LossKind kind, const std::string& reason, const std::string& location, uint64_t n = 1);
   uint64_t TotalDataLoss() const;
   // Approximate heap bytes held by the tables (for memory budgets in bench).
   size_t MemoryBytes() const;

@@ -231,13 +231,9 @@ void AppendRank(Profile* into, Profile&& from, const RankPlacement& placement) {
   // What the import said.
   for (auto& [key, value] : from.metadata) into->metadata.try_emplace(key, value);
   into->metadata["rank" + rank_text + ".source_path"] = label;
-  for (auto& [reason, entry] : from.data_loss) {
-    DataLossEntry& e = into->data_loss[reason];
-    if (e.count == 0) e.first_location = entry.first_location;
-    e.count += entry.count;
-  }
+  for (auto& [reason, entry] : from.data_loss) into->CountLoss(entry.kind, reason, entry.first_location, entry.count);
   if (ids_out_of_range > 0)
-    into->CountLoss("multi-rank: rank id out of range (may link across ranks)", label, ids_out_of_range);
+    into->CountLoss(LossKind::kLinkLost, "multi-rank: rank id out of range (may link across ranks)", label, ids_out_of_range);
   for (std::string& note : from.notes) into->notes.push_back("rank " + rank_text + ": " + note);
   for (std::string& file : from.source_files) into->source_files.push_back(std::move(file));
 }

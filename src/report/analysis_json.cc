@@ -226,6 +226,8 @@ void WriteDataLoss(io::JsonWriter& json, const AnalysisSummary& summary) {
     json.KeyString("reason", entry.reason);
     json.KeyUint("count", entry.count);
     json.KeyString("first_location", entry.first_location);
+    json.KeyString("kind", entry.kind);
+    json.KeyString("severity", entry.severity);
     json.EndObject();
   }
   json.EndArray();

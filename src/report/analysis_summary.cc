@@ -217,8 +217,14 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
   summary.host_op_total = profile.host_ops.size();
   summary.device_task_total = profile.device_tasks.size();
 
-  for (const auto& [reason, entry] : profile.data_loss)
-    summary.data_loss.push_back({reason, entry.count, entry.first_location});
+  // Most severe first (rows or files missing before repaired values), then by reason.
+  for (const auto& [reason, entry] : profile.data_loss) {
+    const LossKindInfo& info = DescribeLoss(entry.kind);
+    summary.data_loss.push_back({reason, entry.count, entry.first_location, info.name, LossSeverityName(info.severity)});
+  }
+  auto rank = [](const DataLossSummary& d) { return d.severity == "high" ? 0 : d.severity == "medium" ? 1 : 2; };
+  std::stable_sort(summary.data_loss.begin(), summary.data_loss.end(),
+                   [&](const DataLossSummary& a, const DataLossSummary& b) { return rank(a) < rank(b); });
   summary.link_stats = LinkStats(graph.stats());
   summary.notes = profile.notes;
   AddAscendSummary(graph, options, &summary);

@@ -139,6 +139,8 @@ struct DataLossSummary {
   std::string reason;
   uint64_t count = 0;
   std::string first_location;
+  std::string kind;      // LossKindInfo::name ("row_skipped", …)
+  std::string severity;  // "high", "medium", "low"
 };
 
 struct AnalysisSummary {

@@ -341,9 +341,9 @@ void AppendCounts(std::string* out, const AnalysisSummary& summary) {
 
 void AppendDataLoss(std::string* out, const AnalysisSummary& summary) {
   AppendSection(out, "Data loss (import)");
-  TextTable loss({{"REASON"}, {"COUNT", Align::kRight}, {"FIRST SEEN"}});
+  TextTable loss({{"SEVERITY"}, {"KIND"}, {"REASON"}, {"COUNT", Align::kRight}, {"FIRST SEEN"}});
   for (const DataLossSummary& entry : summary.data_loss)
-    loss.AddRow({entry.reason, std::to_string(entry.count), OrDash(entry.first_location)});
+    loss.AddRow({entry.severity, entry.kind, entry.reason, std::to_string(entry.count), OrDash(entry.first_location)});
   AppendTableOrNone(out, loss, "none");
 
   AppendSection(out, "Links (call graph)");

@@ -600,9 +600,9 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
   }
   out += "</table>\n";
   if (!s.data_loss.empty()) {
-    out += "<h2 id=\"dataloss\">Data loss while importing</h2>\n<table><tr><th>reason</th><th class=\"num\">count</th><th>first seen</th></tr>\n";
+    out += "<h2 id=\"dataloss\">Data loss while importing</h2>\n<table><tr><th>severity</th><th>kind</th><th>reason</th><th class=\"num\">count</th><th>first seen</th></tr>\n";
     for (const DataLossSummary& l : s.data_loss) {
-      out += "<tr><td>";
+      out += fmt::format("<tr><td>{}</td><td>{}</td><td>", l.severity, l.kind);
       AppendEscapedHtml(&out, l.reason);
       out += fmt::format("</td><td class=\"num\">{}</td><td>", l.count);
       AppendEscapedHtml(&out, l.first_location);

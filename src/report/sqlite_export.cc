@@ -346,6 +346,7 @@ Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* 
       BindText(*s, 1, reason);
       sqlite3_bind_int64(*s, 2, static_cast<int64_t>(e.count));
       BindText(*s, 3, e.first_location);
+      BindTextStatic(*s, 4, DescribeLoss(e.kind).name);
       PYPTO_RETURN_IF_ERROR(db.Step(*s));
     }
     StatusOr<sqlite3_stmt*> n = db.Prepare("INSERT INTO notes(source, text) VALUES(?,?)");

@@ -72,11 +72,11 @@ bool CheckCancel(const RunContext& run, const std::string& path) {
 // Checks a data row's shape; counts the loss and returns false when unusable.
 bool RowUsable(const csv::CsvReader& reader, size_t header_size, const std::string& path, Profile* profile) {
   if (reader.unterminated_quote()) {
-    profile->CountLoss(kLossRowCut, At(path, reader.line()));
+    profile->CountLoss(LossKind::kTruncated, kLossRowCut, At(path, reader.line()));
     return false;
   }
   if (reader.size() != header_size) {
-    profile->CountLoss(kLossCellCount, At(path, reader.line()) + ": " + std::to_string(reader.size()) +
+    profile->CountLoss(LossKind::kRowSkipped, kLossCellCount, At(path, reader.line()) + ": " + std::to_string(reader.size()) +
                                            " cells, header has " + std::to_string(header_size));
     return false;
   }
@@ -89,7 +89,7 @@ void AddNumericAttribute(Profile* profile, OwnerKind owner_kind, uint32_t owner,
                          const std::string& path, uint64_t line, std::string_view column) {
   if (csv::IsAbsent(cell)) return;
   auto number = csv::ParseDouble(cell);
-  if (!number) profile->CountLoss(kLossNotNumeric, At(path, line, column));
+  if (!number) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, column));
   profile->attributes.Add(owner_kind, owner, key, profile->Intern(cell), number ? *number : kNaN);
 }
 
@@ -218,31 +218,31 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     const uint64_t line = reader.line();
     std::string_view start_text = reader[c_start], dur_text = reader[c_dur];
     if (csv::IsAbsent(start_text) || csv::IsAbsent(dur_text)) {
-      profile->CountLoss(kLossNoTime, At(path, line));
+      profile->CountLoss(LossKind::kRowSkipped, kLossNoTime, At(path, line));
       continue;
     }
     auto start = csv::ParseMicrosToNs(start_text);
     if (!start) {
-      profile->CountLoss(kLossNotNumeric, At(path, line, header[c_start]));
+      profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_start]));
       continue;
     }
     auto dur = csv::ParseMicrosToNs(dur_text);
     if (!dur) {
-      profile->CountLoss(kLossNotNumeric, At(path, line, header[c_dur]));
+      profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_dur]));
       continue;
     }
 
     int32_t file_device = -1;
     if (c_device >= 0 && !csv::IsAbsent(reader[c_device])) {
       file_device = DeviceFromText(reader[c_device]);
-      if (file_device < 0) profile->CountLoss(kLossNotNumeric, At(path, line, header[c_device]));
+      if (file_device < 0) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_device]));
     }
     int32_t device = run.device >= 0 ? run.device : (file_device >= 0 ? file_device : 0);
     int64_t stream = -1;
     if (c_stream >= 0 && !csv::IsAbsent(reader[c_stream])) {
       auto s = csv::ParseInt64(reader[c_stream]);
       if (s) stream = *s;
-      else profile->CountLoss(kLossNotNumeric, At(path, line, header[c_stream]));
+      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_stream]));
     }
 
     DeviceTaskRow row;
@@ -273,7 +273,7 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
       if (c < 0 || csv::IsAbsent(reader[c])) return;
       auto v = csv::ParseInt64(reader[c]);
       if (v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max()) *out = static_cast<int32_t>(*v);
-      else profile->CountLoss(kLossNotNumeric, At(path, line, header[c]));
+      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c]));
     };
     block(c_block, &row.block_dim);
     block(c_mix, &row.mix_block_dim);
@@ -499,7 +499,7 @@ Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string
     if (c_step >= 0 && !csv::IsAbsent(reader[c_step])) {
       auto n = csv::ParseInt64(reader[c_step]);
       if (n) step.number = *n;
-      else profile->CountLoss(kLossNotNumeric, At(path, reader.line(), "Step"));
+      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), "Step"));
       step.name = profile->Intern("Step " + std::string(reader[c_step]));
     }
     step.device = run.device;
@@ -510,7 +510,7 @@ Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string
       if (c < 0 || csv::IsAbsent(reader[c])) continue;
       auto ns = csv::ParseMicrosToNs(reader[c]);
       if (ns) step.*kBreakdown[k].field = *ns;
-      else profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[c]));
+      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), header[c]));
     }
     // Step time as msprof-analyze defines it: computing + not-overlapped
     // communication + free (the three partition the step).
@@ -576,7 +576,7 @@ Status ImportMemoryCsv(csv::CsvReader& reader, const std::vector<std::string>& h
     auto time = [&](int c) -> std::optional<TimeNs> {
       if (c < 0 || csv::IsAbsent(reader[c])) return std::nullopt;
       auto ns = csv::ParseMicrosToNs(reader[c]);
-      if (!ns) profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[c]));
+      if (!ns) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), header[c]));
       return ns;
     };
     auto alloc_ts = time(c_time);
@@ -586,7 +586,7 @@ Status ImportMemoryCsv(csv::CsvReader& reader, const std::vector<std::string>& h
       if (!ts || csv::IsAbsent(reader[counter.index])) continue;
       auto v = csv::ParseDouble(reader[counter.index]);
       if (!v) {
-        profile->CountLoss(kLossNotNumeric, At(path, reader.line(), header[counter.index]));
+        profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), header[counter.index]));
         continue;
       }
       profile->counters.Add(counter.name, it->second, *ts, *v);
@@ -730,7 +730,7 @@ Status ImportAscendCsv(const std::string& path, const RunContext& run, Profile* 
   // Writers end the header row with a line end; a header that is the whole
   // file means the file was cut inside its first line (the columns after the
   // cut and every row are lost), not an empty table.
-  if (reader->missing_final_newline()) profile->CountLoss(kLossHeaderCut, At(path, 1));
+  if (reader->missing_final_newline()) profile->CountLoss(LossKind::kTruncated, kLossHeaderCut, At(path, 1));
   if (kind == CsvKind::kUnknown || (expected != CsvKind::kUnknown && kind != expected)) {
     if (expected == CsvKind::kTaskTable) {
       // Say which required column is missing rather than "unknown".

@@ -35,15 +35,15 @@ class AnalysisDbReader {
 
   void Run(const AnalysisDbNeeds& needs) {
     auto db = sqlite_input::OpenUntrusted(path_, options_.limits);
-    if (!db.ok()) return Lose(kLossUnreadable, db.status().message());
+    if (!db.ok()) return Lose(LossKind::kFileUnreadable, kLossUnreadable, db.status().message());
     db_ = std::move(*db);
     auto truncated = sqlite_input::TruncationProblem(path_, options_.limits);
-    if (!truncated.ok()) return Lose(kLossUnreadable, truncated.status().message());
-    if (!truncated->empty()) p_.CountLoss(kLossTruncated, path_ + ": " + *truncated);
+    if (!truncated.ok()) return Lose(LossKind::kFileUnreadable, kLossUnreadable, truncated.status().message());
+    if (!truncated->empty()) p_.CountLoss(LossKind::kTruncated, kLossTruncated, path_ + ": " + *truncated);
     auto tables = sqlite_input::TableNames(db_.get(), path_);
-    if (!tables.ok()) return Lose(kLossUnreadable, tables.status().message());
+    if (!tables.ok()) return Lose(LossKind::kFileUnreadable, kLossUnreadable, tables.status().message());
     tables_ = std::move(*tables);
-    if (tables_.empty()) return Lose(kLossUnreadable, path_ + ": byte 0: database holds no table");
+    if (tables_.empty()) return Lose(LossKind::kFileUnreadable, kLossUnreadable, path_ + ": byte 0: database holds no table");
     p_.source_files.push_back(path_);
     ReadSteps(needs.steps);
     ReadCommunicationTime(needs.communication);
@@ -59,7 +59,7 @@ class AnalysisDbReader {
   }
 
  private:
-  void Lose(const char* reason, const std::string& where) { p_.CountLoss(reason, where); }
+  void Lose(LossKind kind, const char* reason, const std::string& where) { p_.CountLoss(kind, reason, where); }
 
   // Reads `table` when present; a failing query is counted, not raised.
   void Read(const std::string& table, const std::vector<std::string>& columns,
@@ -72,7 +72,7 @@ class AnalysisDbReader {
           return Status::Ok();
         },
         "", options_.cancel);
-    if (!s.ok()) Lose(kLossTable, s.message());
+    if (!s.ok()) Lose(LossKind::kFileUnreadable, kLossTable, s.message());
   }
 
   // µs or ms text → ns; counts a cell that is not a number.
@@ -81,7 +81,7 @@ class AnalysisDbReader {
     const std::string text = CellText(row, col);
     auto ns = millis ? csv::ParseMillisToNs(text) : csv::ParseMicrosToNs(text);
     if (!ns) {
-      Lose(kLossNotNumeric, sqlite_input::RowLocation(path_, table, row.index()) + " column " + column);
+      Lose(LossKind::kValueRepaired, kLossNotNumeric, sqlite_input::RowLocation(path_, table, row.index()) + " column " + column);
       return kUnknownNs;
     }
     return *ns;
@@ -141,7 +141,7 @@ class AnalysisDbReader {
     if (row.Type(col) == SQLITE_TEXT) {
       const std::string text = CellText(row, col);
       auto v = csv::ParseDouble(text);
-      if (!v) Lose(kLossNotNumeric, sqlite_input::RowLocation(path_, "CommAnalyzer", row.index()) + " column " + key);
+      if (!v) Lose(LossKind::kValueRepaired, kLossNotNumeric, sqlite_input::RowLocation(path_, "CommAnalyzer", row.index()) + " column " + key);
       p_.attributes.Add(OwnerKind::kDevice, owner, p_.Intern(key), p_.Intern(text),
                         v ? *v : std::numeric_limits<double>::quiet_NaN());
       return;

@@ -85,7 +85,7 @@ Status DbReader::Open() {
   PYPTO_ASSIGN_OR_RETURN(tables_, sqlite_input::TableNames(db_.get(), path_));
   // A cut file reads until a query meets a missing page; the rows before it still load.
   PYPTO_ASSIGN_OR_RETURN(std::string truncated, sqlite_input::TruncationProblem(path_, options_.limits));
-  if (!truncated.empty()) p_.CountLoss("database file truncated (rows on the missing pages lost)", path_ + ": " + truncated);
+  if (!truncated.empty()) p_.CountLoss(LossKind::kTruncated, "database file truncated (rows on the missing pages lost)", path_ + ": " + truncated);
   for (std::string_view t : kRequiredTables)
     if (!HasTable(t)) return UnsupportedError(path_ + ": not an Ascend profiler database: missing table " + std::string(t));
   return Status::Ok();
@@ -102,7 +102,7 @@ StrId DbReader::Str(const Row& row, int col) {
   int64_t id = row.Int(col);
   auto it = strings_.find(id);
   if (it != strings_.end()) return it->second;
-  p_.CountLoss("string id missing from STRING_IDS (kept as number)", path_ + ": id " + std::to_string(id));
+  p_.CountLoss(LossKind::kValueRepaired, "string id missing from STRING_IDS (kept as number)", path_ + ": id " + std::to_string(id));
   return p_.Intern(std::to_string(id));
 }
 
@@ -229,7 +229,7 @@ Status DbReader::ReadTasks() {
       [&](const Row& r) {
         int64_t dur = 0;
         if (r.IsNull(0) || r.IsNull(1) || !SpanNs(r.Int(0), r.Int(1), &dur)) {
-          p_.CountLoss("task without valid startNs/endNs (skipped)", Loc("TASK", r.index()));
+          p_.CountLoss(LossKind::kRowSkipped, "task without valid startNs/endNs (skipped)", Loc("TASK", r.index()));
           return Status::Ok();
         }
         int32_t device = static_cast<int32_t>(r.Int(2, 0));
@@ -306,7 +306,7 @@ Status DbReader::ReadPmu() {
   return Select("TASK_PMU_INFO", {"globalTaskId", "name", "value"}, [&](const Row& r) {
     auto it = task_by_global_id_.find(r.Int(0));
     if (it == task_by_global_id_.end()) {
-      p_.CountLoss("PMU value of an unknown task (skipped)", Loc("TASK_PMU_INFO", r.index()));
+      p_.CountLoss(LossKind::kLinkLost, "PMU value of an unknown task (skipped)", Loc("TASK_PMU_INFO", r.index()));
       return Status::Ok();
     }
     double v = r.Real(2);
@@ -326,7 +326,7 @@ Status DbReader::ReadCommunicationOps() {
       [&](const Row& r) {
         int64_t dur = 0;
         if (r.IsNull(1) || r.IsNull(2) || !SpanNs(r.Int(1), r.Int(2), &dur)) {
-          p_.CountLoss("communication op without valid startNs/endNs (skipped)", Loc("COMMUNICATION_OP", r.index()));
+          p_.CountLoss(LossKind::kRowSkipped, "communication op without valid startNs/endNs (skipped)", Loc("COMMUNICATION_OP", r.index()));
           return Status::Ok();
         }
         StrId group = Str(r, 4);
@@ -370,7 +370,7 @@ Status DbReader::ReadCannApi() {
   return Select("CANN_API", {"startNs", "endNs", "type", "globalTid", "connectionId", "name"}, [&](const Row& r) {
     int64_t dur = 0;
     if (r.IsNull(0) || r.IsNull(1) || !SpanNs(r.Int(0), r.Int(1), &dur)) {
-      p_.CountLoss("CANN API call without valid startNs/endNs (skipped)", Loc("CANN_API", r.index()));
+      p_.CountLoss(LossKind::kRowSkipped, "CANN API call without valid startNs/endNs (skipped)", Loc("CANN_API", r.index()));
       return Status::Ok();
     }
     HostOpRow row;
@@ -418,7 +418,7 @@ Status DbReader::ReadTorchApi() {
         std::optional<int64_t> start = ns(0), end = ns(1);
         int64_t span = 0;
         if (!start || !end || !SpanNs(*start, *end, &span)) {
-          p_.CountLoss("PyTorch API event without valid startNs/endNs (skipped)", Loc("PYTORCH_API", r.index()));
+          p_.CountLoss(LossKind::kRowSkipped, "PyTorch API event without valid startNs/endNs (skipped)", Loc("PYTORCH_API", r.index()));
           return Status::Ok();
         }
         HostOpRow row;
@@ -484,7 +484,7 @@ Status DbReader::ReadSteps() {
   return Select("STEP_TIME", {"id", "startNs", "endNs"}, [&](const Row& r) {
     int64_t dur = 0;
     if (r.IsNull(1) || r.IsNull(2) || !SpanNs(r.Int(1), r.Int(2), &dur)) {
-      p_.CountLoss("step without valid startNs/endNs (skipped)", Loc("STEP_TIME", r.index()));
+      p_.CountLoss(LossKind::kRowSkipped, "step without valid startNs/endNs (skipped)", Loc("STEP_TIME", r.index()));
       return Status::Ok();
     }
     StepRow step;

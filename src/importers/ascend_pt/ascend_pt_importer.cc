@@ -77,7 +77,7 @@ Status ReadProfilerInfo(const std::string& run_dir, const ImportOptions& options
     auto rank = ascend::ImportProfilerInfo(e.path, options, profile);
     if (!rank.ok()) {
       // A broken side file must not stop the kernels from loading.
-      profile->CountLoss("ascend-pt: unreadable profiler_info json", rank.status().message());
+      profile->CountLoss(LossKind::kFileUnreadable, "ascend-pt: unreadable profiler_info json", rank.status().message());
       continue;
     }
     if (run->device < 0) run->device = *rank >= 0 ? *rank : RankFromName(e.name);
@@ -135,11 +135,11 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     }
     if (e.name == "communication_matrix.json") {
       Status s = ascend::ImportCommunicationMatrixJson(e.path, device, options, profile);
-      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication_matrix.json", s.message());
+      if (!s.ok()) profile->CountLoss(LossKind::kFileUnreadable, "ascend-pt: unreadable communication_matrix.json", s.message());
     }
     if (e.name == "communication.json") {
       Status s = ascend::ImportCommunicationJson(e.path, device, options, profile);
-      if (!s.ok()) profile->CountLoss("ascend-pt: unreadable communication.json", s.message());
+      if (!s.ok()) profile->CountLoss(LossKind::kFileUnreadable, "ascend-pt: unreadable communication.json", s.message());
       else ++read, analysis_needs.communication = false;
     }
   }
@@ -157,7 +157,7 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
     ascend::RunContext api_run = csv_run;
     if (api_run.device < 0 && !profile->devices.rows.empty()) api_run.device = profile->devices.rows.front().index;
     Status s = ascend::ImportAscendCsv(api_statistic, api_run, profile, ascend::CsvKind::kApiStatistic);
-    if (!s.ok()) profile->CountLoss("ascend-pt: unreadable api_statistic.csv", s.message());
+    if (!s.ok()) profile->CountLoss(LossKind::kFileUnreadable, "ascend-pt: unreadable api_statistic.csv", s.message());
   }
   // The communication and step analysis: a side file, read after the files it
   // completes (its steps enrich the database's STEP_TIME rows).
@@ -184,7 +184,7 @@ StatusOr<int> ImportRunDir(const std::string& dir, int32_t rank_hint, const Impo
   const std::string metadata_file = run_dir + "/profiler_metadata.json";
   if (io::GetPathKind(metadata_file) == io::PathKind::kFile) {
     Status s = ascend::ImportProfilerMetadata(metadata_file, run.device >= 0 ? run.device : 0, options, profile);
-    if (!s.ok()) profile->CountLoss("ascend-pt: unreadable profiler_metadata.json", s.message());
+    if (!s.ok()) profile->CountLoss(LossKind::kFileUnreadable, "ascend-pt: unreadable profiler_metadata.json", s.message());
   }
   PYPTO_ASSIGN_OR_RETURN(int read, ImportOutputDir(output, run, profile));
   ascend::PlaceStepsOnTasks(profile);

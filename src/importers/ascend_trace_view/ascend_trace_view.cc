@@ -526,7 +526,7 @@ bool TraceViewReader::Parse(std::string_view text, uint64_t offset) {
       return true;
     }
   }
-  p_.CountLoss("malformed event (skipped)", Where(offset) + ": " + simdjson::error_message(err));
+  p_.CountLoss(LossKind::kRowSkipped, "malformed event (skipped)", Where(offset) + ": " + simdjson::error_message(err));
   return false;
 }
 
@@ -641,7 +641,7 @@ Status TraceViewReader::ReadEvent(std::string_view text, uint64_t offset) {
     case 'C': HandleCounter(offset); break;
     case 'M': break;  // read in the first pass
     default:
-      p_.CountLoss(std::string("unsupported event phase '") + ev_.ph + "' (skipped)", Where(offset));
+      p_.CountLoss(LossKind::kRowSkipped, std::string("unsupported event phase '") + ev_.ph + "' (skipped)", Where(offset));
   }
   return Status::Ok();
 }
@@ -650,7 +650,7 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
   std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
   std::optional<int64_t> dur = ev_.dur.empty() ? std::optional<int64_t>(0) : ascend::ParseMicrosToNs(ev_.dur);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !dur || *dur < 0) {
-    p_.CountLoss("complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
+    p_.CountLoss(LossKind::kRowSkipped, "complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
     return;
   }
   const ProcessInfo& process = ProcessOf(ev_.pid);
@@ -754,7 +754,7 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
       ++overlap_intervals_;  // derived by the writer from the tasks above; recomputed by the graph layer
       return;
     default:
-      p_.CountLoss("complete event of an unrecognised process (skipped)",
+      p_.CountLoss(LossKind::kRowSkipped, "complete event of an unrecognised process (skipped)",
                    Where(offset) + " (process '" + process.name + "')");
   }
 }
@@ -762,7 +762,7 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
 void TraceViewReader::HandleFlow(uint64_t offset) {
   std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !ev_.has_id) {
-    p_.CountLoss("flow event without valid pid/tid/ts/id (skipped)", Where(offset));
+    p_.CountLoss(LossKind::kLinkLost, "flow event without valid pid/tid/ts/id (skipped)", Where(offset));
     return;
   }
   std::optional<uint64_t> id = ascend::ParseUint64(ev_.id);
@@ -782,7 +782,7 @@ void TraceViewReader::HandleFlow(uint64_t offset) {
 void TraceViewReader::HandleCounter(uint64_t offset) {
   std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ts) {
-    p_.CountLoss("counter event without valid pid/ts (skipped)", Where(offset));
+    p_.CountLoss(LossKind::kRowSkipped, "counter event without valid pid/ts (skipped)", Where(offset));
     return;
   }
   const ProcessInfo& process = ProcessOf(ev_.pid);
@@ -792,7 +792,7 @@ void TraceViewReader::HandleCounter(uint64_t offset) {
   for (const Arg& a : ev_.args) {
     double v = NumberOf(a.text);
     if (std::isnan(v)) {
-      p_.CountLoss("counter value not a number (skipped)", Where(offset));
+      p_.CountLoss(LossKind::kRowSkipped, "counter value not a number (skipped)", Where(offset));
       continue;
     }
     std::string name(ev_.name);
@@ -903,7 +903,7 @@ void TraceViewReader::LinkFlows() {
       std::optional<LaneEntry> from = Bind(flow_lane_[pair.start], p_.flows.ts[srow]);
       std::optional<LaneEntry> to = Bind(flow_lane_[pair.finish], p_.flows.ts[frow]);
       if (!from || !to || from->is_task || !to->is_task) {
-        p_.CountLoss("launch flow not bound to a host event and a device task (link lost)",
+        p_.CountLoss(LossKind::kLinkLost, "launch flow not bound to a host event and a device task (link lost)",
                      path_ + ": flow " + std::string(p_.Str(p_.flows.category[srow])) + " id " + std::to_string(id));
         continue;
       }
@@ -970,15 +970,15 @@ Status TraceViewReader::Run() {
       where += " (incomplete event from byte " + std::to_string(report.partial_event_offset) + " dropped)";
     else
       where += " (no closing ']')";
-    p_.CountLoss("truncated file", where);
+    p_.CountLoss(LossKind::kTruncated, "truncated file", where);
   }
   if (report.stray_bytes > 0)
-    p_.CountLoss("unexpected bytes between events (skipped)", Where(report.first_stray_offset), report.stray_bytes);
+    p_.CountLoss(LossKind::kRowSkipped, "unexpected bytes between events (skipped)", Where(report.first_stray_offset), report.stray_bytes);
   if (report.non_object_elements > 0)
-    p_.CountLoss("array element that is not an event object (skipped)", Where(report.first_non_object_offset),
+    p_.CountLoss(LossKind::kRowSkipped, "array element that is not an event object (skipped)", Where(report.first_non_object_offset),
                  report.non_object_elements);
   if (report.trailing_content)
-    p_.CountLoss("content after the closing bracket (ignored)", Where(report.trailing_offset));
+    p_.CountLoss(LossKind::kValueIgnored, "content after the closing bracket (ignored)", Where(report.trailing_offset));
 
   DropDuplicatePlaneTasks();
   LinkFlows();

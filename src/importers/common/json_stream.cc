@@ -432,7 +432,9 @@ class Reader {
                      kEventsAfter, kDone };
 
   uint64_t Off(const char* p) const { return base_ + static_cast<uint64_t>(p - begin_); }
-  void Loss(const std::string& reason, const char* p) { profile_->CountLoss(reason, At(options_.display_name, Off(p))); }
+  void Loss(LossKind kind, const std::string& reason, const char* p) {
+    profile_->CountLoss(kind, reason, At(options_.display_name, Off(p)));
+  }
   Status DepthError(const char* p) {
     return LimitExceededError(At(options_.display_name, Off(p)) + ": JSON nested deeper than " +
                               std::to_string(options_.max_depth) + " levels (nesting limit)");
@@ -526,8 +528,8 @@ Status Reader::ParseEvent(simdjson::ondemand::parser& parser, std::string& scrat
       status = Deliver(parser, scratch.data(), repaired, scratch.size(), Off(p), fn);
       if (status.ok()) {
         std::string where = At(options_.display_name, Off(p));
-        if (counts.invalid_utf8) repairs->CountLoss("invalid UTF-8 replaced with U+FFFD", where, counts.invalid_utf8);
-        if (counts.bare_na) repairs->CountLoss("bare N/A value read as the string \"N/A\"", where, counts.bare_na);
+        if (counts.invalid_utf8) repairs->CountLoss(LossKind::kTextReplaced, "invalid UTF-8 replaced with U+FFFD", where, counts.invalid_utf8);
+        if (counts.bare_na) repairs->CountLoss(LossKind::kValueRepaired, "bare N/A value read as the string \"N/A\"", where, counts.bare_na);
       }
     }
   }
@@ -548,7 +550,7 @@ Status Reader::HandleEvent(const char* p, const char* stop) {
   }
   if (status.ok()) { ++stats_.events; return status; }
   if (status.code() != StatusCode::kCorrupt) return status;
-  Loss(status.message(), p);
+  Loss(LossKind::kRowSkipped, status.message(), p);
   ++stats_.skipped_events;
   return status;
 }
@@ -723,7 +725,7 @@ Status Reader::HandleTopLevelValue(const char* p, const char* stop) {
     else status = on_key_(key_, value);
   }
   if (status.code() == StatusCode::kCorrupt) {
-    Loss("unreadable top-level value \"" + key_ + "\" skipped", p);
+    Loss(LossKind::kValueIgnored, "unreadable top-level value \"" + key_ + "\" skipped", p);
     return Status::Ok();
   }
   return status;
@@ -854,7 +856,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
       case State::kEventsNext: {
         if (c == ']' ) {
           PYPTO_FLUSH_BATCH();
-          if (state_ == State::kEventsNext) Loss("trailing comma in the events array", p);
+          if (state_ == State::kEventsNext) Loss(LossKind::kValueIgnored, "trailing comma in the events array", p);
           ++p;
           state_ = stats_.root_is_array ? State::kDone : State::kRootAfterValue;
           break;
@@ -888,7 +890,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
         }
         if (r == ScanResult::kControlInString) {
           PYPTO_FLUSH_BATCH();
-          Loss("malformed event skipped (control character or unescaped quote in a string)", p);
+          Loss(LossKind::kRowSkipped, "malformed event skipped (control character or unescaped quote in a string)", p);
           ++stats_.skipped_events;
           resyncing_ = true;
           ++p;
@@ -901,7 +903,7 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
         if (c != '{') {
           PYPTO_FLUSH_BATCH();
           ++stats_.non_object_elements;
-          Loss("non-object element in the events array skipped", p);
+          Loss(LossKind::kRowSkipped, "non-object element in the events array skipped", p);
           p = stop;
           state_ = State::kEventsAfter;
           break;
@@ -927,12 +929,12 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
         if (c == ',') { state_ = State::kEventsNext; ++p; break; }
         PYPTO_FLUSH_BATCH();
         if (c == ']') { ++p; state_ = stats_.root_is_array ? State::kDone : State::kRootAfterValue; break; }
-        if (c == '{') { Loss("missing comma between events", p); state_ = State::kEventsNext; break; }
-        Loss("malformed event skipped (unexpected character between events)", p);
+        if (c == '{') { Loss(LossKind::kValueIgnored, "missing comma between events", p); state_ = State::kEventsNext; break; }
+        Loss(LossKind::kRowSkipped, "malformed event skipped (unexpected character between events)", p);
         resyncing_ = true;
         break;
       case State::kDone:
-        Loss("data after the end of the JSON root ignored", p);
+        Loss(LossKind::kValueIgnored, "data after the end of the JSON root ignored", p);
         return consumed(end);
     }
   }
@@ -947,9 +949,9 @@ Status Reader::Finish(uint64_t total_bytes) {
   if (state_ != State::kDone && !resyncing_) stats_.truncated = true;
   if (state_ != State::kDone && resyncing_) {
     // The end of the array was lost while skipping a malformed event.
-    profile_->CountLoss("input ends while skipping a malformed event", At(options_.display_name, total_bytes));
+    profile_->CountLoss(LossKind::kTruncated, "input ends while skipping a malformed event", At(options_.display_name, total_bytes));
   } else if (stats_.truncated) {
-    profile_->CountLoss("truncated (input ends before the JSON closes; events so far kept)",
+    profile_->CountLoss(LossKind::kTruncated, "truncated (input ends before the JSON closes; events so far kept)",
                         At(options_.display_name, total_bytes));
   }
   if (!stats_.found_events) {

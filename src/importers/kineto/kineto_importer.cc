@@ -589,7 +589,7 @@ void KinetoReader::CommitStaged(KinetoReader& staged) {
     Append(b.ts, a.ts);
     Append(b.value, a.value);
   }
-  for (const auto& [reason, entry] : from.data_loss) to.CountLoss(reason, entry.first_location, entry.count);
+  for (const auto& [reason, entry] : from.data_loss) to.CountLoss(entry.kind, reason, entry.first_location, entry.count);
   // Event facts: sums, ORs, minimum; "last one wins" facts in commit (= file) order.
   for (auto& [pid, name] : staged.process_names_) process_names_[pid] = std::move(name);
   for (auto& [key, name] : staged.thread_names_) thread_names_[key] = std::move(name);
@@ -710,7 +710,7 @@ Status KinetoReader::ReadArgs(value& v, Event* ev, uint64_t offset) {
   if (auto e = v.get_object().get(args)) return Bad(e);
   uint32_t seen = 0;  // known keys met, for duplicate detection
   auto once = [&](int bit) {
-    if (seen & (1u << bit)) profile_->CountLoss("duplicate key in an event (last value wins)", Where(offset));
+    if (seen & (1u << bit)) profile_->CountLoss(LossKind::kValueIgnored, "duplicate key in an event (last value wins)", Where(offset));
     seen |= 1u << bit;
   };
   auto read_id = [&](value& x, int64_t* out) -> Status {
@@ -727,7 +727,7 @@ Status KinetoReader::ReadArgs(value& v, Event* ev, uint64_t offset) {
         *out = static_cast<int64_t>(u);
       } else {
         *out = kNoId;
-        profile_->CountLoss("id that is not an integer ignored", Where(offset));
+        profile_->CountLoss(LossKind::kValueIgnored, "id that is not an integer ignored", Where(offset));
       }
     }
     return Status::Ok();
@@ -935,7 +935,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       has_args = true;
     }
     if (bit >= 0) {
-      if (seen & (1u << bit)) profile_->CountLoss("duplicate key in an event (last value wins)", Where(event.offset));
+      if (seen & (1u << bit)) profile_->CountLoss(LossKind::kValueIgnored, "duplicate key in an event (last value wins)", Where(event.offset));
       seen |= 1u << bit;
     }
   }
@@ -945,7 +945,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
   // overwritten by a later container value; pid/tid/ts are scalars, so they point
   // into the document or simdjson's string buffer, never into scratch_.
   if (ev.phase == 0) {
-    profile_->CountLoss("event without \"ph\" skipped", Where(event.offset));
+    profile_->CountLoss(LossKind::kRowSkipped, "event without \"ph\" skipped", Where(event.offset));
     return Status::Ok();
   }
   if (Eq(ev.pid, "CPU functions")) saw_cpu_functions_pid_ = true;
@@ -956,15 +956,15 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
     switch (kineto::ParseMicrosToNs(text, ns)) {
       case kineto::TimeParse::kOk:
         if (*ns < 0) {
-          profile_->CountLoss(std::string("negative ") + what + " clamped to 0", Where(event.offset));
+          profile_->CountLoss(LossKind::kValueRepaired, std::string("negative ") + what + " clamped to 0", Where(event.offset));
           *ns = 0;
         }
         return true;
       case kineto::TimeParse::kOverflow:
-        profile_->CountLoss(std::string(what) + " overflows int64 nanoseconds; event dropped", Where(event.offset));
+        profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " overflows int64 nanoseconds; event dropped", Where(event.offset));
         return false;
       case kineto::TimeParse::kInvalid:
-        profile_->CountLoss(std::string(what) + " is not a number; event dropped", Where(event.offset));
+        profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " is not a number; event dropped", Where(event.offset));
         return false;
     }
     return false;
@@ -984,7 +984,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
     case 'I': {
       int64_t ts = 0, dur = 0;
       if (!ev.has_ts) {
-        profile_->CountLoss("event without \"ts\" dropped", Where(event.offset));
+        profile_->CountLoss(LossKind::kRowSkipped, "event without \"ts\" dropped", Where(event.offset));
         return Status::Ok();
       }
       if (!parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
@@ -1076,7 +1076,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       if (Eq(ev.cat, "fwdbwd")) era_bits_ |= kEraTorch20;
       uint64_t id;
       if (!ev.has_id || !ParseUint64(ev.id_text, &id)) {
-        profile_->CountLoss("flow without a usable id dropped", Where(event.offset));
+        profile_->CountLoss(LossKind::kLinkLost, "flow without a usable id dropped", Where(event.offset));
         return Status::Ok();
       }
       int64_t ts = 0;
@@ -1100,7 +1100,7 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       std::string reason = "unsupported phase '";
       reason += ev.phase;
       reason += "' skipped";
-      profile_->CountLoss(reason, Where(event.offset));
+      profile_->CountLoss(LossKind::kRowSkipped, reason, Where(event.offset));
       return Status::Ok();
     }
   }
@@ -1167,7 +1167,7 @@ Status KinetoReader::OnTopLevel(std::string_view key_view, value v) {
     std::string_view text;
     bool is_string;
     if (ValueText(v, &text, &is_string, &scratch_) || !ParseInt64(text, &base_ns_)) {
-      profile_->CountLoss("baseTimeNanoseconds is not an integer; times kept relative", display_);
+      profile_->CountLoss(LossKind::kValueIgnored, "baseTimeNanoseconds is not an integer; times kept relative", display_);
       return Status::Ok();
     }
     has_base_ = true;
@@ -1209,7 +1209,7 @@ Status KinetoReader::Finish(const json_stream::JsonStreamStats& stats, bool lega
     shift(profile_->device_tasks.ts, device_start_);
     shift(profile_->flows.ts, flow_start_);
     shift(profile_->counters.ts, counter_start_);
-    if (overflowed) profile_->CountLoss("ts + baseTimeNanoseconds overflows int64; clamped", display_, overflowed);
+    if (overflowed) profile_->CountLoss(LossKind::kValueRepaired, "ts + baseTimeNanoseconds overflows int64; clamped", display_, overflowed);
   }
   // Names from M events, keyed by the source tokens.
   for (size_t t = track_start_; t < profile_->tracks.size(); ++t) {
@@ -1234,7 +1234,7 @@ Status KinetoReader::Finish(const json_stream::JsonStreamStats& stats, bool lega
   if (has_window_end_) {
     int64_t start = has_iteration_start_ ? iteration_start_ns_ : min_ts_;
     if (start != std::numeric_limits<int64_t>::max() && window_end_ns_ - start > kBogusWindowEndNs) {
-      profile_->CountLoss("bogus Record Window End (more than 24 h after the trace start) ignored",
+      profile_->CountLoss(LossKind::kValueIgnored, "bogus Record Window End (more than 24 h after the trace start) ignored",
                           Where(window_end_offset_));
     } else {
       profile_->metadata["record_window_end_ns"] = std::to_string(window_end_ns_ + (has_base_ ? base_ns_ : 0));

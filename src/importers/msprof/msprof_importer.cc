@@ -104,7 +104,7 @@ void ImportDeviceInfos(const std::string& prof, const std::vector<io::DirEntry>&
     for (const auto& f : *files) {
       if (f.kind != io::PathKind::kFile || !StartsWith(f.name, "info.json") || EndsWith(f.name, ".done")) continue;
       Status s = ascend::ImportDeviceInfo(f.path, device, options, profile);
-      if (!s.ok()) profile->CountLoss("msprof: unreadable info.json", s.message());
+      if (!s.ok()) profile->CountLoss(LossKind::kFileUnreadable, "msprof: unreadable info.json", s.message());
     }
   }
 }

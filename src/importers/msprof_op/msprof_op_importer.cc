@@ -94,7 +94,7 @@ class OpFolderReader {
     const std::string basic = folder_ + "/" + std::string(kBasicInfoFile);
     PYPTO_RETURN_IF_ERROR(ReadBasicInfo(basic));
     if (ops_.empty()) {
-      p_.CountLoss(kLossNoOp, basic + ": line 2");
+      p_.CountLoss(LossKind::kFileUnreadable, kLossNoOp, basic + ": line 2");
       return size_t{0};
     }
     auto entries = io::ListDirectory(folder_);
@@ -127,7 +127,7 @@ class OpFolderReader {
       if (c < 0)
         return CorruptError(path + ": line 1: missing required column '" + std::string(name) +
                             "' (msprof op OpBasicInfo.csv)");
-    if (reader->missing_final_newline()) p_.CountLoss(ascend::kLossHeaderCut, path + ": line 1");
+    if (reader->missing_final_newline()) p_.CountLoss(LossKind::kTruncated, ascend::kLossHeaderCut, path + ": line 1");
     p_.source_files.push_back(path);
     while (true) {
       PYPTO_ASSIGN_OR_RETURN(bool more, reader->Next());
@@ -137,13 +137,13 @@ class OpFolderReader {
       const std::string at = path + ": line " + std::to_string(r.line());
       auto dur = csv::ParseMicrosToNs(r[c_dur]);
       if (!dur || *dur < 0) {
-        p_.CountLoss(ascend::kLossNoTime, at);
+        p_.CountLoss(LossKind::kRowSkipped, ascend::kLossNoTime, at);
         continue;
       }
       auto int_cell = [&](int c) -> int64_t {
         if (c < 0 || csv::IsAbsent(r[c])) return -1;
         auto v = csv::ParseInt64(r[c]);
-        if (!v) p_.CountLoss(ascend::kLossNotNumeric, at + ", column '" + header[c] + "'");
+        if (!v) p_.CountLoss(LossKind::kValueRepaired, ascend::kLossNotNumeric, at + ", column '" + header[c] + "'");
         return v ? *v : -1;
       };
       const int64_t device_cell = int_cell(c_device);
@@ -174,15 +174,15 @@ class OpFolderReader {
   // One metric file: block rows folded into attributes of the folder's first kernel.
   void ReadMetricFile(const std::string& path) {
     auto reader_or = csv::CsvReader::Open(path, options_.limits);
-    if (!reader_or.ok()) return p_.CountLoss(kLossMetricFile, reader_or.status().message());
+    if (!reader_or.ok()) return p_.CountLoss(LossKind::kFileUnreadable, kLossMetricFile, reader_or.status().message());
     auto& reader = **reader_or;
     auto has_header = reader.Next();
-    if (!has_header.ok()) return p_.CountLoss(kLossMetricFile, has_header.status().message());
-    if (!*has_header) return p_.CountLoss(kLossMetricFile, path + ": line 1: file is empty");
+    if (!has_header.ok()) return p_.CountLoss(LossKind::kFileUnreadable, kLossMetricFile, has_header.status().message());
+    if (!*has_header) return p_.CountLoss(LossKind::kFileUnreadable, kLossMetricFile, path + ": line 1: file is empty");
     std::vector<std::string> header(reader.fields().begin(), reader.fields().end());
-    if (reader.missing_final_newline()) p_.CountLoss(ascend::kLossHeaderCut, path + ": line 1");
+    if (reader.missing_final_newline()) p_.CountLoss(LossKind::kTruncated, ascend::kLossHeaderCut, path + ": line 1");
     if (header.size() < 2 || header[0] != "block_id")
-      return p_.CountLoss(kLossMetricFile, path + ": line 1: header does not start with block_id");
+      return p_.CountLoss(LossKind::kFileUnreadable, kLossMetricFile, path + ": line 1: header does not start with block_id");
     struct Fold {
       double sum = 0;
       uint64_t n = 0;
@@ -192,7 +192,7 @@ class OpFolderReader {
     while (true) {
       auto more = reader.Next();
       if (!more.ok()) {
-        p_.CountLoss(kLossMetricFile, more.status().message());
+        p_.CountLoss(LossKind::kFileUnreadable, kLossMetricFile, more.status().message());
         break;
       }
       if (!*more) break;
@@ -202,7 +202,7 @@ class OpFolderReader {
         if (header[c].empty() || csv::IsAbsent(reader[c])) continue;
         auto v = csv::ParseDouble(reader[c]);
         if (!v || !std::isfinite(*v)) {
-          p_.CountLoss(ascend::kLossNotNumeric,
+          p_.CountLoss(LossKind::kValueRepaired, ascend::kLossNotNumeric,
                        path + ": line " + std::to_string(reader.line()) + ", column '" + header[c] + "'");
           continue;
         }
@@ -210,7 +210,7 @@ class OpFolderReader {
         ++folds[c].n;
       }
     }
-    if (blocks == 0) return p_.CountLoss(kLossMetricEmpty, path + ": line 2");
+    if (blocks == 0) return p_.CountLoss(LossKind::kTruncated, kLossMetricEmpty, path + ": line 2");
     ++metric_files_;
     p_.source_files.push_back(path);
     const uint32_t task = ops_.front().task;

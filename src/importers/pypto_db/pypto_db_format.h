@@ -168,7 +168,8 @@ inline constexpr Column kCountersColumns[] = {
 inline constexpr Column kDataLossColumns[] = {
     {"reason", "TEXT PRIMARY KEY"},
     {"count", "INTEGER NOT NULL"},
-    {"first_location", "TEXT"}};
+    {"first_location", "TEXT"},
+    {"kind", "TEXT"}};  // LossKindInfo::name; absent from files of earlier pypto versions
 inline constexpr Column kNotesColumns[] = {
     {"id", "INTEGER PRIMARY KEY"},
     {"source", "TEXT NOT NULL"},

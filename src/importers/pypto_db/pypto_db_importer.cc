@@ -158,7 +158,7 @@ class SavedProfileReader {
     int64_t dur = f.Int(col);
     TimeNs end = 0;
     if (dur < 0 || __builtin_add_overflow(ts, dur, &end)) {
-      p_.CountLoss(table + ": negative or overflowing dur (read as 0)",
+      p_.CountLoss(LossKind::kValueRepaired, table + ": negative or overflowing dur (read as 0)",
                    sqlite_input::RowLocation(path_, table, f.index()));
       return 0;
     }
@@ -473,7 +473,7 @@ Status SavedProfileReader::ReadAttributes() {
       case OwnerKind::kStep: count = step_count_, base = step_base_; break;
     }
     if (owner < 0 || static_cast<uint64_t>(owner) >= count) {
-      p_.CountLoss("attributes: owner row out of range (skipped)", sqlite_input::RowLocation(path_, "attributes", f.index()));
+      p_.CountLoss(LossKind::kLinkLost, "attributes: owner row out of range (skipped)", sqlite_input::RowLocation(path_, "attributes", f.index()));
       return;
     }
     const uint32_t row = *kind == OwnerKind::kTrack ? track_map_[owner] : static_cast<uint32_t>(base + owner);
@@ -503,13 +503,20 @@ Status SavedProfileReader::ReadFlowsAndCounters() {
 }
 
 Status SavedProfileReader::ReadDataLossAndNotes() {
-  PYPTO_RETURN_IF_ERROR(Read("data_loss", {"reason", "count", "first_location"}, "", false, [&](Fields& f) {
+  // The kind column came after schema 2's first files: without it a reason is
+  // read back as unclassified.
+  PYPTO_ASSIGN_OR_RETURN(std::set<std::string> present, sqlite_input::ColumnNames(db_.get(), path_, "data_loss"));
+  std::vector<std::string> columns = {"reason", "count", "first_location"};
+  const bool has_kind = present.count("kind") > 0;
+  if (has_kind) columns.push_back("kind");
+  PYPTO_RETURN_IF_ERROR(Read("data_loss", columns, "", false, [&](Fields& f) {
     std::string reason(f.Text(0));
     const int64_t count = f.Ranged(1, 0, std::numeric_limits<int64_t>::max(), 0);
     std::string_view where = f.Text(2);
+    const LossKind kind = has_kind ? ParseLossKind(f.Text(3)).value_or(LossKind::kUnclassified) : LossKind::kUnclassified;
     if (!f.status().ok() || count == 0) return;
     DataLossEntry& entry = p_.data_loss[reason];
-    if (entry.count == 0) entry.first_location = std::string(where);
+    if (entry.count == 0) entry.first_location = std::string(where), entry.kind = kind;
     if (__builtin_add_overflow(entry.count, static_cast<uint64_t>(count), &entry.count))
       entry.count = std::numeric_limits<uint64_t>::max();
   }));

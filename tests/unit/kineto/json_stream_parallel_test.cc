@@ -44,7 +44,7 @@ class RecordingSink final : public EventSink {
   void Commit() override {
     out_->insert(out_->end(), staged_.begin(), staged_.end());
     staged_.clear();
-    for (const auto& [reason, entry] : staged_loss_.data_loss) loss_->CountLoss(reason, entry.first_location, entry.count);
+    for (const auto& [reason, entry] : staged_loss_.data_loss) loss_->CountLoss(entry.kind, reason, entry.first_location, entry.count);
     staged_loss_.data_loss.clear();
   }
   void Discard() override {

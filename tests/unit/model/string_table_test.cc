@@ -49,11 +49,26 @@ TEST(Profile, TracksAreKeyedByOpaqueTokens) {
 
 TEST(Profile, DataLossKeepsFirstLocationAndCounts) {
   Profile p;
-  p.CountLoss("invalid UTF-8", "a.json: byte 10");
-  p.CountLoss("invalid UTF-8", "a.json: byte 99", 2);
+  p.CountLoss(LossKind::kTextReplaced, "invalid UTF-8", "a.json: byte 10");
+  p.CountLoss(LossKind::kTextReplaced, "invalid UTF-8", "a.json: byte 99", 2);
   EXPECT_EQ(p.data_loss["invalid UTF-8"].count, 3u);
   EXPECT_EQ(p.data_loss["invalid UTF-8"].first_location, "a.json: byte 10");
+  EXPECT_EQ(p.data_loss["invalid UTF-8"].kind, LossKind::kTextReplaced);
   EXPECT_EQ(p.TotalDataLoss(), 3u);
+}
+
+TEST(Profile, LossKindsHaveNamesSeveritiesAndDescriptions) {
+  // Every kind: a stable name that parses back, a severity, a description.
+  for (size_t i = 0; i < kLossKindCount; ++i) {
+    const LossKind kind = static_cast<LossKind>(i);
+    const LossKindInfo& info = DescribeLoss(kind);
+    EXPECT_EQ(ParseLossKind(info.name), kind) << info.name;
+    EXPECT_GT(std::string(info.description).size(), 20u) << info.name;
+  }
+  EXPECT_EQ(DescribeLoss(LossKind::kRowSkipped).severity, LossSeverity::kHigh);
+  EXPECT_EQ(DescribeLoss(LossKind::kTextReplaced).severity, LossSeverity::kLow);
+  EXPECT_STREQ(LossSeverityName(DescribeLoss(LossKind::kLinkLost).severity), "medium");
+  EXPECT_FALSE(ParseLossKind("nope").has_value());
 }
 
 }  // namespace

@@ -386,12 +386,32 @@ TEST(PyptoDbBadInput, NegativeDurationAndOrphanAttributeAreCountedLoss) {
   EXPECT_EQ(p->data_loss.at("host_ops: negative or overflowing dur (read as 0)").first_location,
             path + ": table host_ops row 2");
   EXPECT_EQ(p->data_loss.at("attributes: owner row out of range (skipped)").count, 1u);
+  // Each reason keeps its kind: a repaired value and a lost link.
+  EXPECT_EQ(p->data_loss.at("device_tasks: negative or overflowing dur (read as 0)").kind, LossKind::kValueRepaired);
+  EXPECT_EQ(p->data_loss.at("attributes: owner row out of range (skipped)").kind, LossKind::kLinkLost);
+}
+
+TEST(PyptoDbBadInput, DataLossKindsSurviveASaveAndOldFilesReadAsUnclassified) {
+  // A saved file holds the kind; one without the column (an older pypto) reads back as unclassified.
+  const std::string path = SavedAndChanged(
+      "loss_kinds.db", "INSERT INTO data_loss VALUES('a', 2, 'here', 'row_skipped');"
+                       "ALTER TABLE data_loss RENAME TO old_loss;"
+                       "CREATE TABLE data_loss(reason TEXT PRIMARY KEY, count INTEGER NOT NULL, first_location TEXT);"
+                       "INSERT INTO data_loss SELECT reason, count, first_location FROM old_loss;");
+  StatusOr<Profile> old_file = LoadProfile(path, {});
+  ASSERT_TRUE(old_file.ok()) << old_file.status().ToString();
+  EXPECT_EQ(old_file->data_loss.at("a").kind, LossKind::kUnclassified);
+  const std::string kept = SavedAndChanged("loss_kinds_new.db", "INSERT INTO data_loss VALUES('a', 2, 'here', 'row_skipped');");
+  StatusOr<Profile> new_file = LoadProfile(kept, {});
+  ASSERT_TRUE(new_file.ok()) << new_file.status().ToString();
+  EXPECT_EQ(new_file->data_loss.at("a").kind, LossKind::kRowSkipped);
+  EXPECT_EQ(new_file->data_loss.at("a").count, 2u);
 }
 
 TEST(PyptoDbBadInput, HugeDataLossCountSaturates) {
   const std::string path = SavedAndChanged(
-      "huge_loss.db", "INSERT INTO data_loss VALUES('x', 9223372036854775807, 'here');"
-                      "INSERT INTO data_loss VALUES('y', -1, 'there');");
+      "huge_loss.db", "INSERT INTO data_loss(reason, count, first_location) VALUES('x', 9223372036854775807, 'here');"
+                      "INSERT INTO data_loss(reason, count, first_location) VALUES('y', -1, 'there');");
   const std::string error = LoadError(path);
   EXPECT_NE(error.find("table data_loss row"), std::string::npos) << error;
   EXPECT_NE(error.find("column count: value -1 out of range"), std::string::npos) << error;
