@@ -11,6 +11,7 @@
 
 #include "importers/common/csv_reader.h"
 #include "importers/common/csv_values.h"
+#include "importers/common/number_text.h"
 
 namespace pypto::ascend {
 namespace {
@@ -61,7 +62,7 @@ int FindColumn(const std::vector<std::string>& header, std::string_view name) {
 int32_t DeviceFromText(std::string_view text) {
   size_t colon = text.find(':');
   if (colon != std::string_view::npos) text.remove_prefix(colon + 1);
-  auto v = csv::ParseInt64(text);
+  auto v = number_text::ParseInt64(text);
   return v && *v >= 0 && *v < (1 << 20) ? static_cast<int32_t>(*v) : -1;
 }
 
@@ -221,12 +222,12 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
       profile->CountLoss(LossKind::kRowSkipped, kLossNoTime, At(path, line));
       continue;
     }
-    auto start = csv::ParseMicrosToNs(start_text);
+    auto start = number_text::MicrosToNs(start_text);
     if (!start) {
       profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_start]));
       continue;
     }
-    auto dur = csv::ParseMicrosToNs(dur_text);
+    auto dur = number_text::MicrosToNs(dur_text);
     if (!dur) {
       profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_dur]));
       continue;
@@ -240,7 +241,7 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     int32_t device = run.device >= 0 ? run.device : (file_device >= 0 ? file_device : 0);
     int64_t stream = -1;
     if (c_stream >= 0 && !csv::IsAbsent(reader[c_stream])) {
-      auto s = csv::ParseInt64(reader[c_stream]);
+      auto s = number_text::ParseInt64(reader[c_stream]);
       if (s) stream = *s;
       else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_stream]));
     }
@@ -271,7 +272,7 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     if (c_type >= 0 && !csv::IsAbsent(reader[c_type])) row.op_type = profile->Intern(reader[c_type]);
     auto block = [&](int c, int32_t* out) {
       if (c < 0 || csv::IsAbsent(reader[c])) return;
-      auto v = csv::ParseInt64(reader[c]);
+      auto v = number_text::ParseInt64(reader[c]);
       if (v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max()) *out = static_cast<int32_t>(*v);
       else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c]));
     };
@@ -316,7 +317,7 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
         profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
         continue;
       }
-      if (fa.field == TaskField::kModelId && csv::ParseInt64(cell) == kModelIdNotApplicable) continue;
+      if (fa.field == TaskField::kModelId && number_text::ParseInt64(cell) == kModelIdNotApplicable) continue;
       AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, fa.key, cell, path, line, header[fa.index]);
     }
     for (const auto& extra : extras) {
@@ -497,7 +498,7 @@ Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string
     step.ts = kUnknownNs;
     step.dur = kUnknownNs;
     if (c_step >= 0 && !csv::IsAbsent(reader[c_step])) {
-      auto n = csv::ParseInt64(reader[c_step]);
+      auto n = number_text::ParseInt64(reader[c_step]);
       if (n) step.number = *n;
       else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), "Step"));
       step.name = profile->Intern("Step " + std::string(reader[c_step]));
@@ -508,7 +509,7 @@ Status ImportStepTraceTime(csv::CsvReader& reader, const std::vector<std::string
     for (size_t k = 0; k < std::size(kBreakdown); ++k) {
       int c = breakdown_index[k];
       if (c < 0 || csv::IsAbsent(reader[c])) continue;
-      auto ns = csv::ParseMicrosToNs(reader[c]);
+      auto ns = number_text::MicrosToNs(reader[c]);
       if (ns) step.*kBreakdown[k].field = *ns;
       else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), header[c]));
     }
@@ -575,7 +576,7 @@ Status ImportMemoryCsv(csv::CsvReader& reader, const std::vector<std::string>& h
     }
     auto time = [&](int c) -> std::optional<TimeNs> {
       if (c < 0 || csv::IsAbsent(reader[c])) return std::nullopt;
-      auto ns = csv::ParseMicrosToNs(reader[c]);
+      auto ns = number_text::MicrosToNs(reader[c]);
       if (!ns) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, reader.line(), header[c]));
       return ns;
     };

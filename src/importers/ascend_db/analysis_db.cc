@@ -13,6 +13,7 @@
 #include "importers/ascend_csv/ascend_tables.h"
 #include "importers/common/csv_values.h"
 #include "importers/common/sqlite_input.h"
+#include "importers/common/number_text.h"
 
 namespace pypto::ascend {
 namespace {
@@ -79,7 +80,7 @@ class AnalysisDbReader {
   TimeNs Ns(const Row& row, int col, bool millis, const std::string& table, const char* column) {
     if (row.IsNull(col)) return kUnknownNs;
     const std::string text = CellText(row, col);
-    auto ns = millis ? csv::ParseMillisToNs(text) : csv::ParseMicrosToNs(text);
+    auto ns = millis ? number_text::MillisToNs(text) : number_text::MicrosToNs(text);
     if (!ns) {
       Lose(LossKind::kValueRepaired, kLossNotNumeric, sqlite_input::RowLocation(path_, table, row.index()) + " column " + column);
       return kUnknownNs;
@@ -105,7 +106,7 @@ class AnalysisDbReader {
       step.dur = kUnknownNs;
       step.device = device_;
       const std::string number = CellText(row, 1);
-      if (auto n = csv::ParseInt64(number)) step.number = *n;
+      if (auto n = number_text::ParseInt64(number)) step.number = *n;
       for (size_t k = 0; k < std::size(kFields); ++k)
         step.*kFields[k] = Ns(row, static_cast<int>(k) + 2, false, "StepTraceTime", kColumns[k + 2].c_str());
       // Step time as msprof-analyze defines it (computing + not-overlapped communication + free).

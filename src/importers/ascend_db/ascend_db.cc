@@ -14,6 +14,7 @@
 #include "importers/common/ascend_vocabulary.h"
 #include "importers/pypto_db/pypto_db_format.h"
 #include "importers/common/sqlite_input.h"
+#include "importers/common/number_text.h"
 
 namespace pypto {
 namespace {
@@ -411,7 +412,7 @@ Status DbReader::ReadTorchApi() {
         auto ns = [&](int col) -> std::optional<int64_t> {
           if (r.IsNull(col)) return std::nullopt;
           if (!r.IsText(col)) return r.Int(col);
-          std::optional<uint64_t> v = ascend::ParseUint64(r.Text(col));
+          std::optional<uint64_t> v = number_text::ParseUint64(r.Text(col));
           if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
           return static_cast<int64_t>(*v);
         };

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "importers/common/ascend_vocabulary.h"
+#include "importers/common/json_stream.h"
+#include "importers/common/number_text.h"
+#include "io/file.h"
 
 namespace pypto {
 namespace {
@@ -23,26 +26,11 @@ namespace od = simdjson::ondemand;
 
 constexpr std::string_view kImporterName = "ascend-trace-view";
 
-// Bytes read from the file per call. 4 MiB: large enough that syscalls do not
-// matter, small enough to keep memory flat on multi-GB timelines.
-constexpr size_t kReadChunkBytes = 4u << 20;
-// Largest single event accepted, in bytes. Real events are < 10 KB (a cpu_op
-// with a long "Call stack" is the largest); 64 MiB means the brackets never
-// close (corrupt file), not a real event.
-constexpr size_t kMaxEventBytes = 64u << 20;
 // Flow binding looks back at most this many events on a thread for the slice
 // enclosing the flow's timestamp (Chrome "bp":"e" semantics). In the 2024
 // fixture every flow start lies in one of its 8 nearest preceding slices;
 // 512 bounds the work on pathological input.
 constexpr size_t kMaxFlowBindLookback = 512;
-// Check for cancellation every this many events.
-constexpr uint64_t kCancelCheckEvents = 4096;
-// Deepest nesting of arrays/objects accepted in one element of the events
-// array (the element itself is level 1). 256, as json_stream's
-// kDefaultMaxNestingDepth: real events nest at most ~5 levels (args -> Input
-// Dims -> dims); a 10^6-deep `[[[...` is refused at once instead of being
-// scanned to the end of the file.
-constexpr int kMaxNestingDepth = 256;
 // A launch flow whose host side starts more than this after its task (ns) is
 // taken as clock skew, not as the launch (LinkFlows). 1 µs: the timestamps'
 // resolution in trace_view (µs with 3 decimals, rounding on both clocks).
@@ -54,164 +42,7 @@ constexpr int64_t kFlowSkewToleranceNs = 1000;
 // of trace_view times, as above; both rows come from one device record.
 constexpr int64_t kDuplicateTaskToleranceNs = 1000;
 
-// ------------------------------------------------------------------ scanning
-// Splits a (possibly truncated) top-level JSON array into its object elements
-// without building a DOM of the whole file.
-struct ScanReport {
-  bool closed = false;                 // saw the closing ']'
-  bool truncated = false;              // input ended before ']'
-  uint64_t end_offset = 0;             // bytes of (decompressed) input seen
-  uint64_t partial_event_offset = UINT64_MAX;  // start of an event cut by the end of input
-  uint64_t stray_bytes = 0;            // bytes between events that are not ',' or whitespace
-  uint64_t first_stray_offset = 0;
-  uint64_t non_object_elements = 0;    // array elements that are arrays, not event objects
-  uint64_t first_non_object_offset = 0;
-  bool trailing_content = false;       // non-whitespace after ']'
-  uint64_t trailing_offset = 0;
-};
-
 bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-template <typename OnEvent>
-Status ScanEventArray(const std::string& path, const ImportOptions& options, uint64_t progress_base,
-                      uint64_t progress_total, ScanReport* report, OnEvent&& on_event) {
-  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path, options.limits));
-  std::string buf;
-  size_t pos = 0;      // next unread byte in buf
-  uint64_t base = 0;   // file offset of buf[0]
-  enum class State { kStart, kBetween, kDone } state = State::kStart;
-  uint64_t events = 0;
-
-  // Drops consumed bytes [0, keep_from) and appends the next chunk. Returns
-  // false at the end of input.
-  auto refill = [&](size_t keep_from) -> StatusOr<bool> {
-    if (keep_from > 0) {
-      buf.erase(0, keep_from);
-      base += keep_from;
-    }
-    if (options.cancel && options.cancel->load()) return CancelledError(path + ": import cancelled");
-    size_t old = buf.size();
-    buf.resize(old + kReadChunkBytes);
-    StatusOr<size_t> n = source->Read(buf.data() + old, kReadChunkBytes);
-    if (!n.ok()) {
-      buf.resize(old);
-      return n.status();
-    }
-    buf.resize(old + *n);
-    if (options.progress) options.progress(progress_base + source->raw_bytes_consumed(), progress_total);
-    return *n > 0;
-  };
-
-  for (;;) {
-    if (pos >= buf.size()) {
-      size_t consumed = pos;
-      pos = 0;
-      PYPTO_ASSIGN_OR_RETURN(bool more, refill(consumed));
-      if (!more) break;
-    }
-    char c = buf[pos];
-    if (state == State::kStart) {
-      uint64_t offset = base + pos;
-      if (IsJsonSpace(c) || (offset < 3 && static_cast<unsigned char>(c) >= 0xBB)) {  // UTF-8 BOM
-        ++pos;
-        continue;
-      }
-      if (c != '[')
-        return UnsupportedError(path + ": byte " + std::to_string(offset) +
-                                ": expected a JSON array of trace events ('['), found '" + std::string(1, c) + "'");
-      state = State::kBetween;
-      ++pos;
-      continue;
-    }
-    if (state == State::kDone) {
-      if (!IsJsonSpace(c)) {
-        report->trailing_content = true;
-        report->trailing_offset = base + pos;
-        break;
-      }
-      ++pos;
-      continue;
-    }
-    // Between events.
-    if (IsJsonSpace(c) || c == ',') {
-      ++pos;
-      continue;
-    }
-    if (c == ']') {
-      report->closed = true;
-      state = State::kDone;
-      ++pos;
-      continue;
-    }
-    if (c != '{' && c != '[') {
-      if (report->stray_bytes++ == 0) report->first_stray_offset = base + pos;
-      ++pos;
-      continue;
-    }
-    // One element (an event object, or an array to skip): find its matching
-    // close outside strings, within the nesting limit.
-    const bool is_object = c == '{';
-    size_t scan = pos + 1;
-    int depth = 1;
-    bool in_string = false, escaped = false;
-    bool complete = false, cut = false;
-    for (;;) {
-      const char* data = buf.data();
-      size_t size = buf.size();
-      for (; scan < size; ++scan) {
-        char d = data[scan];
-        if (in_string) {
-          if (escaped) escaped = false;
-          else if (d == '\\') escaped = true;
-          else if (d == '"') in_string = false;
-        } else if (d == '"') {
-          in_string = true;
-        } else if (d == '{' || d == '[') {
-          if (++depth > kMaxNestingDepth)
-            return LimitExceededError(path + ": byte " + std::to_string(base + scan) + ": JSON nested deeper than " +
-                                      std::to_string(kMaxNestingDepth) + " levels (nesting limit)");
-        } else if (d == '}' || d == ']') {
-          if (--depth == 0) break;
-        }
-      }
-      if (scan < size) {
-        complete = true;
-        break;
-      }
-      if (scan - pos > kMaxEventBytes)
-        return CorruptError(path + ": byte " + std::to_string(base + pos) + ": event larger than " +
-                            std::to_string(kMaxEventBytes >> 20) + " MiB (unbalanced braces?)");
-      size_t keep = pos;
-      scan -= keep;
-      pos = 0;
-      PYPTO_ASSIGN_OR_RETURN(bool more, refill(keep));
-      if (!more) {
-        cut = true;
-        break;
-      }
-    }
-    if (cut) {
-      report->partial_event_offset = base + pos;
-      pos = buf.size();
-      break;
-    }
-    (void)complete;
-    if (!is_object) {
-      if (report->non_object_elements++ == 0) report->first_non_object_offset = base + pos;
-      pos = scan + 1;
-      continue;
-    }
-    PYPTO_RETURN_IF_ERROR(on_event(std::string_view(buf.data() + pos, scan - pos + 1), base + pos));
-    pos = scan + 1;
-    if (++events % kCancelCheckEvents == 0 && options.cancel && options.cancel->load())
-      return CancelledError(path + ": import cancelled");
-  }
-  report->end_offset = base + buf.size();
-  if (state == State::kStart)
-    return UnsupportedError(path + ": no JSON array of trace events (file is empty or whitespace)");
-  if (state == State::kBetween) report->truncated = true;
-  return Status::Ok();
-}
 
 // ------------------------------------------------------------------ events
 struct Arg {
@@ -271,14 +102,10 @@ simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_ty
   }
 }
 
-simdjson::error_code ParseEventObject(od::parser& parser, std::string& scratch, std::string_view text,
-                                      od::document& doc, Event* ev) {
-  scratch.assign(text.data(), text.size());
-  scratch.append(simdjson::SIMDJSON_PADDING, '\0');
-  auto err = parser.iterate(scratch.data(), text.size(), scratch.size()).get(doc);
-  if (err) return err;
-  od::object obj;
-  if ((err = doc.get_object().get(obj))) return err;
+// Reads the fields of one event (opened in place by the shared JSON event
+// reader) into `ev`; its views are valid until the reader's next event.
+simdjson::error_code ReadEventFields(od::object& obj, Event* ev) {
+  simdjson::error_code err = simdjson::SUCCESS;
   for (auto field_result : obj) {
     od::field field;
     if ((err = std::move(field_result).get(field))) return err;
@@ -327,49 +154,6 @@ simdjson::error_code ParseEventObject(od::parser& parser, std::string& scratch, 
   return simdjson::SUCCESS;
 }
 
-// Repairs two defects seen in real Ascend timelines so that the event can be
-// parsed (kineto reference §10 #7, #9): invalid UTF-8 (replaced by U+FFFD) and
-// bare N/A values (quoted). Returns true when something was changed.
-bool RepairEventText(std::string_view in, std::string* out) {
-  out->clear();
-  out->reserve(in.size() + 16);
-  bool changed = false, in_string = false, escaped = false;
-  for (size_t i = 0; i < in.size();) {
-    unsigned char c = static_cast<unsigned char>(in[i]);
-    if (c >= 0x80) {
-      size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-      bool valid = len > 0 && i + len <= in.size() && c != 0xC0 && c != 0xC1 && c <= 0xF4;
-      for (size_t k = 1; valid && k < len; ++k)
-        valid = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
-      if (valid) {
-        out->append(in.substr(i, len));
-        i += len;
-      } else {
-        out->append("\xEF\xBF\xBD");
-        changed = true;
-        ++i;
-      }
-      escaped = false;
-      continue;
-    }
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == 'N' && in.substr(i, 3) == "N/A") {
-      out->append("\"N/A\"");
-      changed = true;
-      i += 3;
-      continue;
-    }
-    out->push_back(static_cast<char>(c));
-    ++i;
-  }
-  return changed;
-}
-
 // ------------------------------------------------------------------ processes
 enum class Role : uint8_t { kUnknown, kPython, kPythonGc, kCann, kHardware, kCommunication, kOverlap, kCounterOnly };
 
@@ -401,7 +185,7 @@ struct ThreadKey {
 // writes the decimal concatenation of [pid] sort_index and a 2-digit device id
 // (reference §6, "pid encoding"). Returns -1 when neither scheme fits.
 int32_t DeviceFromPid(std::string_view pid_text, int64_t sort_index) {
-  std::optional<uint64_t> pid = ascend::ParseUint64(pid_text);
+  std::optional<uint64_t> pid = number_text::ParseUint64(pid_text);
   if (!pid || sort_index < 0) return -1;
   if (static_cast<int64_t>((*pid >> 5) & 31) == sort_index) return static_cast<int32_t>(*pid & 31);
   std::string suffix = std::to_string(sort_index);
@@ -466,9 +250,11 @@ class TraceViewReader {
   Status Run();
 
  private:
-  Status ReadMetadataEvent(std::string_view text, uint64_t offset);
-  Status ReadEvent(std::string_view text, uint64_t offset);
-  bool Parse(std::string_view text, uint64_t offset);
+  // One pass over the events array through the shared JSON event reader;
+  // `pass` (0 or 1) places its progress in the two-pass total.
+  Status StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event);
+  Status ReadMetadataEvent(json_stream::JsonEvent& event);
+  Status ReadEvent(json_stream::JsonEvent& event);
   void HandleComplete(uint64_t offset);
   void HandleFlow(uint64_t offset);
   void HandleCounter(uint64_t offset);
@@ -487,9 +273,6 @@ class TraceViewReader {
   const ImportOptions& options_;
   Profile& p_;
 
-  od::parser parser_;
-  od::document doc_;
-  std::string scratch_, repaired_;
   Event ev_;
 
   std::map<std::string, ProcessInfo, std::less<>> processes_;
@@ -506,7 +289,6 @@ class TraceViewReader {
   uint64_t plane_tasks_duplicating_hardware_ = 0;
 
   uint64_t overlap_intervals_ = 0;
-  uint64_t repaired_events_ = 0;
   uint64_t unpaired_flow_events_ = 0;
   uint64_t flow_link_conflicts_ = 0;
   uint64_t flows_back_in_time_ = 0;
@@ -514,27 +296,27 @@ class TraceViewReader {
   uint64_t linked_async_npu_ = 0;
 };
 
-bool TraceViewReader::Parse(std::string_view text, uint64_t offset) {
-  ev_.Clear();
-  auto err = ParseEventObject(parser_, scratch_, text, doc_, &ev_);
-  if (!err) return true;
-  if (RepairEventText(text, &repaired_)) {
-    ev_.Clear();
-    // repaired_ must outlive the views in ev_: ParseEventObject copies it into scratch_.
-    if (!ParseEventObject(parser_, scratch_, repaired_, doc_, &ev_)) {
-      ++repaired_events_;
-      return true;
-    }
-  }
-  p_.CountLoss(LossKind::kRowSkipped, "malformed event (skipped)", Where(offset) + ": " + simdjson::error_message(err));
-  return false;
+Status TraceViewReader::StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event) {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
+  json_stream::JsonStreamOptions stream;
+  stream.display_name = path_;
+  stream.root_must_be_array = true;
+  stream.cancel = options_.cancel;
+  if (options_.progress)
+    stream.progress = [this, pass](uint64_t done, uint64_t size) {
+      options_.progress(static_cast<uint64_t>(pass) * size + done, 2 * size);
+    };
+  auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
+  StatusOr<json_stream::JsonStreamStats> stats =
+      json_stream::StreamJsonEvents(*source, stream, no_top_level_keys, on_event, loss);
+  return stats.status();
 }
 
-Status TraceViewReader::ReadMetadataEvent(std::string_view text, uint64_t offset) {
+Status TraceViewReader::ReadMetadataEvent(json_stream::JsonEvent& event) {
   // Cheap filter: metadata events are the only ones with "M" as a value.
-  if (text.find("\"M\"") == std::string_view::npos) return Status::Ok();
+  if (event.text.find("\"M\"") == std::string_view::npos) return Status::Ok();
   ev_.Clear();
-  if (ParseEventObject(parser_, scratch_, text, doc_, &ev_)) return Status::Ok();  // reported in pass 2
+  if (ReadEventFields(event.object, &ev_)) return Status::Ok();  // counted in pass 2
   if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
   std::string pid(ev_.pid);
   if (ev_.name == "process_name") {
@@ -633,8 +415,13 @@ void TraceViewReader::AddArgs(OwnerKind owner, uint32_t row, std::initializer_li
   }
 }
 
-Status TraceViewReader::ReadEvent(std::string_view text, uint64_t offset) {
-  if (!Parse(text, offset)) return Status::Ok();
+Status TraceViewReader::ReadEvent(json_stream::JsonEvent& event) {
+  ev_.Clear();
+  // kCorrupt: the reader repairs what it can (invalid UTF-8, bare N/A) and
+  // tries again, else counts the event as skipped and reads on.
+  if (simdjson::error_code err = ReadEventFields(event.object, &ev_))
+    return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(err) + ")");
+  const uint64_t offset = event.offset;
   switch (ev_.ph) {
     case 'X': HandleComplete(offset); break;
     case 's': case 'f': case 't': HandleFlow(offset); break;
@@ -647,8 +434,8 @@ Status TraceViewReader::ReadEvent(std::string_view text, uint64_t offset) {
 }
 
 void TraceViewReader::HandleComplete(uint64_t offset) {
-  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
-  std::optional<int64_t> dur = ev_.dur.empty() ? std::optional<int64_t>(0) : ascend::ParseMicrosToNs(ev_.dur);
+  std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
+  std::optional<int64_t> dur = ev_.dur.empty() ? std::optional<int64_t>(0) : number_text::MicrosToNs(ev_.dur);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !dur || *dur < 0) {
     p_.CountLoss(LossKind::kRowSkipped, "complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
     return;
@@ -760,12 +547,12 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
 }
 
 void TraceViewReader::HandleFlow(uint64_t offset) {
-  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
+  std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !ev_.has_id) {
     p_.CountLoss(LossKind::kLinkLost, "flow event without valid pid/tid/ts/id (skipped)", Where(offset));
     return;
   }
-  std::optional<uint64_t> id = ascend::ParseUint64(ev_.id);
+  std::optional<uint64_t> id = number_text::ParseUint64(ev_.id);
   uint64_t flow_id = id ? *id : HashId(ev_.id);
   const ProcessInfo& process = ProcessOf(ev_.pid);
   uint32_t track;
@@ -780,7 +567,7 @@ void TraceViewReader::HandleFlow(uint64_t offset) {
 }
 
 void TraceViewReader::HandleCounter(uint64_t offset) {
-  std::optional<int64_t> ts = ascend::ParseMicrosToNs(ev_.ts);
+  std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ts) {
     p_.CountLoss(LossKind::kRowSkipped, "counter event without valid pid/ts (skipped)", Where(offset));
     return;
@@ -944,12 +731,9 @@ void TraceViewReader::LinkFlows() {
 
 Status TraceViewReader::Run() {
   // Pass 1: process and thread names (metadata events may come anywhere).
-  ScanReport first;
-  uint64_t total = 0;
-  PYPTO_RETURN_IF_ERROR(ScanEventArray(path_, options_, 0, 0, &first, [&](std::string_view text, uint64_t offset) {
-    return ReadMetadataEvent(text, offset);
-  }));
-  total = first.end_offset;
+  // What the reader counts as damage is counted once, in pass 2.
+  Profile pass_one_loss;
+  PYPTO_RETURN_IF_ERROR(StreamEvents(0, &pass_one_loss, [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); }));
   std::string only_python;
   int python_processes = 0;
   for (const auto& [pid, info] : processes_)
@@ -961,24 +745,7 @@ Status TraceViewReader::Run() {
 
   // Pass 2: everything else.
   first_flow_row_ = static_cast<uint32_t>(p_.flows.size());
-  ScanReport report;
-  PYPTO_RETURN_IF_ERROR(ScanEventArray(path_, options_, total, 2 * total, &report,
-                                       [&](std::string_view text, uint64_t offset) { return ReadEvent(text, offset); }));
-  if (report.truncated) {
-    std::string where = path_ + ": truncated at byte " + std::to_string(report.end_offset);
-    if (report.partial_event_offset != UINT64_MAX)
-      where += " (incomplete event from byte " + std::to_string(report.partial_event_offset) + " dropped)";
-    else
-      where += " (no closing ']')";
-    p_.CountLoss(LossKind::kTruncated, "truncated file", where);
-  }
-  if (report.stray_bytes > 0)
-    p_.CountLoss(LossKind::kRowSkipped, "unexpected bytes between events (skipped)", Where(report.first_stray_offset), report.stray_bytes);
-  if (report.non_object_elements > 0)
-    p_.CountLoss(LossKind::kRowSkipped, "array element that is not an event object (skipped)", Where(report.first_non_object_offset),
-                 report.non_object_elements);
-  if (report.trailing_content)
-    p_.CountLoss(LossKind::kValueIgnored, "content after the closing bracket (ignored)", Where(report.trailing_offset));
+  PYPTO_RETURN_IF_ERROR(StreamEvents(1, &p_, [this](json_stream::JsonEvent& e) { return ReadEvent(e); }));
 
   DropDuplicatePlaneTasks();
   LinkFlows();
@@ -992,7 +759,6 @@ Status TraceViewReader::Run() {
   p_.metadata.emplace("clock", "epoch");
   auto count = [&](const char* key, uint64_t v) { p_.metadata[std::string("ascend_trace_view.") + key] = std::to_string(v); };
   count("overlap_analysis_intervals_skipped", overlap_intervals_);
-  count("repaired_events", repaired_events_);
   count("unpaired_launch_flows", unpaired_flow_events_);
   count("flow_link_conflicts", flow_link_conflicts_);
   count("host_to_device_links", linked_host_to_device_);

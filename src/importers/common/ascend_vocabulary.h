@@ -27,13 +27,4 @@ struct TaskTypeInfo {
 // COMPUTE_TASK_INFO.taskType, kernel_details "Accelerator Core") to a task kind.
 TaskTypeInfo ClassifyTaskType(std::string_view task_type);
 
-// Parses a decimal number of microseconds written as text ("1704161511420306.491",
-// "13.08", "12.77012757357446", "1e-05", "-3") to integer nanoseconds without going
-// through double: digits beyond ns are rounded half away from zero. Returns
-// nullopt for anything that is not a plain JSON-style number or overflows int64.
-std::optional<int64_t> ParseMicrosToNs(std::string_view text);
-
-// Parses an unsigned decimal integer (flow ids, which may exceed 2^53) exactly.
-std::optional<uint64_t> ParseUint64(std::string_view text);
-
 }  // namespace pypto::ascend

@@ -795,6 +795,9 @@ StatusOr<size_t> Reader::Process(const char* begin, const char* end, uint64_t ba
     char c = *p;
     switch (state_) {
       case State::kStart:
+        if (c == '{' && options_.root_must_be_array)
+          return UnsupportedError(At(options_.display_name, Off(p)) +
+                                  ": expected a JSON array of trace events ('['), found '{'");
         if (c == '{') { state_ = State::kRootKey; ++p; break; }
         if (c == '[') { stats_.root_is_array = true; stats_.found_events = true; state_ = State::kEventsFirst; ++p; break; }
         return UnsupportedError(At(options_.display_name, Off(p)) +

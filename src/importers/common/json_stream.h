@@ -67,6 +67,9 @@ struct JsonStreamOptions {
   // Key of the events array when the root is an object; a root array is
   // always taken as the events array.
   std::string events_key = "traceEvents";
+  // Refuse a root object (formats whose events are always a bare array, such
+  // as Ascend trace_view.json): the error names the first byte.
+  bool root_must_be_array = false;
   size_t buffer_bytes = kDefaultBufferBytes;
   size_t buffer_count = kDefaultBufferCount;
   size_t max_event_bytes = kDefaultMaxEventBytes;

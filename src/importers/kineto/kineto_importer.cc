@@ -13,75 +13,10 @@
 #include <vector>
 
 #include "importers/common/json_stream.h"
+#include "importers/common/number_text.h"
 
 namespace pypto {
 namespace kineto {
-
-TimeParse ParseMicrosToNs(std::string_view text, int64_t* ns) {
-  text = json_stream::TrimToken(text);
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
-  // Digits of the mantissa with the position of the decimal point.
-  uint64_t magnitude = 0;         // µs * 10^fraction_digits (only while it fits)
-  int fraction_digits = 0;        // digits kept after the point
-  int dropped_int_digits = 0;     // integer digits that did not fit (overflow)
-  bool any_digit = false, seen_point = false, truncated_fraction_nonzero = false;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= '0' && c <= '9') {
-      any_digit = true;
-      if (seen_point && fraction_digits >= 18) { truncated_fraction_nonzero |= c != '0'; continue; }
-      if (magnitude > (std::numeric_limits<uint64_t>::max() - 9) / 10) {
-        if (seen_point) continue;  // precision beyond 64 bits in the fraction: truncate
-        ++dropped_int_digits;
-        continue;
-      }
-      magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
-      if (seen_point) ++fraction_digits;
-    } else if (c == '.' && !seen_point) {
-      seen_point = true;
-    } else {
-      break;
-    }
-  }
-  if (!any_digit) return TimeParse::kInvalid;
-  int exponent = 0;
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    bool exp_negative = false;
-    if (i < text.size() && (text[i] == '-' || text[i] == '+')) exp_negative = text[i++] == '-';
-    if (i >= text.size() || text[i] < '0' || text[i] > '9') return TimeParse::kInvalid;
-    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-      exponent = exponent * 10 + (text[i] - '0');
-      if (exponent > 1000) return exp_negative ? (*ns = 0, TimeParse::kOk) : TimeParse::kOverflow;
-    }
-    if (exp_negative) exponent = -exponent;
-  }
-  if (i != text.size()) return TimeParse::kInvalid;
-  if (dropped_int_digits > 0) return TimeParse::kOverflow;
-  (void)truncated_fraction_nonzero;
-  // value_ns = magnitude * 10^(3 + exponent - fraction_digits), truncated toward zero.
-  int shift = 3 + exponent - fraction_digits;
-  uint64_t result = magnitude;
-  if (shift >= 0) {
-    for (int k = 0; k < shift; ++k) {
-      if (result == 0) break;
-      if (__builtin_mul_overflow(result, uint64_t{10}, &result)) return TimeParse::kOverflow;
-    }
-  } else {
-    for (int k = 0; k < -shift && result != 0; ++k) result /= 10;
-  }
-  constexpr uint64_t kMaxPositive = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  if (negative) {
-    if (result > kMaxPositive + 1) return TimeParse::kOverflow;
-    *ns = result == kMaxPositive + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(result);
-  } else {
-    if (result > kMaxPositive) return TimeParse::kOverflow;
-    *ns = static_cast<int64_t>(result);
-  }
-  return TimeParse::kOk;
-}
 
 // Kernel-name prefixes of communication libraries (data, not logic): NCCL
 // before and after its 2.19 rename (HTA #360), RCCL's own kernels.
@@ -217,45 +152,18 @@ bool ParseHexId(std::string_view text, uint64_t* out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-// Exact integer from a JSON number token; false for floats / junk / overflow.
+// Exact integers from a JSON number token (or a string's text); false for
+// floats, junk and overflow.
 bool ParseInt64(std::string_view text, int64_t* out) {
-  text = json_stream::TrimToken(text);
-  if (text.empty()) return false;
-  bool negative = text[0] == '-';
-  size_t i = negative ? 1 : 0;
-  if (i == text.size()) return false;
-  uint64_t v = 0;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c < '0' || c > '9') return false;
-    if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, uint64_t(c - '0'), &v)) return false;
-  }
-  if (negative) {
-    if (v > uint64_t{1} << 63) return false;
-    *out = static_cast<int64_t>(0 - v);
-  } else {
-    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-    *out = static_cast<int64_t>(v);
-  }
-  return true;
+  std::optional<int64_t> v = number_text::ParseInt64(text);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool ParseUint64(std::string_view text, uint64_t* out) {
-  text = json_stream::TrimToken(text);
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) { base = 16; text.remove_prefix(2); }
-  if (text.empty()) return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return false;
-    if (__builtin_mul_overflow(v, uint64_t(base), &v) || __builtin_add_overflow(v, uint64_t(d), &v)) return false;
-  }
-  *out = v;
-  return true;
+  std::optional<uint64_t> v = number_text::ParseUint64(text);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 // A value's text: string contents (unescaped) or the raw token of a scalar;
@@ -953,17 +861,17 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
   era_bits_ |= ev.era_bits;
 
   auto parse_time = [&](std::string_view text, const char* what, int64_t* ns) -> bool {
-    switch (kineto::ParseMicrosToNs(text, ns)) {
-      case kineto::TimeParse::kOk:
+    switch (number_text::ParseScaledDecimal(text, 3, ns)) {
+      case number_text::NumberParse::kOk:
         if (*ns < 0) {
           profile_->CountLoss(LossKind::kValueRepaired, std::string("negative ") + what + " clamped to 0", Where(event.offset));
           *ns = 0;
         }
         return true;
-      case kineto::TimeParse::kOverflow:
+      case number_text::NumberParse::kOverflow:
         profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " overflows int64 nanoseconds; event dropped", Where(event.offset));
         return false;
-      case kineto::TimeParse::kInvalid:
+      case number_text::NumberParse::kInvalid:
         profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " is not a number; event dropped", Where(event.offset));
         return false;
     }

@@ -18,19 +18,6 @@ const Importer* KinetoLegacyImporter();
 
 namespace kineto {
 
-enum class TimeParse : uint8_t {
-  kOk,
-  kInvalid,   // not a number
-  kOverflow,  // does not fit int64 nanoseconds
-};
-
-// Parses a Chrome-trace time in microseconds, written as a JSON integer
-// ("1623142623460111"), a float with up to ns precision ("4909914216204.635"),
-// an exponent form ("1.5e3") or the text of a JSON string, into int64
-// nanoseconds exactly: integer part x 1000 + the first 3 fraction digits
-// (further digits are truncated). Never goes through double.
-TimeParse ParseMicrosToNs(std::string_view text, int64_t* ns);
-
 // Communication kernels by name prefix (NCCL renamed ncclKernel_ to
 // ncclDevKernel_, HTA #360; RCCL keeps the nccl names and adds rccl ones).
 bool IsCommunicationKernelName(std::string_view name);

@@ -9,6 +9,7 @@
 #include "importers/ascend_csv/ascend_tables.h"
 #include "importers/common/csv_reader.h"
 #include "importers/common/csv_values.h"
+#include "importers/common/number_text.h"
 
 namespace pypto {
 namespace {
@@ -135,14 +136,14 @@ class OpFolderReader {
       if (!ascend::CheckRowShape(*reader, header.size(), path, &p_)) continue;
       const auto& r = *reader;
       const std::string at = path + ": line " + std::to_string(r.line());
-      auto dur = csv::ParseMicrosToNs(r[c_dur]);
+      auto dur = number_text::MicrosToNs(r[c_dur]);
       if (!dur || *dur < 0) {
         p_.CountLoss(LossKind::kRowSkipped, ascend::kLossNoTime, at);
         continue;
       }
       auto int_cell = [&](int c) -> int64_t {
         if (c < 0 || csv::IsAbsent(r[c])) return -1;
-        auto v = csv::ParseInt64(r[c]);
+        auto v = number_text::ParseInt64(r[c]);
         if (!v) p_.CountLoss(LossKind::kValueRepaired, ascend::kLossNotNumeric, at + ", column '" + header[c] + "'");
         return v ? *v : -1;
       };
