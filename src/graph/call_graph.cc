@@ -585,6 +585,13 @@ class CallGraphBuilder {
       if (d.graph_launched[t]) ++g_.stats_.graph_launched_tasks;
       // A cuda_sync row is launched by a call that blocks: treat it as a sync call.
       if (launcher != kNoIndex && d.kind[t] == DeviceTaskKind::kSync) g_.is_sync_call_[launcher] = 1;
+      // A copy from device to pageable host memory returns only once the copy
+      // has completed, whatever the API's name says (CUDA Runtime API,
+      // "API synchronization behavior": cudaMemcpyAsync to pageable memory;
+      // Kineto names the row "Memcpy DtoH (Device -> Pageable)").
+      if (launcher != kNoIndex && d.kind[t] == DeviceTaskKind::kMemcpy &&
+          p_.Str(d.name[t]).find("Device -> Pageable") != std::string_view::npos)
+        g_.is_sync_call_[launcher] = 1;
 
       int32_t op = kNoIndex;
       TaskLink link = TaskLink::kNone;

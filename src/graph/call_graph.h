@@ -286,6 +286,10 @@ class OperatorCallGraph {
   TimeNs DeviceTotalTime(uint32_t host_op) const { return device_total_ns_[host_op]; }
   // Runtime/driver host op that launched the task, or kNoIndex.
   int32_t LauncherOf(uint32_t task) const;
+  // The host call blocks until the device is done with what it queued: a
+  // sync call, a synchronous copy, a copy to pageable host memory, a call
+  // that made a cuda_sync row (and, with device tasks, aten::item and kin).
+  bool IsBlockingCall(uint32_t host_op) const { return is_sync_call_[host_op] != 0; }
   // Operator (or user annotation) the task is attributed to, or kNoIndex.
   int32_t OperatorOf(uint32_t task) const { return task_operator_[task]; }
   TaskLink LinkOf(uint32_t task) const { return task_link_[task]; }

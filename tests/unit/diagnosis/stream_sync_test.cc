@@ -8,6 +8,7 @@
 #include "analysis/detector.h"
 #include "unit/diagnosis/planted_detector_helpers.h"
 #include "unit/planted/planted_profiles.h"
+#include "unit/profile_builder.h"
 
 namespace pypto::testing {
 namespace {
@@ -91,6 +92,27 @@ TEST_P(StreamSync, NoDeviceTasksGivesANoteAndNoIssue) {
   EXPECT_TRUE(HasNoteContaining(r, "no device tasks in the analysed steps")) << Describe(r);
 }
 
+// ---------------------------------------------------------------- the cap
+// A sync that blocks 1 us, then 1 ms of device idle while the host does other
+// work (a DataLoader, a pageable copy): the sync is blamed for at most the
+// 1 us it held the host, the rest is said as host work after the return.
+TEST(StreamSyncCap, ASyncIsBlamedForAtMostTheTimeItBlocked) {
+  ProfileBuilder b;
+  const uint32_t stream = b.Stream(7);
+  b.Host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 2000);
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 10, 5, /*correlation=*/1);
+  b.Task(stream, "gemm", DeviceTaskKind::kKernel, 20, 480, 1);             // busy 20..500 us
+  b.Host("cudaStreamSynchronize", HostOpKind::kRuntime, 499, 1);           // returns at 500 us
+  b.Host("cudaLaunchKernel", HostOpKind::kRuntime, 1495, 5, /*correlation=*/2);
+  b.Task(stream, "gemm", DeviceTaskKind::kKernel, 1500, 400, 2);           // idle 500..1500 us
+  DiagnosticReport r = DiagnoseOnly(b.p, kDetector);
+  const Issue* sync = FindIssueByOp(r, IssueType::kStreamSync, "cudaStreamSynchronize");
+  ASSERT_NE(sync, nullptr) << Describe(r);
+  EXPECT_EQ(sync->affected_ns, 1000);   // the 1 us the host was blocked
+  EXPECT_EQ(sync->saved_ns, 1000);
+  EXPECT_NE(sync->detail.find("999.0 us more idle in those gaps is host work"), std::string::npos) << sync->detail;
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, StreamSync, ::testing::Values(PlantedFlavor::kKinetoCuda, PlantedFlavor::kAscend),
                          [](const auto& info) { return FlavorName(info.param); });
 
@@ -121,6 +143,58 @@ TEST(StreamSyncFixtures, StreamWaitEventIsNotAHostSync) {
     DiagnosticReport r = DiagnoseFixtureOnly(rel, {kDetector});
     EXPECT_EQ(FindIssueByOp(r, IssueType::kStreamSync, "cudaStreamWaitEvent"), nullptr) << rel;
   }
+}
+
+double MetricOf(const Issue& i, std::string_view name) {
+  for (const Metric& m : i.evidence.metrics)
+    if (m.name == name) return m.value;
+  return -1;
+}
+
+TEST(StreamSyncFixtures, BlockingCopyWhileTheDeviceWaitsForUntracedWork) {
+  // Raw JSON (sglang decode, MI300X): the host sits in hipMemcpyWithStream
+  // from ts 4909914216566.336 for 463063.75 us (a 256 B DtoH copy, called
+  // from aten::copy_). The device runs nothing from the call's start until
+  // resolve_future_token_i at 4909914679584.875: 4 kernels and the copy then
+  // run back to back until 4909914679613.677, 16 us before the call returns.
+  // Its stream had been told to wait on an event (hipStreamWaitEvent at
+  // 4909914216306.588) whose producer is not in the trace. Idle inside the
+  // call before the gap its return ends in: 4909914679584.875 -
+  // 4909914216566.336 = 463018.539 us; reported, not claimed as a saving.
+  DiagnosticReport r = DiagnoseFixtureOnly("kineto/tracelens_mi300x_sglang_qwen3_8b_decode/sglang_Qwen3-8B_decode.json.gz",
+                                           {kDetector});
+  const Issue* copy = FindIssueByOp(r, IssueType::kStreamSync, "hipMemcpyWithStream");
+  ASSERT_NE(copy, nullptr) << Describe(r);
+  EXPECT_EQ(copy->evidence.count, 1u);
+  EXPECT_EQ(MetricOf(*copy, "blocking_copies"), 1);
+  EXPECT_NEAR(MetricOf(*copy, "device_idle_inside_calls_us"), 463018.539, 0.01);
+  EXPECT_LT(copy->saved_ns, copy->affected_ns / 1000);  // the idle inside is not a claimed saving
+  EXPECT_EQ(copy->severity, Severity::kHigh);           // 97.7 % of the 473.8 ms window
+  EXPECT_NE(copy->detail.find("work the trace does not show"), std::string::npos) << copy->detail;
+}
+
+TEST(StreamSyncFixtures, CopiesToPageableMemoryBlockTheHost) {
+  // Raw JSON (HTA trace-diff control, A100): 60 gpu_memcpy rows "Memcpy DtoH
+  // (Device -> Pageable)", each launched by a cudaMemcpyAsync (correlation
+  // ids match) that holds the host 75663 us in all: a copy to pageable memory
+  // returns only when done, so each is a sync point whatever its name says.
+  DiagnosticReport r = DiagnoseFixtureOnly("kineto/hta_trace_diff_control_a100_2022/control.json.gz", {kDetector});
+  const Issue* copies = FindIssueByOp(r, IssueType::kStreamSync, "cudaMemcpyAsync");
+  ASSERT_NE(copies, nullptr) << Describe(r);
+  EXPECT_EQ(copies->evidence.count, 60u);
+  EXPECT_EQ(copies->evidence.total_ns, 75663000);
+  EXPECT_EQ(MetricOf(*copies, "blocking_copies"), 60);
+  // The device stays busy with queued work through most of them: the idle
+  // they cause is small (well under 1 % of the 465 ms of six steps), so by
+  // default it is a note, not a finding.
+  EXPECT_LT(copies->affected_share, 0.01);
+  DiagnoseOptions defaults;
+  defaults.only = {kDetector};
+  auto listed = DiagnosePath(std::string(PYPTO_FIXTURES_DIR) + "/kineto/hta_trace_diff_control_a100_2022/control.json.gz",
+                             defaults);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(FindIssueByOp(*listed, IssueType::kStreamSync, "cudaMemcpyAsync"), nullptr);
+  EXPECT_TRUE(HasNoteContaining(*listed, "under the 1% listing share")) << Describe(*listed);
 }
 
 TEST(StreamSyncFixtures, CpuOnlyTraceIsOnlyANote) {
