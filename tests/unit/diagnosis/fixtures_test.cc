@@ -79,7 +79,9 @@ TEST(DiagnosisFixtures, AdvisorLlmMatmulFa) {
   // The 4 rows are one task written 4 times (Task ID 13792, the same start
   // 1736413974248200.543 us): they affect 521.31 us of wall time, not 4x.
   EXPECT_EQ(mm->affected_ns, 521310);
-  EXPECT_NEAR(double(mm->saved_ns), 4 * 521310 * (1 - 0.714 / 0.8), 1000);  // 224.2 us
+  // The saving too counts the row once: 521.31 x (1 - 0.714 / 0.8) = 56.05 us
+  // (Amdahl on the cube busy share), not 4 x that.
+  EXPECT_NEAR(double(mm->saved_ns), 521310 * (1 - 0.714 / 0.8), 300);
   int tiling = 0;
   for (const Issue& i : r8.issues) tiling += i.type == IssueType::kMatmulTiling && i.op_name == "MatMulV3";
   EXPECT_EQ(tiling, 1);
