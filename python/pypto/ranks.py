@@ -3,12 +3,13 @@
     report = pypto.ranks.analyze_ranks("run_dir/")      # *_ascend_pt dirs or Kineto traces, one per rank
     print(report.to_markdown())                          # also to_json(), to_dict()
 
-Per rank and step: Computing (compute tasks busy), Communication (communication tasks busy) and Free
-(step time minus device busy), the split of msprof-analyze's step_trace_time. Across ranks: the
-slow-rank rule (max - min of each part over the mean step time), stragglers (median + k * MAD of the
-step latency) and communication per collective type (count, time, bytes and bandwidth from the NCCL
-kernel arguments; per transport and per link from Ascend communication.json /
-communication_matrix.json). Command line: `pypto ranks DIR [--json] [--out FILE]`.
+Per rank and step: Computing, Communication and Free, the split of msprof-analyze's step_trace_time
+(the profiler's own figures when the engine imported them, else computed from the device tasks).
+Across ranks: the slow-rank rule (max - min of each part over the mean step time), stragglers
+(median + k * MAD of the step latency) and communication per collective type (count, time, bytes and
+bandwidth from the NCCL kernel arguments; per transport and per link from Ascend communication.json /
+communication_matrix.json), with the rank that waits longest inside each collective type and the
+rank that causes the wait (arrives last). Command line: `pypto ranks DIR [--json] [--out FILE]`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ MAD_TO_STANDARD_DEVIATION = 1.4826
 #: slow-rank rule.
 STRAGGLER_MIN_EXCESS = 0.05
 
+#: Ascend communication.json: the same operation ends on every rank within microseconds of the others
+#: (the fixture pta_level2_llm_pp2dp2_ranks1_3: <= 30 us), so when every rank's Start Timestamp(us) +
+#: Elapse Time(ms) agree within this many ms the ranks' clocks are comparable and the arrival order
+#: (start timestamps) says who waited for whom; otherwise the profiler's per-rank Wait Time(ms) is used.
+CLOCK_AGREEMENT_MS = 1.0
+
 #: Bytes per element of the NCCL kernel argument `dtype` (PyTorch's names, as Kineto writes them).
 DTYPE_BYTES = {
     "float": 4, "float32": 4, "double": 8, "float64": 8, "half": 2, "float16": 2, "bfloat16": 2,
@@ -81,6 +88,12 @@ _ASCEND_TOTAL_OP = "Total Op Info"      # communication.json: the sum of the ste
 
 # -- records ----------------------------------------------------------------------------------
 
+#: StepBreakdown.source values.
+SOURCE_STEP_TRACE = "step_trace_time"     # the profiler's breakdown of the step, as the engine imported it
+SOURCE_DEVICE_TASKS = "device tasks"      # busy time of the device tasks the engine imported
+SOURCE_NONE = "none"                      # neither: computing and communication unknown (shown as "-")
+
+
 @dataclass
 class StepBreakdown:
     """One step of one rank, in ns: msprof-analyze's Computing / Communication / Free split."""
@@ -89,6 +102,20 @@ class StepBreakdown:
     computing_ns: int
     communication_ns: int
     free_ns: int
+    source: str = ""                      # SOURCE_STEP_TRACE, SOURCE_DEVICE_TASKS or SOURCE_NONE
+
+
+@dataclass
+class CollectiveOp:
+    """One Ascend communication operation of one rank (communication.json / analysis.db CommAnalyzerTime),
+    kept to match the same operation across ranks: who waited, who arrived last."""
+    step: str
+    name: str                             # hccl op name @ group: the same on every rank of the group
+    collective: str
+    elapse_ms: float
+    wait_ms: float
+    transit_ms: float
+    start_us: Optional[float] = None      # Start Timestamp(us); None when the source has none
 
 
 @dataclass
@@ -127,6 +154,7 @@ class RankAnalysis:
     transports: List[LinkStats] = field(default_factory=list)
     links: List[LinkStats] = field(default_factory=list)
     wait_time_ms: Optional[float] = None           # Ascend communication.json, summed over ops
+    operations: List[CollectiveOp] = field(default_factory=list)   # Ascend, per communication operation
     error: Optional[str] = None
 
     @property
@@ -143,6 +171,7 @@ class RankAnalysis:
         raw["collectives"] = [CollectiveStats(**c) for c in raw.get("collectives", [])]
         raw["transports"] = [LinkStats(**t) for t in raw.get("transports", [])]
         raw["links"] = [LinkStats(**t) for t in raw.get("links", [])]
+        raw["operations"] = [CollectiveOp(**o) for o in raw.get("operations", [])]
         return cls(**raw)
 
 
@@ -257,6 +286,16 @@ def _collective_type(name: str) -> str:
     return "other"
 
 
+def _profiler_breakdown(summary: Dict[str, Any], number: Optional[int]) -> Optional[Dict[str, int]]:
+    """The profiler's Computing / Communication / Free of step `number` (the engine's step `breakdown`,
+    Ascend step_trace_time.csv or analysis.db StepTraceTime, docs/json-schema.md), None when it has none.
+    Several rows (one per device): the one with the most computing."""
+    rows = [s.get("breakdown") for s in summary.get("steps", []) if s.get("number") == number]
+    rows = [b for b in rows if b and "computing" in b and "free" in b
+            and ("communication" in b or "communication_not_overlapped" in b)]
+    return max(rows, key=lambda b: b["computing"]) if rows else None
+
+
 def _step_breakdowns(graph: Any) -> List[StepBreakdown]:
     steps = graph.steps()
     selections: List[Tuple[Optional[int], int]] = [(s["number"], s["latency_ns"]) for s in steps]
@@ -267,9 +306,21 @@ def _step_breakdowns(graph: Any) -> List[StepBreakdown]:
         summary = graph.summary(step=number)
         if number is None:
             latency_ns = summary["analysis_window"]["duration_ns"]
+        step_number = number if number is not None else -1
+        breakdown = _profiler_breakdown(summary, number) if number is not None else None
+        if breakdown is not None:
+            # The profiler's own split (msprof-analyze's Computing, Communication, Free): the reference the
+            # device-task figures below reproduce; the only figures when the profile has no task table
+            # (step_trace_time.csv + communication.json without kernel_details.csv).
+            communication_ns = breakdown.get("communication")
+            if communication_ns is None:
+                communication_ns = breakdown["communication_not_overlapped"] + breakdown.get("overlapped", 0)
+            result.append(StepBreakdown(step_number, latency_ns, int(breakdown["computing"]), int(communication_ns),
+                                        int(breakdown["free"]), SOURCE_STEP_TRACE))
+            continue
         devices = summary["utilization"]["devices"]
         if not devices:
-            result.append(StepBreakdown(number if number is not None else -1, latency_ns, 0, 0, latency_ns))
+            result.append(StepBreakdown(step_number, latency_ns, 0, 0, latency_ns, SOURCE_NONE))
             continue
         device = max(devices, key=lambda d: d["busy_ns"])
         busy_ns = device["busy_ns"]
@@ -281,9 +332,9 @@ def _step_breakdowns(graph: Any) -> List[StepBreakdown]:
                 communication_ns += core["busy_ns"]
             else:
                 computing_ns += core["busy_ns"]
-        result.append(StepBreakdown(number=number if number is not None else -1, latency_ns=latency_ns,
+        result.append(StepBreakdown(number=step_number, latency_ns=latency_ns,
                                     computing_ns=min(computing_ns, busy_ns), communication_ns=communication_ns,
-                                    free_ns=max(0, latency_ns - busy_ns)))
+                                    free_ns=max(0, latency_ns - busy_ns), source=SOURCE_DEVICE_TASKS))
     return result
 
 
@@ -366,8 +417,13 @@ def _ascend_communication(graph: Any, analysis: RankAnalysis) -> None:
         by_type: Dict[str, CollectiveStats] = {}
         transports: Dict[str, LinkStats] = {}
         wait_ms = 0.0
-        for (_, op_name), fields in ops.items():
+        operations = []
+        for (step_name, op_name), fields in ops.items():
             collective = _collective_type(op_name.split("@")[0])
+            start_us = fields.get("Start Timestamp(us)")
+            operations.append(CollectiveOp(step_name, op_name, collective, fields.get("Elapse Time(ms)", 0.0),
+                                           fields.get("Wait Time(ms)", 0.0), fields.get("Transit Time(ms)", 0.0),
+                                           start_us if start_us else None))
             stats = by_type.setdefault(collective, CollectiveStats(collective))
             stats.count += 1
             stats.time_ns += int(round(fields.get("Elapse Time(ms)", 0.0) * 1e6))
@@ -397,6 +453,7 @@ def _ascend_communication(graph: Any, analysis: RankAnalysis) -> None:
         analysis.collectives = sorted(by_type.values(), key=lambda s: -s.time_ns)
         analysis.transports = sorted(transports.values(), key=lambda t: t.link)
         analysis.wait_time_ms = wait_ms
+        analysis.operations = sorted(operations, key=lambda o: (o.start_us is None, o.start_us or 0.0, o.step, o.name))
     entries: Dict[Tuple[str, str, str], Dict[str, Tuple[str, float]]] = {}
     for key, text, number in _device_attributes(graph, "communication_matrix/"):
         parts = key.split("/", 4)
@@ -482,6 +539,49 @@ def _stragglers(mean_steps: Dict[int, float]) -> Tuple[List[int], Optional[float
     return sorted(r for r, v in mean_steps.items() if v > threshold), median, threshold
 
 
+def _operation_waits(ranks: Sequence[RankAnalysis]) -> Dict[str, Dict[str, Any]]:
+    """Per collective type, from the Ascend operations found on two or more ranks (same step and
+    `op@group` name): how long each rank waited inside them and how much waiting each rank caused.
+
+    The rank that arrives last at an operation is the cause: the others entered earlier and wait for it,
+    so the rank with the longest time inside a collective is the one WAITING, not the slow one. Arrival:
+    Start Timestamp(us) when the ranks' clocks agree (the operation ends at the same time on every rank,
+    within CLOCK_AGREEMENT_MS); a rank's wait is then min(its elapse, last arrival - its arrival).
+    Otherwise the profiler's Wait Time(ms) per rank, the cause being the rank that waited least."""
+    by_operation: Dict[Tuple[str, str], Dict[int, CollectiveOp]] = {}
+    for rank in ranks:
+        for op in rank.operations:
+            by_operation.setdefault((op.step, op.name), {})[rank.rank] = op
+    result: Dict[str, Dict[str, Any]] = {}
+    for members in by_operation.values():
+        if len(members) < 2:
+            continue
+        collective = next(iter(members.values())).collective
+        entry = result.setdefault(collective, {"operations": 0, "wait_ms": {}, "caused_ms": {}, "bases": set()})
+        entry["operations"] += 1
+        waits: Dict[int, float] = {}
+        cause: Optional[int] = None
+        ends = [op.start_us + op.elapse_ms * 1e3 for op in members.values() if op.start_us is not None]
+        if len(ends) == len(members) and (max(ends) - min(ends)) / 1e3 <= CLOCK_AGREEMENT_MS:
+            entry["bases"].add("arrival")
+            cause = max(members, key=lambda r: (members[r].start_us, -r))
+            last_us = members[cause].start_us
+            for rank, op in members.items():
+                waits[rank] = 0.0 if rank == cause else max(0.0, min(op.elapse_ms, (last_us - op.start_us) / 1e3))
+        else:
+            entry["bases"].add("wait time")
+            waits = {rank: op.wait_ms for rank, op in members.items()}
+            least = min(waits.values())
+            if list(waits.values()).count(least) == 1:   # a tie for the least wait names no cause
+                cause = min(waits, key=waits.get)
+        for rank, wait in waits.items():
+            entry["wait_ms"][rank] = entry["wait_ms"].get(rank, 0.0) + wait
+        if cause is not None:
+            caused = sum(w for r, w in waits.items() if r != cause)
+            entry["caused_ms"][cause] = entry["caused_ms"].get(cause, 0.0) + caused
+    return result
+
+
 def _collective_table(ranks: Sequence[RankAnalysis]) -> List[Dict[str, Any]]:
     table: Dict[str, Dict[str, Any]] = {}
     for rank in ranks:
@@ -493,13 +593,45 @@ def _collective_table(ranks: Sequence[RankAnalysis]) -> List[Dict[str, Any]]:
             if stats.bytes is not None:
                 entry["bytes"] = (entry["bytes"] or 0) + stats.bytes
             entry["per_rank"][str(rank.rank)] = dataclasses.asdict(stats)
-    for entry in table.values():
+    operation_waits = _operation_waits(ranks)
+    with_operations = {op.collective for rank in ranks for op in rank.operations}
+    for collective, entry in table.items():
         bandwidths = [r["algorithm_bandwidth_gbps"] for r in entry["per_rank"].values()
                       if r["algorithm_bandwidth_gbps"] is not None]
         entry["min_algorithm_bandwidth_gbps"] = min(bandwidths) if bandwidths else None
         entry["max_algorithm_bandwidth_gbps"] = max(bandwidths) if bandwidths else None
         times = {r: v["time_ns"] for r, v in entry["per_rank"].items()}
+        # The rank with the most time inside the collective: the one that waits (kept for compatibility;
+        # not the slow rank).
         entry["max_time_rank"] = max(times, key=times.get) if times else None
+        waits = operation_waits.get(collective)
+        if waits and waits["wait_ms"]:
+            wait_ns = {str(r): int(round(w * 1e6)) for r, w in sorted(waits["wait_ms"].items())}
+            caused_ns = {str(r): int(round(w * 1e6)) for r, w in sorted(waits["caused_ms"].items())}
+            basis = " + ".join(sorted(waits["bases"]))
+            matched = waits["operations"]
+        elif len(times) >= 2 and collective not in with_operations:
+            # Kineto (no per-operation record across ranks): the excess of each rank's collective time
+            # over the rank with the least is taken as its wait, and the rank with the least time as the
+            # one the others wait for, when it is the only one with that least time.
+            least = min(times.values())
+            wait_ns = {r: t - least for r, t in sorted(times.items())}
+            caused_ns = {}
+            if list(times.values()).count(least) == 1 and max(times.values()) > least:
+                caused_ns = {min(times, key=times.get): sum(wait_ns.values())}
+            basis = "least time"
+            matched = 0
+        else:
+            # Ascend operations of this type, none on two ranks (each rank's in another group, e.g. the
+            # data-parallel reduce-scatter of different pipeline stages): nothing to compare.
+            wait_ns, caused_ns, basis, matched = {}, {}, None, 0
+        waited = {r: w for r, w in wait_ns.items() if w > 0}
+        entry["wait_ns_by_rank"] = wait_ns
+        entry["waits_longest_rank"] = max(waited, key=waited.get) if waited else None
+        entry["caused_wait_ns_by_rank"] = caused_ns
+        entry["cause_rank"] = max(caused_ns, key=caused_ns.get) if caused_ns and max(caused_ns.values()) > 0 else None
+        entry["cause_basis"] = basis
+        entry["matched_operations"] = matched
     return sorted(table.values(), key=lambda e: -e["time_ns"])
 
 
@@ -579,9 +711,12 @@ def render_markdown(report: RanksReport) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for rank in sorted(usable, key=lambda r: (r.rank is None, r.rank)):
         n = len(rank.steps) or 1
+        known = rank.steps and all(s.source != SOURCE_NONE for s in rank.steps)   # no device task, no breakdown: "-"
+        computing = _ms(sum(s.computing_ns for s in rank.steps) / n) if known else "-"
+        communication = _ms(sum(s.communication_ns for s in rank.steps) / n) if known else "-"
         lines.append(f"| {rank.rank} | {os.path.basename(rank.path.rstrip(os.sep))} | {rank.format} | {len(rank.steps)} | "
-                     f"{_ms(rank.mean_step_ns)} | {_ms(sum(s.computing_ns for s in rank.steps) / n)} | "
-                     f"{_ms(sum(s.communication_ns for s in rank.steps) / n)} | {_ms(sum(s.free_ns for s in rank.steps) / n)} |")
+                     f"{_ms(rank.mean_step_ns)} | {computing} | {communication} | "
+                     f"{_ms(sum(s.free_ns for s in rank.steps) / n)} |")
     lines += ["", f"## Slow rank (spread > {SLOW_RANK_SPREAD_THRESHOLD:.0%} of the mean step)", ""]
     if report.overall:
         lines += ["| part | min (ms) | max (ms) | spread (ms) | share of step | slow | suspect rank |",
@@ -603,12 +738,23 @@ def render_markdown(report: RanksReport) -> str:
         lines.append("Needs at least two ranks with steps.")
     if report.collectives:
         lines += ["", "## Communication per collective", "",
-                  "| collective | count | time (ms) | bytes | algbw min-max (GB/s) | slowest rank |", "|---|---|---|---|---|---|"]
+                  "| collective | count | time (ms) | bytes | algbw min-max (GB/s) | waits longest (wait ms) | "
+                  "cause (arrives last) |", "|---|---|---|---|---|---|---|"]
+        bases = set()
         for entry in report.collectives:
             low, high = entry["min_algorithm_bandwidth_gbps"], entry["max_algorithm_bandwidth_gbps"]
             bandwidth = "-" if low is None else f"{low:.2f}-{high:.2f}"
+            waiter, cause = entry.get("waits_longest_rank"), entry.get("cause_rank")
+            waits = "-" if waiter is None else f"{waiter} ({_ms(entry['wait_ns_by_rank'][waiter])})"
+            if entry.get("cause_basis"):
+                bases.add(entry["cause_basis"])
             lines.append(f"| {entry['collective']} | {entry['count']} | {_ms(entry['time_ns'])} | "
-                         f"{'-' if entry['bytes'] is None else entry['bytes']} | {bandwidth} | {entry['max_time_rank']} |")
+                         f"{'-' if entry['bytes'] is None else entry['bytes']} | {bandwidth} | {waits} | "
+                         f"{'-' if cause is None else cause} |")
+        lines += ["", "The rank with the longest time inside a collective is the one waiting; the cause is the rank "
+                  "the others wait for (it arrives last). Basis: " + (", ".join(sorted(bases)) or "-") +
+                  " (arrival: Start Timestamp of the same operation on every rank; wait time: the profiler's "
+                  "Wait Time per rank; least time: the rank with the least time in the collective)."]
     links = [(r.rank, link) for r in usable for link in r.transports + r.links]
     if links:
         lines += ["", "## Links (Ascend communication.json / communication_matrix.json)", "",

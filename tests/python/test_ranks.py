@@ -151,6 +151,11 @@ def test_collectives_match_the_nccl_kernel_arguments(four_ranks, raw_trace):
         slow = entry["per_rank"][str(SLOW_RANK)]
         assert slow["algorithm_bandwidth_gbps"] == pytest.approx(size / time_ns / SLOW_FACTOR, rel=1e-3)
         assert entry["max_time_rank"] == str(SLOW_RANK)
+        # Kineto has no per-operation record across ranks: the stretched rank has the most time (named as the
+        # one that waits longest, by its excess over the least), and the three identical ranks tie for the
+        # least time, so no cause is named.
+        assert entry["waits_longest_rank"] == str(SLOW_RANK) and entry["cause_basis"] == "least time"
+        assert entry["cause_rank"] is None
 
 
 def test_ascend_ranks_read_step_split_and_communication_json(tmp_path, fixtures):
@@ -230,3 +235,99 @@ def test_command_line(four_ranks, tmp_path, capsys):
     assert json.loads(out.read_text())["slow_ranks"] == [SLOW_RANK]
     assert ranks.main([str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+PP2DP2 = os.path.join("ascend", "pta_level2_llm_pp2dp2_ranks1_3")
+
+
+def _pp2dp2_raw(fixtures):
+    """Per rank: the step_trace_time.csv row and the communication.json operations (Total Op Info left out)."""
+    import csv
+    raw = {}
+    for rank in (1, 3):
+        output = os.path.join(fixtures, PP2DP2, f"rank_{rank}_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+        with open(os.path.join(output, "step_trace_time.csv"), newline="") as handle:
+            (row,) = list(csv.DictReader(handle))
+        with open(os.path.join(output, "communication.json")) as handle:
+            communication = json.load(handle)
+        ops = {(step, name): op["Communication Time Info"] for step, kinds in communication.items()
+               for kind in kinds.values() for name, op in kind.items() if name != "Total Op Info"}
+        raw[rank] = ({k: float(v) for k, v in row.items()}, ops)
+    return raw
+
+
+def test_pp2dp2_step_split_comes_from_step_trace_time(fixtures):
+    # step_trace_time.csv, one row per rank (µs; the profile has no kernel_details.csv, so these are the only
+    # figures the engine has: its step `breakdown`):
+    #   rank 1 (Device_id 1), Step 13: Computing 230903.72, Communication(Not Overlapped) 441708.38,
+    #          Overlapped 0, Communication 441708.38, Free 136819.56  -> step 809431.66 (= the three summed)
+    #   rank 3 (Device_id 5), Step 13: Computing 401131.70, Communication 261498.44, Free 147520.20 -> 810150.34
+    # Cross-check with communication.json: the "Total Op Info" Elapse Time(ms) of p2p + collective is
+    # 322.981 + 118.728 = 441.709 ms (rank 1) and 74.987 + 186.512 = 261.499 ms (rank 3).
+    # Before the fix the report read device tasks only and printed 0.000 ms for both parts on both ranks.
+    raw = _pp2dp2_raw(fixtures)
+    report = ranks.analyze_ranks(os.path.join(fixtures, PP2DP2))
+    assert report.errors == [] and sorted(r.rank for r in report.ranks) == [1, 3]
+    for analysis in report.ranks:
+        row = raw[analysis.rank][0]
+        (step,) = analysis.steps
+        assert step.source == ranks.SOURCE_STEP_TRACE and step.number == int(row["Step"]) == 13
+        assert step.computing_ns == pytest.approx(row["Computing"] * 1e3, abs=1) and step.computing_ns > 0
+        assert step.communication_ns == pytest.approx(row["Communication"] * 1e3, abs=1)
+        assert step.free_ns == pytest.approx(row["Free"] * 1e3, abs=1)
+    assert report.ranks[0].steps[0].computing_ns == pytest.approx(230_903_720, abs=1)
+    assert report.ranks[1].steps[0].computing_ns == pytest.approx(401_131_700, abs=1)
+    # Computing spread 401.132 - 230.904 = 170.228 ms over the mean step (809.432 + 810.150) / 2 = 809.791 ms:
+    # 21 % > 5 %, the rank with the most computing is rank 3.
+    computing = next(d for d in report.overall if d.dimension == "computing")
+    assert computing.flagged and computing.suspect_rank == 3
+    assert computing.share_of_step == pytest.approx(170.228 / 809.791, rel=1e-4)
+    markdown = report.to_markdown()
+    assert "| 1 | rank_1_ascend_pt | ascend-pt | 1 | 809.432 | 230.904 | 441.708 | 136.820 |" in markdown
+    assert "| 3 | rank_3_ascend_pt | ascend-pt | 1 | 810.150 | 401.132 | 261.498 | 147.520 |" in markdown
+
+
+def test_pp2dp2_sendrecv_names_the_late_rank_as_cause_not_the_waiting_one(fixtures):
+    # communication.json, p2p, step13, the three hcom_batchSendRecv__764_N_1@3985310499963036764 found on both
+    # ranks (Start Timestamp(us) mod 1e9, Elapse Time(ms), Wait Time(ms)):
+    #   _3_1: rank 1 start 877150725.0, 0.435, wait 0.403 | rank 3 start 877077439.0, 73.751, wait 0
+    #   _4_1: rank 1 start 877227008.8, 164.097, wait 163.648 | rank 3 start 877390277.8, 0.802, wait 0.405
+    #   _5_1: rank 1 start 877471435.5, 158.449, wait 0 | rank 3 start 877629424.2, 0.434, wait 0.403
+    # Each operation ends on both ranks within 30 µs (e.g. _4_1: 877391105.8 vs 877391079.6), so the clocks
+    # agree and the arrival order holds: rank 3 arrives last at _4_1 (rank 1 waits 877390277.8 - 877227008.8
+    # = 163.269 ms) and _5_1 (rank 1 waits 157.989 ms); rank 1 arrives last at _3_1 (rank 3 waits 73.286 ms).
+    # Rank 1 waits 321.258 ms in all, caused by rank 3 (the last pipeline stage, Computing 401.1 ms against
+    # 230.9 ms); rank 3 waits 73.286 ms. Rank 1 has the most sendrecv time (322.981 ms against 74.987 ms):
+    # it is the one waiting, not the slow one. (The profiler's Wait Time alone would miss _5_1, where rank 1's
+    # 158 ms wait is booked as Idle Time, and the _3_1 wait of rank 3, booked as Idle too.)
+    raw = _pp2dp2_raw(fixtures)
+    shared = [key for key in raw[1][1] if key in raw[3][1] and "batchSendRecv" in key[1]]
+    assert len(shared) == 3
+    waits = {1: 0.0, 3: 0.0}
+    for key in shared:
+        ops = {rank: raw[rank][1][key] for rank in (1, 3)}
+        ends = [op["Start Timestamp(us)"] + op["Elapse Time(ms)"] * 1e3 for op in ops.values()]
+        assert abs(ends[0] - ends[1]) < 30
+        late = max(ops, key=lambda r: ops[r]["Start Timestamp(us)"])
+        early = 4 - late   # the other of 1 and 3
+        waits[early] += (ops[late]["Start Timestamp(us)"] - ops[early]["Start Timestamp(us)"]) / 1e3
+    assert waits[1] == pytest.approx(321.258, abs=1e-3) and waits[3] == pytest.approx(73.286, abs=1e-3)
+
+    report = ranks.analyze_ranks(os.path.join(fixtures, PP2DP2))
+    sendrecv = next(c for c in report.collectives if c["collective"] == "sendrecv")
+    assert sendrecv["matched_operations"] == 3 and sendrecv["cause_basis"] == "arrival"
+    assert sendrecv["cause_rank"] == "3"
+    assert sendrecv["waits_longest_rank"] == "1"
+    assert sendrecv["wait_ns_by_rank"]["1"] == pytest.approx(waits[1] * 1e6, abs=1)
+    assert sendrecv["wait_ns_by_rank"]["3"] == pytest.approx(waits[3] * 1e6, abs=1)
+    assert sendrecv["caused_wait_ns_by_rank"]["3"] == pytest.approx(waits[1] * 1e6, abs=1)
+    assert sendrecv["max_time_rank"] == "1"   # kept for compatibility: the most time = the waiting rank
+    markdown = report.to_markdown()
+    assert "slowest" not in markdown.lower()
+    assert "| waits longest (wait ms) | cause (arrives last) |" in markdown
+    sendrecv_row = next(line for line in markdown.splitlines() if line.startswith("| sendrecv |"))
+    assert sendrecv_row.endswith("| 1 (321.258) | 3 |")
+    # The data-parallel reduce-scatter runs in different groups on the two ranks (ranks 0-1 and 2-3): no
+    # operation in common, so no waiting rank and no cause is claimed.
+    reducescatter = next(c for c in report.collectives if c["collective"] == "reducescatter")
+    assert reducescatter["cause_rank"] is None and reducescatter["waits_longest_rank"] is None
