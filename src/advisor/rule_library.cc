@@ -102,6 +102,16 @@ Status ParseMatch(object mo, std::string_view file, const std::string& mw, RuleM
   int64_t v;
   if (!mo["head_dim_multiple_of"].get_int64().get(v)) m->head_dim_multiple_of = v;
   if (!mo["head_dim_not_multiple_of"].get_int64().get(v)) m->head_dim_not_multiple_of = v;
+  object bounds;
+  if (!mo["metrics_at_most"].get_object().get(bounds)) {
+    for (auto field : bounds) {
+      std::string_view key = field.key;
+      double bound = 0;
+      if (field.value.get_double().get(bound))
+        return Bad(file, mw, "metrics_at_most \"" + std::string(key) + "\" is not a number");
+      m->metrics_at_most.emplace_back(std::string(key), bound);
+    }
+  }
   return Status::Ok();
 }
 
@@ -165,7 +175,7 @@ const char* ActionKindName(ActionKind kind) {
 
 int RuleMatch::Specificity() const {
   return int(!workloads.empty()) + int(!archs.empty()) + int(!phases.empty()) + int(!dtypes.empty()) + int(!op_types.empty()) +
-         int(head_dim_multiple_of > 0) + int(head_dim_not_multiple_of > 0);
+         int(head_dim_multiple_of > 0) + int(head_dim_not_multiple_of > 0) + int(metrics_at_most.size());
 }
 
 std::vector<const Rule*> RuleLibrary::RulesFor(IssueType type, Backend backend) const {

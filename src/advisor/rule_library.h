@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/diagnostic_report.h"
@@ -57,6 +58,11 @@ struct RuleMatch {
   std::vector<std::string> op_types;
   int64_t head_dim_multiple_of = 0;
   int64_t head_dim_not_multiple_of = 0;
+  // An issue whose metric is above the bound does not match: the profile shows
+  // the action's precondition is false ({"wait_share": 0.5}: overlapping a
+  // collective does not help a rank that mostly waits for a peer). A metric
+  // the profile does not give refutes nothing.
+  std::vector<std::pair<std::string, double>> metrics_at_most;
   // Number of constrained features (more specific rules win).
   int Specificity() const;
 };

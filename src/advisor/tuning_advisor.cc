@@ -71,6 +71,9 @@ bool Matches(const RuleMatch& m, const Issue& issue, const ModelConfig& model, W
     return false;
   if (m.head_dim_not_multiple_of > 0 && (model.head_dim <= 0 || model.head_dim % m.head_dim_not_multiple_of == 0))
     return false;
+  for (const auto& [name, bound] : m.metrics_at_most)
+    for (const Metric& metric : issue.evidence.metrics)
+      if (metric.name == name && !std::isnan(metric.value) && metric.value > bound) return false;
   return true;
 }
 

@@ -303,5 +303,25 @@ TEST(KvPatch, TemplateFilledWithTheModelConfig) {
   EXPECT_NE(p2->text.find("\"max_seq\": None,"), std::string::npos);
 }
 
+
+
+// pp2dp2 ranks 1 and 3 (step_trace_time / communication.json): device 1
+// exposes 441.7 ms of communication but waits 170.8 ms of its 263.7 ms of
+// wait + transfer (wait share 0.65: it waits for device 3's compute), device 3
+// exposes 261.5 ms waiting 0.8 ms of 93.8 ms. Overlapping collectives with
+// compute is offered for device 3 only, and its gain is min(261.5 ms exposed,
+// 401.1 ms compute) = 261.5 ms, not the 441.7 ms device 1 spends waiting.
+TEST(Fixture, OverlapIsNotOfferedToARankThatMostlyWaitsForAPeer) {
+  auto a = AdvisePath(std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_level2_llm_pp2dp2_ranks1_3");
+  ASSERT_TRUE(a);
+  const ActionAdvice* overlap = nullptr;
+  for (const Recommendation& r : a->advice.recommendations)
+    for (const ActionAdvice& act : r.actions)
+      if (act.id == "overlap_grad_reduce") overlap = &act;
+  ASSERT_NE(overlap, nullptr);
+  EXPECT_NEAR(double(overlap->saved_ns) / 1e6, 261.498, 0.01);
+  EXPECT_NE(overlap->prerequisite.find("wait share is at most 0.5"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pypto::advisor::testing
