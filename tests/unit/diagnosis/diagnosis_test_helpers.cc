@@ -117,7 +117,7 @@ Profile BuildDecodeProfile(const DecodeSpec& s) {
     };
     auto norm = [&]() {
       std::string dims = fmt::format("[[1, {}], [{}], []]", h, h);
-      b.Launch("aten::rms_norm", "rmsnorm_kernel_bf16", dims, fmt::format("[{}, {}, \"Scalar\"]", bf, bf), 3000,
+      b.Launch("aten::rms_norm", s.norm_kernel, dims, fmt::format("[{}, {}, \"Scalar\"]", bf, bf), 3000,
                s.norm_host_delay_ns, s.launch_cost_ns);
     };
     for (int layer = 0; layer < s.layers; ++layer) {

@@ -28,6 +28,7 @@ struct DecodeSpec {
   TimeNs launch_cost_ns = 1000;      // host time per launched op (small: host ahead)
   TimeNs norm_host_delay_ns = 0;     // extra host time before each norm launch
   bool kv_cat = false;               // grow the KV cache by aten::cat before attention
+  std::string norm_kernel = "rmsnorm_kernel_bf16";  // the one kernel each aten::rms_norm launches
 };
 
 // Builds the profile; `notes` (optional) receives nothing for now.
