@@ -198,6 +198,13 @@ class MatmulTiling final : public Detector {
                                  from_pmu ? "" : (memory_bound ? " (memory-bound: achieved bandwidth vs bandwidth)"
                                                                : " (compute-bound: achieved FLOP/s vs peak)"),
                                  joined);
+      // The figures behind a roofline verdict, in the text too (a reader checks
+      // them against the rows): FLOPs of one call, achieved and peak FLOP/s.
+      if (!std::isnan(eff) && g.has_cost && g.measured_with_costs > 0 && g.costed > 0) {
+        const double achieved = g.flops / (double(g.measured_with_costs) * 1e-9);
+        issue.detail += fmt::format("; {:.3g} FLOP per call at {:.1f} TFLOP/s achieved of {:.1f} TFLOP/s peak",
+                                    g.flops / double(g.costed), achieved / 1e12, g.cost.peak_flops / 1e12);
+      }
       detectors::AddShape(&issue, g.shape);
       for (uint32_t task : g.tasks) detectors::AddTaskEvidence(&issue, task, t.dur[task]);
       issue.affected_ns = g.total_ns;
