@@ -118,8 +118,10 @@ var el=document.getElementById(b.getAttribute('data-target'));if(!el)return;var 
 function done(){b.textContent='copied';setTimeout(function(){b.textContent='copy';},1200);}
 if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(t).then(done,function(){});}
 else{var r=document.createRange();r.selectNodeContents(el);var s=window.getSelection();s.removeAllRanges();s.addRange(r);done();}});
-function pyptoValue(t){t=t.trim();var m=t.match(/^[x\u00d7+]?(-?[0-9.]+(?:e[-+]?[0-9]+)?)\s*(ns|\u00b5s|us|ms|s|%)?/i);if(!m)return null;
-var v=parseFloat(m[1]),u=(m[2]||'').toLowerCase();return u==='s'?v*1e9:u==='ms'?v*1e6:(u==='\u00b5s'||u==='us')?v*1e3:v;}
+function pyptoValue(t){t=t.trim();var m=t.match(/^[x\u00d7+]?(-?[0-9.]+(?:e[-+]?[0-9]+)?)\s*([a-z\u00b5%]*)/i);if(!m)return null;
+var v=parseFloat(m[1]),u=m[2]||'';if(isNaN(v))return null;var time={'ns':1,'\u00b5s':1e3,'us':1e3,'ms':1e6,'s':1e9};
+if(time.hasOwnProperty(u))return v*time[u];var si={'k':1e3,'K':1e3,'M':1e6,'G':1e9,'T':1e12,'P':1e15,'m':1e-3,'\u00b5':1e-6,'n':1e-9};
+return u.length>1&&si.hasOwnProperty(u[0])?v*si[u[0]]:v;}
 document.querySelectorAll('table').forEach(function(t){var head=t.rows[0];if(!head||head.cells[0].tagName!=='TH')return;
 if(t.rows.length>8){var f=document.createElement('input');f.type='search';f.placeholder='filter rows';f.className='filter';
 f.addEventListener('input',function(){var q=f.value.toLowerCase();for(var i=1;i<t.rows.length;i++){var r=t.rows[i];

@@ -45,10 +45,25 @@ std::string DropQualifiers(std::string_view s) {
 // The C++ runtime's demangler (the one c++filt uses), not a hand-written one.
 std::string Demangle(std::string_view name) {
   if (!name.starts_with("_Z")) return {};
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status),
-                                             std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string();
+  auto demangle = [](const std::string& mangled) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                               std::free);
+    return status == 0 && out ? std::string(out.get()) : std::string();
+  };
+  std::string text = demangle(std::string(name));
+  if (!text.empty() || name.find("DF16b") == std::string_view::npos || name.find("Dn") != std::string_view::npos)
+    return text;
+  // DF16b (std::bfloat16_t, in ROCm ck_tile / aiter kernels) is newer than the
+  // demangler of libstdc++ 12, which refuses the whole name. Spelled as Dn
+  // (another builtin type, so no substitution index moves) it demangles, and
+  // Dn's text (decltype(nullptr)) is put back as __bf16.
+  std::string spelled(name);
+  for (size_t at = 0; (at = spelled.find("DF16b", at)) != std::string::npos;) spelled.replace(at, 5, "Dn");
+  text = demangle(spelled);
+  constexpr std::string_view kStandIn = "decltype(nullptr)";
+  for (size_t at = 0; (at = text.find(kStandIn, at)) != std::string::npos; at += 6) text.replace(at, kStandIn.size(), "__bf16");
+  return text;
 }
 
 std::string ShortKernelName(std::string_view name, size_t max_chars) {
@@ -113,15 +128,23 @@ std::string ShortKernelName(std::string_view name, size_t max_chars) {
   }
   for (size_t at; (at = kept.find("(anonymous namespace)::")) != std::string::npos;) kept.erase(at, 23);
   std::string out = DropQualifiers(kept);
-  const std::string hash = elided ? " #" + ShortHash(name) : std::string();
-  if (out.size() + hash.size() > max_chars && max_chars > hash.size() + 1) {
-    // Cut on a UTF-8 boundary ("…" is 3 bytes).
-    size_t cut = max_chars - hash.size() - 1;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out = out.substr(0, cut) + "…";
-    if (hash.empty()) return out + " #" + ShortHash(name);
+  // Widths in code points ("…" is one), as a table cell counts them, so that a
+  // cut name keeps its hash within max_chars and the table's own cut never
+  // drops it (two Cijk_… kernels differing after character 64 read alike).
+  auto is_continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  size_t out_chars = 0;
+  for (char c : out) out_chars += !is_continuation(c);
+  if (!elided && out_chars <= max_chars) return out;
+  const std::string hash = " #" + ShortHash(name);
+  if (out_chars + hash.size() <= max_chars) return out + hash;
+  const size_t keep = max_chars > hash.size() + 1 ? max_chars - hash.size() - 1 : 0;
+  size_t end = 0, kept_chars = 0;
+  for (; end < out.size(); ++end) {
+    if (is_continuation(out[end])) continue;
+    if (kept_chars == keep) break;
+    ++kept_chars;
   }
-  return out + hash;
+  return out.substr(0, end) + "…" + hash;
 }
 
 }  // namespace pypto::report

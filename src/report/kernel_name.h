@@ -21,4 +21,8 @@ inline constexpr size_t kShortKernelNameChars = 64;
 
 std::string ShortKernelName(std::string_view name, size_t max_chars = kShortKernelNameChars);
 
+// The demangled form of an Itanium-mangled name ("_Z…"); "" when it is not one
+// or the runtime's demangler refuses it.
+std::string Demangle(std::string_view name);
+
 }  // namespace pypto::report

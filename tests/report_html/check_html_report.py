@@ -154,6 +154,46 @@ def run_chromium(chromium, html_path, png_path):
     return errors
 
 
+# Cells as the report writes them, in the order the table must sort them (ascending): times with
+# their units, SI-prefixed rates and sizes, percentages and plain counts.
+SORT_CASES = [
+    ["4.44 MFLOP/s", "2.28 GFLOP/s", "16 GFLOP/s", "16.3 TFLOP/s"],
+    ["850 ns", "1.2 \u00b5s", "3.4 ms", "1.1 s"],
+    ["512 B", "4.0 kB", "1.5 MB", "2.0 GB"],
+    ["0.5 %", "9 %", "12.5 %"],
+]
+
+
+def check_sort_values(chromium, page, out_dir):
+    """Runs the page's own pyptoValue (the sort key of every table) in Chromium on SORT_CASES."""
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    start = html.find("function pyptoValue(")
+    if start < 0:
+        return ["no pyptoValue sort key in %s" % os.path.basename(page)]
+    depth, end = 0, start
+    for end in range(html.index("{", start), len(html)):
+        depth += {"{": 1, "}": -1}.get(html[end], 0)
+        if depth == 0:
+            break
+    function = html[start:end + 1]
+    probe = os.path.join(out_dir, "sort_probe.html")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><html><body><pre id=out></pre><script>%s\n"
+                "document.getElementById('out').textContent=JSON.stringify(%s.map(function(c){"
+                "return c.map(pyptoValue);}));</script></body></html>" % (function, json.dumps(SORT_CASES)))
+    proc = subprocess.run([chromium, "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom",
+                           "file://" + os.path.abspath(probe)], capture_output=True, text=True, timeout=120)
+    found = re.search(r'<pre id="out">(.*?)</pre>', proc.stdout, re.S)
+    if not found:
+        return ["sort probe: no output from chromium (rc %d)" % proc.returncode]
+    problems = []
+    for cells, values in zip(SORT_CASES, json.loads(found.group(1))):
+        if any(v is None for v in values) or values != sorted(values):
+            problems.append("table sort keys out of order: %s -> %s" % (cells, values))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pypto", required=True)
@@ -208,6 +248,8 @@ def main():
     if not chromium:
         print("SKIP chromium checks: install the Debian package 'chromium' (make deps does)")
     else:
+        if pages:
+            failures += check_sort_values(chromium, pages[0], out_dir)
         for page in pages:
             png = os.path.splitext(page)[0] + ".png"
             errs = run_chromium(chromium, page, png)
