@@ -1,6 +1,7 @@
 // KVCacheLayoutOptimizer, the norm fusion plan and WriteArtifacts (optimizers.h).
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -69,11 +70,14 @@ std::string Escape(std::string_view s) {
 
 }  // namespace
 
-LayoutPicture KVCacheLayoutOptimizer::GenerateLayoutPicture() const {
+LayoutPicture KVCacheLayoutOptimizer::GenerateLayoutPicture(const std::optional<KvCacheCat>& cat) const {
+  KvCacheCat seen;
+  if (cat && (cat->bnsd() || cat->bsnd())) seen = *cat;
   const ModelConfig& m = model_;
-  const bool heads_known = m.num_kv_heads > 0 || m.num_heads > 0;
-  const int kv_heads = m.num_kv_heads > 0 ? m.num_kv_heads : (m.num_heads > 0 ? m.num_heads : 8);
-  const int head_dim = m.head_dim > 0 ? m.head_dim : 128;
+  const bool heads_known = seen.kv_heads > 0 || m.num_kv_heads > 0 || m.num_heads > 0;
+  const int kv_heads = seen.kv_heads > 0 ? int(seen.kv_heads)
+                                         : (m.num_kv_heads > 0 ? m.num_kv_heads : (m.num_heads > 0 ? m.num_heads : 8));
+  const int head_dim = seen.head_dim > 0 ? int(seen.head_dim) : (m.head_dim > 0 ? m.head_dim : 128);
   const int64_t seq = m.max_seq > 0 ? m.max_seq : 1024;
   // The cache dtype's element size; bf16 / fp16 (2 B), the usual cache dtypes, when unknown.
   const double known_bytes = DTypeBytes(ParseDType(m.dtype));
@@ -109,11 +113,25 @@ LayoutPicture KVCacheLayoutOptimizer::GenerateLayoutPicture() const {
     o += fmt::format("<text x=\"{}\" y=\"{}\">…</text>\n", left + k * cell_w + 6, y + cell_h / 2 + 4);
     o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left, y + cell_h + 26, Escape(caption));
   };
-  strip(70, false, "current: BSND [batch, seq, kv_heads, head_dim] (token-major)",
-        fmt::format("head 0 reads {} rows of {} B, {} B apart: strided, {} separate reads per step", seq, row_bytes,
-                    stride_bytes, seq));
-  strip(180, true, "proposed: BNSD [batch, kv_heads, seq, head_dim] (head-major)",
-        fmt::format("head 0 reads its {} rows back to back: one contiguous {:.2f} MiB read per step", seq, mib_per_head));
+  if (seen.bnsd()) {
+    // Already head-major: what costs is growing it by cat (a new cache each step).
+    strip(70, true, "current: BNSD [batch, kv_heads, seq, head_dim], grown by torch.cat every step",
+          fmt::format("each step copies all {} rows of every head into a new cache ({:.2f} MiB per layer), then "
+                      "head 0 reads its rows", seq, mib_per_head * kv_heads));
+    strip(180, true, "proposed: the same BNSD layout, preallocated to max_seq and written in place",
+          fmt::format("each step writes one {} B row per head; head 0 reads its {} rows back to back ({:.2f} MiB)",
+                      row_bytes, seq, mib_per_head));
+  } else {
+    strip(70, false,
+          seen.bsnd() ? "current: BSND [batch, seq, kv_heads, head_dim] (token-major), as the cache's cat shows"
+                            : "current: BSND [batch, seq, kv_heads, head_dim] (token-major), the layout converted "
+                              "before attention",
+          fmt::format("head 0 reads {} rows of {} B, {} B apart: strided, {} separate reads per step", seq, row_bytes,
+                      stride_bytes, seq));
+    strip(180, true, "proposed: BNSD [batch, kv_heads, seq, head_dim] (head-major)",
+          fmt::format("head 0 reads its {} rows back to back: one contiguous {:.2f} MiB read per step", seq,
+                      mib_per_head));
+  }
   o += fmt::format("<text x=\"{}\" y=\"280\">{} KV heads x head_dim {} x {} tokens, {} B per element ({}).</text>\n",
                    left, kv_heads, head_dim, seq, bytes, m.dtype.empty() ? "dtype unknown: 2 B assumed" : m.dtype);
   o += fmt::format("<text x=\"{}\" y=\"298\">Each cell is one row of head_dim elements (t = token, h = KV head); "
@@ -312,7 +330,10 @@ Status WriteArtifacts(const ArtifactInputs& inputs, const std::string& dir, bool
     PYPTO_RETURN_IF_ERROR(patch.Save(path, force));
     written["kv_cache_patch"].push_back(path);
     const std::string picture = base + "/kv_cache_layout.svg";
-    PYPTO_RETURN_IF_ERROR(KVCacheLayoutOptimizer(advice->model).GenerateLayoutPicture().Save(picture, force));
+    PYPTO_RETURN_IF_ERROR(KVCacheLayoutOptimizer(advice->model)
+                              .GenerateLayoutPicture(inputs.graph ? FindKvCacheCat(inputs.graph->profile())
+                                                                  : std::nullopt)
+                              .Save(picture, force));
     written["kv_cache_patch"].push_back(picture);
   }
   if (kinds.count("norm_fusion_plan")) {

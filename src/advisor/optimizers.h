@@ -19,6 +19,7 @@
 #include "advisor/rule_library.h"
 #include "advisor/tuning_advisor.h"
 #include "analysis/diagnostic_report.h"
+#include "analysis/kv_cache_cat.h"
 #include "analysis/op_class.h"
 #include "analysis/structure.h"
 #include "core/status.h"
@@ -109,7 +110,11 @@ class KVCacheLayoutOptimizer {
   // ([batch, heads, seq, dim]: the head's rows back to back), drawn from the
   // model's KV heads, head_dim, dtype and sequence length (unknown values
   // are said and a small example is drawn).
-  LayoutPicture GenerateLayoutPicture() const;
+  // `seen`: the cache the profile shows (FindKvCacheCat) wins over the model
+  // config (a cache already BNSD but grown by cat is drawn as that, with the
+  // preallocated cache as the proposal; its KV heads are the cache's, not the
+  // query heads after repeat_kv).
+  LayoutPicture GenerateLayoutPicture(const std::optional<KvCacheCat>& seen = std::nullopt) const;
 
  private:
   ModelConfig model_;

@@ -297,7 +297,8 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   for (const Issue& i : d.diagnosis.issues) {
     if (i.type != IssueType::kKvCacheLayout) continue;
     const advisor::ModelConfig model = advisor::InferModelConfig(graph, classes, structure.ok() ? &structure.value() : nullptr);
-    d.kv_layout_svg = advisor::KVCacheLayoutOptimizer(model).GenerateLayoutPicture().svg;
+    d.kv_layout_svg =
+        advisor::KVCacheLayoutOptimizer(model).GenerateLayoutPicture(FindKvCacheCat(profile)).svg;
     break;
   }
   return d;

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "analysis/detectors/detector_util.h"
+#include "analysis/kv_cache_cat.h"
 #include "analysis/shapes.h"
 
 namespace pypto {
@@ -51,6 +52,11 @@ struct Finding {
   std::vector<TimeNs> saved;      // per op
   int64_t min_len = -1, max_len = -1;
   std::set<std::string> shapes;
+  // The cache tensor's layout, from a rank-4 cat: the dim it grows along
+  // (1: [B, S, N, D] token-major, BSND; 2: [B, N, S, D] head-major, BNSD),
+  // its KV heads and head_dim; -1 when not seen.
+  int seq_dim = -1;
+  int64_t kv_heads = -1, head_dim = -1;
 };
 
 class KvCacheLayout final : public Detector {
@@ -138,6 +144,12 @@ class KvCacheLayout final : public Detector {
       detectors::AddMetric(&issue, "needless_bytes_per_step", per_step, "B");
       detectors::AddMetric(&issue, "needless_bytes_total", f.bytes_known ? f.bytes : std::nan(""), "B");
       detectors::AddMetric(&issue, "calls", double(f.ops.size()), "count");
+      if (f.seq_dim > 0) {
+        // Read by the advisor's layout picture: the layout the cache really has.
+        detectors::AddMetric(&issue, "cache_seq_dim", double(f.seq_dim), "index");
+        detectors::AddMetric(&issue, "cache_kv_heads", double(f.kv_heads), "count");
+        detectors::AddMetric(&issue, "cache_head_dim", double(f.head_dim), "elements");
+      }
       if (f.min_len >= 0) {
         detectors::AddMetric(&issue, "cache_len_min", double(f.min_len), "tokens");
         detectors::AddMetric(&issue, "cache_len_max", double(f.max_len), "tokens");
@@ -146,6 +158,10 @@ class KvCacheLayout final : public Detector {
                                  f.bytes_known ? fmt::format("{:.3g} B", per_step) : std::string("bytes unknown"));
       if (f.max_len > f.min_len && f.min_len >= 0)
         issue.detail += fmt::format("; cache grows {} -> {} (traffic quadratic in length)", f.min_len, f.max_len);
+      if (f.seq_dim > 0)
+        issue.detail += fmt::format("; the cache is {} ({} KV heads, head_dim {})",
+                                    f.seq_dim == 2 ? "BNSD [batch, kv_heads, seq, head_dim]" : "BSND [batch, seq, kv_heads, head_dim]",
+                                    f.kv_heads, f.head_dim);
       issue.method = SavingMethod::kMeasuredGap;
       issue.saving_formula = formula;
       out->issues.push_back(std::move(issue));
@@ -173,32 +189,23 @@ class KvCacheLayout final : public Detector {
 
   static void CheckCat(const DiagnosisContext& ctx, uint32_t op, const OpShapes& s, Finding* f,
                        std::set<uint32_t>* used) {
-    const TensorShape* a = s.tensor(0);
-    const TensorShape* b = s.tensor(1);
-    if (!a || !b || s.tensor_count() != 2 || a->rank != b->rank || a->rank < 3) return;
-    int diff = -1;
-    for (int d = 0; d < a->rank; ++d) {
-      if (a->dims[d] != b->dims[d]) {
-        if (diff >= 0) return;
-        diff = d;
-      }
-    }
-    if (diff < 0) return;
-    const TensorShape* cache = a->dims[diff] >= b->dims[diff] ? a : b;
-    const TensorShape* fresh = cache == a ? b : a;
-    if (fresh->dims[diff] * 2 > cache->dims[diff]) return;  // not a cache + a few new tokens
+    const std::optional<KvCacheCat> c = ReadKvCacheCat(s);
+    if (!c) return;
     used->insert(op);
     TimeNs time = Time(ctx, op);
-    double cb = cache->bytes();
-    if (cb <= 0) f->bytes_known = false;
+    if (c->cache_bytes <= 0) f->bytes_known = false;
     f->ops.push_back(op);
     f->time_ns += time;
-    f->bytes += 2 * cb;
-    double share = double(cache->dims[diff]) / double(cache->dims[diff] + fresh->dims[diff]);
+    f->bytes += 2 * c->cache_bytes;
+    double share = double(c->cache_len) / double(c->cache_len + c->fresh_len);
     f->saved.push_back(static_cast<TimeNs>(double(time) * share));
-    int64_t len = cache->dims[diff];
-    f->min_len = f->min_len < 0 ? len : std::min(f->min_len, len);
-    f->max_len = std::max(f->max_len, len);
+    if (c->bnsd() || c->bsnd()) {
+      f->seq_dim = c->grow_dim;
+      f->kv_heads = c->kv_heads;
+      f->head_dim = c->head_dim;
+    }
+    f->min_len = f->min_len < 0 ? c->cache_len : std::min(f->min_len, c->cache_len);
+    f->max_len = std::max(f->max_len, c->cache_len);
     f->shapes.insert(std::string(ctx.profile->Str(ctx.profile->host_ops.input_dims[op])));
   }
 

@@ -280,6 +280,40 @@ TEST(KvPatch, PictureOfBothLayoutsFromTheModelConfig) {
             std::string::npos);
 }
 
+TEST(KvPatch, PictureDrawsTheCacheLayoutTheProfileShows) {
+  // A decode step's KV cache grown by aten::cat of [8, 4, 570, 128] and
+  // [8, 4, 1, 128] (bf16): the sequence is dim 2, so the cache is already BNSD
+  // with 4 KV heads (the model config's 28 are the query heads after
+  // repeat_kv). Drawn as that: grown by cat now, preallocated proposed.
+  // 571 rows x 256 B x 4 heads = 584704 B = 0.56 MiB copied per layer.
+  OpShapes shapes;
+  ASSERT_TRUE(ParseKinetoShapes("[[8, 4, 570, 128], [8, 4, 1, 128], []]", "[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]", &shapes).ok());
+  std::optional<KvCacheCat> cat = ReadKvCacheCat(shapes);
+  ASSERT_TRUE(cat.has_value());
+  EXPECT_TRUE(cat->bnsd());
+  EXPECT_EQ(cat->kv_heads, 4);
+  EXPECT_EQ(cat->head_dim, 128);
+  ModelConfig m;
+  m.num_heads = 28;
+  m.num_kv_heads = 28;
+  m.head_dim = 128;
+  m.max_seq = 571;
+  m.dtype = "bf16";
+  const std::string svg = KVCacheLayoutOptimizer(m).GenerateLayoutPicture(cat).svg;
+  EXPECT_NE(svg.find("current: BNSD [batch, kv_heads, seq, head_dim], grown by torch.cat every step"), std::string::npos);
+  EXPECT_NE(svg.find("0.56 MiB per layer"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("4 KV heads x head_dim 128"), std::string::npos);
+  EXPECT_EQ(svg.find("current: BSND"), std::string::npos);
+  // The same cat along dim 1 ([8, 570, 4, 128]): a token-major cache, drawn as BSND.
+  ASSERT_TRUE(ParseKinetoShapes("[[8, 570, 4, 128], [8, 1, 4, 128], []]", "", &shapes).ok());
+  cat = ReadKvCacheCat(shapes);
+  ASSERT_TRUE(cat && cat->bsnd());
+  const std::string bsnd = KVCacheLayoutOptimizer(m).GenerateLayoutPicture(cat).svg;
+  EXPECT_NE(bsnd.find("current: BSND [batch, seq, kv_heads, head_dim] (token-major), as the cache's cat shows"),
+            std::string::npos);
+  EXPECT_NE(bsnd.find("256 B, 1024 B apart"), std::string::npos);  // 4 heads x 256 B
+}
+
 TEST(KvPatch, TemplateFilledWithTheModelConfig) {
   ModelConfig m;
   m.arch = "llama";
