@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "analysis/cost_model.h"
+#include "analysis/kv_cache_cat.h"
 #include "analysis/shapes.h"
 #include "analysis/statistics.h"
 
@@ -145,6 +147,62 @@ void AssignRoles(LayerPattern* lp) {
     lp->has_norm |= lp->classes[i] == OpClass::kNorm;
     lp->has_rope |= lp->classes[i] == OpClass::kRope;
     lp->has_kv_cache_update |= lp->roles[i] == BlockKind::kKvCacheUpdate;
+  }
+}
+
+// Steps still unknown whose KV cache grows by one token: an aten::cat inside
+// the step of a cache and one new token (analysis/kv_cache_cat.h) is a decode
+// step, whatever else the shapes leave open (no attention shapes recorded).
+void DecideByKvCacheGrowth(const Profile& profile, const std::vector<StepInfo>& steps, ModelStructure* ms) {
+  const HostOpTable& h = profile.host_ops;
+  std::vector<uint32_t> cats;  // growing-cache cats, by start time
+  for (uint32_t op = 0; op < h.size(); ++op)
+    if (h.input_dims[op] != kEmptyStr && profile.Str(h.name[op]).ends_with("::cat")) cats.push_back(op);
+  if (cats.empty()) return;
+  std::sort(cats.begin(), cats.end(), [&](uint32_t a, uint32_t b) { return h.ts[a] < h.ts[b]; });
+  for (StepStructure& ss : ms->steps) {
+    if (ss.phase != StepPhase::kUnknown || ss.step >= steps.size()) continue;
+    const TimeWindow window = steps[ss.step].cpu;
+    auto it = std::lower_bound(cats.begin(), cats.end(), window.start,
+                               [&](uint32_t op, TimeNs t) { return h.ts[op] < t; });
+    for (; it != cats.end() && h.ts[*it] < window.end; ++it) {
+      OpShapes shapes;
+      if (!ParseKinetoShapes(profile.Str(h.input_dims[*it]), profile.Str(h.input_types[*it]), &shapes).ok()) continue;
+      const std::optional<KvCacheCat> cat = ReadKvCacheCat(shapes);
+      if (!cat || cat->fresh_len != 1) continue;
+      ss.phase = StepPhase::kDecode;
+      ss.phase_reason = fmt::format("KV cache cat adds 1 token to {} ({})", cat->cache_len, profile.Str(h.input_dims[*it]));
+      ss.phase_rule = "KV cache grows by one";
+      break;
+    }
+  }
+}
+
+// A profile with operator statistics only (Ascend op_statistic: no task rows,
+// so no shapes): when every attention op type it counts is a decode kernel
+// (IncreFlashAttention), its unknown steps are decode steps.
+void DecideByOpStatistics(const Profile& profile, ModelStructure* ms) {
+  constexpr std::string_view kPrefix = "op_statistic/";
+  const AttributeTable& a = profile.attributes;
+  std::string decode_type;
+  bool other_attention = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.owner_kind[i] != OwnerKind::kDevice) continue;
+    std::string_view key = profile.Str(a.key[i]);
+    if (!key.starts_with(kPrefix)) continue;
+    key.remove_prefix(kPrefix.size());
+    const std::string_view op_type = key.substr(0, key.find('/'));
+    const OpClassMatch match = MatchName(op_type);
+    if (match.cls != OpClass::kAttention) continue;
+    if (match.sub_kind == "decode") decode_type = std::string(op_type);
+    else other_attention = true;
+  }
+  if (decode_type.empty() || other_attention) return;
+  for (StepStructure& ss : ms->steps) {
+    if (ss.phase != StepPhase::kUnknown) continue;
+    ss.phase = StepPhase::kDecode;
+    ss.phase_reason = fmt::format("op_statistic counts {} (a decode attention kernel) and no other attention op", decode_type);
+    ss.phase_rule = "op_statistic attention type";
   }
 }
 
@@ -303,7 +361,10 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
     ms.steps.push_back(std::move(ss));
   }
 
-  // Steps still unknown: relative token counts across steps.
+  // Steps still unknown: what the KV cache and the statistics say, then the
+  // relative token counts across steps.
+  DecideByKvCacheGrowth(profile, steps, &ms);
+  DecideByOpStatistics(profile, &ms);
   int64_t min_tokens = -1, max_tokens = -1;
   for (int64_t t : step_tokens)
     if (t > 0) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/structure.h"
+#include "importers/detect.h"
 
 namespace pypto {
 namespace {
@@ -252,6 +253,67 @@ TEST(Structure, PhasesFromTokenCountsWithoutAttention) {
   EXPECT_EQ(s->steps[0].phase, StepPhase::kPrefill) << s->steps[0].phase_reason;
   EXPECT_EQ(s->steps[1].phase, StepPhase::kDecode) << s->steps[1].phase_reason;
   EXPECT_EQ(s->steps[2].phase, StepPhase::kDecode);
+}
+
+}  // namespace
+}  // namespace pypto
+
+namespace pypto {
+namespace {
+
+TEST(Structure, KvCacheGrowingByOneTokenIsDecode) {
+  // Steps whose attention shapes are not recorded (a custom kernel, names
+  // only) but whose host ops grow the KV cache by aten::cat: [8,4,L,128] +
+  // [8,4,1,128] in every step, L = 512, 513, 514. One token added per step
+  // is decode; the same GEMM rows in every step leave the token ratio silent.
+  Builder b;
+  for (int step = 0; step < 3; ++step) {
+    const TimeNs start = b.now;
+    HostOpRow cat;
+    cat.name = b.p.Intern("aten::cat");
+    cat.kind = HostOpKind::kOperator;
+    cat.track = b.p.TrackFor("1", "1", TrackKind::kHostThread);
+    cat.ts = b.now;
+    cat.dur = 3 * kUs;
+    cat.input_dims = b.p.Intern("[[8, 4, " + std::to_string(512 + step) + ", 128], [8, 4, 1, 128], []]");
+    cat.input_types = b.p.Intern("[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]");
+    b.p.host_ops.Add(cat);
+    for (int l = 0; l < 3; ++l) {
+      b.Task("MatMulV2", "8,4096;4096,4096", "DT_BF16;DT_BF16", "8,4096", 5);
+      b.Task("custom_attention_kernel", "", "", "", 4);
+      b.Task("MatMulV2", "8,4096;4096,4096", "DT_BF16;DT_BF16", "8,4096", 5);
+    }
+    b.Step(step, start);
+  }
+  auto g = OperatorCallGraph::Build(b.p);
+  ASSERT_TRUE(g.ok());
+  OpClassification classes = ClassifyProfile(b.p, *g);
+  auto s = AnalyzeStructure(b.p, *g, classes);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->steps.size(), 3u);
+  for (size_t k = 0; k < s->steps.size(); ++k) {
+    EXPECT_EQ(s->steps[k].phase, StepPhase::kDecode) << s->steps[k].phase_reason;
+    EXPECT_EQ(s->steps[k].phase_rule, "KV cache grows by one");
+    EXPECT_NE(s->steps[k].phase_reason.find("adds 1 token to " + std::to_string(512 + k)), std::string::npos)
+        << s->steps[k].phase_reason;
+  }
+}
+
+TEST(Structure, StatisticsWithOnlyADecodeAttentionKernelAreDecode) {
+  // The CANN 9 torchair decode fixture holds op_statistic.csv and
+  // step_trace_time.csv only: its attention op type is IncreFlashAttention
+  // (36 calls, MIX_AIC), a decode kernel, and no other attention type.
+  auto p = LoadProfile(std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_llm_decode_910b_torchair_cann9");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto g = OperatorCallGraph::Build(*p);
+  ASSERT_TRUE(g.ok());
+  OpClassification classes = ClassifyProfile(*p, *g);
+  auto s = AnalyzeStructure(*p, *g, classes);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->steps.size(), 1u);
+  EXPECT_EQ(s->steps[0].phase, StepPhase::kDecode);
+  EXPECT_EQ(s->steps[0].phase_rule, "op_statistic attention type");
+  EXPECT_NE(s->steps[0].phase_reason.find("IncreFlashAttention"), std::string::npos);
 }
 
 }  // namespace
