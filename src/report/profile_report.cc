@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "advisor/model_config.h"
@@ -127,21 +128,35 @@ StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph,
           fmt::format("{} {}", PathSegmentKindName(seg.kind), FormatUs(double(seg.dur))),
           fmt::format("cp{}", static_cast<int>(seg.kind)));  // .cp0 .. .cp6 in the page's CSS
   }
-  for (const Issue& issue : diagnosis.issues) {
-    for (uint32_t r : issue.evidence.tasks) {
-      if (r >= t.size() || t.ts[r] < w.start || t.ts[r] >= w.end) continue;
-      auto it = lane_of.find(t.track[r]);
-      if (it == lane_of.end()) continue;
-      add(&tl.findings, it->second, t.ts[r], t.dur[r],
-          fmt::format("{}: {}", IssueTypeName(issue.type), ShortKernelName(p.Str(t.name[r]))), "tl-finding");
-    }
-    for (uint32_t op : issue.evidence.host_ops) {
-      if (op >= h.size() || h.ts[op] < w.start || h.ts[op] >= w.end) continue;
-      auto it = lane_of.find(h.track[op]);
-      if (it == lane_of.end()) continue;
-      add(&tl.findings, it->second, h.ts[op], h.dur[op],
-          fmt::format("{}: {}", IssueTypeName(issue.type), ShortKernelName(p.Str(h.name[op]))), "tl-finding");
-    }
+  // An issue's rows in this step: its evidence rows are capped (the first
+  // kMaxEvidenceRows, often all in the first step), so the rows of the same
+  // names inside the drawn step are marked too: the median step shows where
+  // the finding sits in it.
+  for (size_t k = 0; k < diagnosis.issues.size() && k < kMaxReportIssues; ++k) {
+    const Issue& issue = diagnosis.issues[k];
+    std::set<StrId> task_names, op_names;
+    for (uint32_t r : issue.evidence.tasks)
+      if (r < t.size()) task_names.insert(t.name[r]);
+    for (uint32_t op : issue.evidence.host_ops)
+      if (op < h.size()) op_names.insert(h.name[op]);
+    auto mark = [&](uint32_t lane, TimeNs ts, TimeNs dur, std::string_view name) {
+      if (tl.findings.size() >= kMaxTimelineBars) return;
+      add(&tl.findings, lane, ts, dur,
+          fmt::format("finding {}: {}: {}", k + 1, IssueTypeName(issue.type), ShortKernelName(name)), "tl-finding");
+      tl.findings.back().finding = int(k);
+    };
+    if (!task_names.empty())
+      for (uint32_t r = 0; r < t.size(); ++r) {
+        if (t.ts[r] < w.start || t.ts[r] >= w.end || !task_names.count(t.name[r])) continue;
+        auto it = lane_of.find(t.track[r]);
+        if (it != lane_of.end()) mark(it->second, t.ts[r], t.dur[r], p.Str(t.name[r]));
+      }
+    if (!op_names.empty())
+      for (uint32_t op = 0; op < h.size(); ++op) {
+        if (h.ts[op] < w.start || h.ts[op] >= w.end || !op_names.count(h.name[op])) continue;
+        auto it = lane_of.find(h.track[op]);
+        if (it != lane_of.end()) mark(it->second, h.ts[op], h.dur[op], p.Str(h.name[op]));
+      }
   }
   return tl;
 }
@@ -373,7 +388,8 @@ void AppendNameCell(std::string* out, const std::string& name) {
 }
 
 static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
-                             const std::vector<std::vector<EvidenceRow>>& issue_rows) {
+                             const std::vector<std::vector<EvidenceRow>>& issue_rows,
+                             const std::vector<StepTimeline>& timelines) {
   *out += "<h2 id=\"issues\">Top issues</h2>\n";
   if (d.issues.empty()) {
     *out += "<p>No issue found by the detectors run.</p>\n";
@@ -384,7 +400,7 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
   size_t shown = 0;
   for (const Issue& i : d.issues) {
     if (shown++ >= kMaxReportIssues) break;
-    *out += "<div class=\"issue\"><b class=\"" + SevClass(SeverityName(i.severity)) + "\">";
+    *out += fmt::format("<div class=\"issue\" id=\"finding-{}\"><b class=\"", shown - 1) + SevClass(SeverityName(i.severity)) + "\">";
     AppendEscapedHtml(out, SeverityName(i.severity));
     *out += "</b> <b>";
     AppendEscapedHtml(out, IssueTypeName(i.type));
@@ -407,6 +423,16 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
       AppendKv(out, "shape", fmt::format("{} ({} rows)", i.evidence.shape_groups[s].Text(), i.evidence.shape_groups[s].count));
     *out += "</div>";
     const size_t k = shown - 1;
+    // Where the finding sits in the drawn steps (each timeline's marks link back here).
+    std::string on_timelines;
+    for (size_t n = 0; n < timelines.size(); ++n) {
+      size_t marks = 0;
+      for (const TimelineBar& b : timelines[n].findings) marks += b.finding == int(k);
+      if (marks > 0)
+        on_timelines += fmt::format("{}<a href=\"#steptl-{}\">{}</a> ({} row{})", on_timelines.empty() ? "" : ", ", n,
+                                    EscapeHtml(timelines[n].title), marks, marks == 1 ? "" : "s");
+    }
+    if (!on_timelines.empty()) *out += "<p class=\"small\">On the timeline: " + on_timelines + "</p>";
     if (k < issue_rows.size() && !issue_rows[k].empty()) {
       *out += fmt::format("<details><summary>evidence rows ({} of {})</summary><table><tr><th>kind</th><th>name</th>"
                           "<th>step</th><th class=\"num\">start</th><th class=\"num\">duration</th></tr>\n",
@@ -458,8 +484,10 @@ std::string SvgStepTimeline(const StepTimeline& tl) {
       const double x = kLabelW + double(b.start_ns) * scale;
       const double w = std::max(outline ? 2.0 : 0.6, double(b.dur_ns) * scale);
       const int y = kTop + int(b.lane) * kLaneH + (outline ? 1 : 3);
-      s += fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"><title>{}</title></rect>",
-                       EscapeHtml(b.css), x, y, w, outline ? kLaneH - 2 : kLaneH - 6, EscapeHtml(b.label));
+      const std::string rect =
+          fmt::format("<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"><title>{}</title></rect>",
+                      EscapeHtml(b.css), x, y, w, outline ? kLaneH - 2 : kLaneH - 6, EscapeHtml(b.label));
+      s += b.finding >= 0 ? fmt::format("<a href=\"#finding-{}\">{}</a>", b.finding, rect) : rect;
     }
   };
   draw(tl.bars, false);
@@ -475,7 +503,7 @@ std::string SvgStepTimeline(const StepTimeline& tl) {
   }
   s += "</svg>\n<p class=\"small muted\">Lanes: the busiest host threads and device streams of the step; the last lane is "
        "the critical path (colour = segment kind: host, launch, compute, copy, communication, gap, sync); red outlines "
-       "mark the rows of the findings. Hover a bar for its name and duration.</p>\n";
+       "mark the rows of the findings (click one to go to its finding). Hover a bar for its name and duration.</p>\n";
   return s;
 }
 
@@ -517,8 +545,9 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
     if (d.steps_total > d.steps.size())
       out += fmt::format("<p class=\"muted small\">First {} of {} steps shown.</p>\n", d.steps.size(), d.steps_total);
   }
-  for (const StepTimeline& tl : d.step_timelines) {
-    out += "<h3>";
+  for (size_t n = 0; n < d.step_timelines.size(); ++n) {
+    const StepTimeline& tl = d.step_timelines[n];
+    out += fmt::format("<h3 id=\"steptl-{}\">", n);
     AppendEscapedHtml(&out, tl.title);
     out += "</h3>\n";
     out += SvgStepTimeline(tl);
@@ -574,7 +603,7 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
     }
     out += "</table>\n";
   }
-  AppendIssuesHtml(&out, d.diagnosis, d.issue_rows);
+  AppendIssuesHtml(&out, d.diagnosis, d.issue_rows, d.step_timelines);
   if (!d.kv_layout_svg.empty()) {
     out += "<h2 id=\"kvlayout\">KV-cache layout</h2>\n<p class=\"small muted\">What one decode step of one KV head reads "
            "in the current and the proposed layout (advise writes the same picture and the patch).</p>\n";

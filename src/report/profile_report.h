@@ -85,6 +85,7 @@ struct TimelineBar {
   TimeNs dur_ns = 0;
   std::string label;             // tooltip: readable name and duration
   std::string css;               // class for the colour (segment kind, host / device)
+  int finding = -1;              // findings: index of the issue (links to #finding-N)
 };
 struct StepTimeline {
   std::string title;             // "median step ProfilerStep#12 (17.377 ms)"
@@ -92,7 +93,7 @@ struct StepTimeline {
   std::vector<std::string> lanes;
   std::vector<TimelineBar> bars;
   std::vector<TimelineBar> path;     // critical-path segments (lane = the path lane)
-  std::vector<TimelineBar> findings; // evidence rows of issues (dur 0 = a marker)
+  std::vector<TimelineBar> findings; // rows of issues in the step: their evidence rows and rows of the same name
   uint64_t bars_dropped = 0;     // past kMaxTimelineBars
 };
 // Lanes and bars drawn per step timeline (bounded HTML size).

@@ -110,6 +110,35 @@ TEST(ProfileHtml, FindingsListTheirEvidenceRowsInTheirSteps) {
   EXPECT_NE(html.find("class=\"steptl\""), std::string::npos);
 }
 
+TEST(ProfileHtml, EveryDrawnStepMarksItsFindingsAndLinksThem) {
+  // HTA trace-diff control, six ProfilerSteps: the matmul_tiling finding is
+  // the align1 cutlass GEMM, two of its 12 rows in every step. Both drawn
+  // steps (median and slowest) mark that kernel's rows, not only the step the
+  // first evidence rows fall in, and each mark links to its finding.
+  const std::string path = std::string(PYPTO_FIXTURES_DIR) + "/kineto/hta_trace_diff_control_a100_2022";
+  StatusOr<ProfileReportData> d = CollectReport(path);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  int tiling = -1;
+  for (size_t k = 0; k < d->diagnosis.issues.size(); ++k)
+    if (d->diagnosis.issues[k].type == IssueType::kMatmulTiling) tiling = int(k);
+  ASSERT_GE(tiling, 0);
+  ASSERT_EQ(d->step_timelines.size(), 2u);
+  for (const StepTimeline& tl : d->step_timelines) {
+    size_t marks = 0;
+    for (const TimelineBar& b : tl.findings) {
+      if (b.finding != tiling) continue;
+      ++marks;
+      EXPECT_NE(b.label.find("align1"), std::string::npos) << b.label;
+    }
+    EXPECT_EQ(marks, 2u) << tl.title;
+  }
+  const std::string html = RenderProfileHtml(*d);
+  EXPECT_NE(html.find("id=\"finding-" + std::to_string(tiling) + "\""), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#finding-" + std::to_string(tiling) + "\"><rect class=\"tl-finding\""), std::string::npos);
+  EXPECT_NE(html.find("On the timeline: <a href=\"#steptl-0\">median step"), std::string::npos);
+  EXPECT_NE(html.find("<h3 id=\"steptl-1\">slowest step"), std::string::npos);
+}
+
 // ------------------------------------------------------------------ SQLite
 
 int64_t QueryInt(sqlite3* db, const std::string& sql) {
