@@ -19,12 +19,13 @@ Run: python examples/closed_loop.py [--model hf|handwritten|both] [--small] [--o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import json
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -39,6 +40,7 @@ from pypto.comparison import ProfileComparer  # noqa: E402
 from pypto.diagnostics import HotspotDetector  # noqa: E402
 from pypto.hardware import ensure_calibrated  # noqa: E402
 from pypto.optimizers import apply_all_optimizations  # noqa: E402
+from pypto._progress import Progress  # noqa: E402
 
 # The brief's four hotspot kinds and the issue types that show each.
 HOTSPOT_KINDS = {
@@ -57,8 +59,26 @@ WORKLOADS = {
 }
 
 
+# The progress line of the phase running now (stderr, a terminal only, off with PYPTO_NO_PROGRESS=1:
+# pypto._progress), e.g. "pypto demo: hf, baseline timing: 3/5 rounds". Logs and pipes see nothing of it.
+_active_progress: List[Progress] = []
+
+
 def log(msg: str) -> None:
+    for progress in _active_progress:   # wipe the progress line first, so the log line starts clean
+        progress.finish()
     print(msg, flush=True)
+
+
+@contextlib.contextmanager
+def phase(label: str, total: Optional[int] = None, unit: str = "rounds") -> Iterator[Progress]:
+    """A progress line "pypto demo: LABEL: done/total UNIT" for one long phase, wiped at its end."""
+    with Progress(f"pypto demo: {label}", total=total, unit=unit) as progress:
+        _active_progress.append(progress)
+        try:
+            yield progress
+        finally:
+            _active_progress.remove(progress)
 
 
 def build(name: str, small: bool):
@@ -82,9 +102,11 @@ def build(name: str, small: bool):
     return model, generate, lambda b, p: model.make_prompt(b, p, seed=1), model.config
 
 
-def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int) -> Dict[str, List[float]]:
+def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int,
+                  progress: Optional[Progress] = None) -> Dict[str, List[float]]:
     """Unprofiled wall times of `runs` rounds: the prefill (generate of one token), the whole
-    generate, and the decode time per token = (whole - prefill) / (new_tokens - 1), in ms."""
+    generate, and the decode time per token = (whole - prefill) / (new_tokens - 1), in ms.
+    `progress` advances once per round."""
     prefill, whole, decode = [], [], []
     for _ in range(runs):
         start = time.perf_counter()
@@ -96,6 +118,8 @@ def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: 
         prefill.append(one)
         whole.append(full)
         decode.append(max(full - one, 0.0) / max(new_tokens - 1, 1))
+        if progress is not None:
+            progress.advance()
     return {"prefill": prefill, "whole": whole, "decode": decode}
 
 
@@ -107,16 +131,30 @@ def spread(values: List[float]) -> str:
     return f"{median(values):.2f} ms (min {min(values):.2f}, max {max(values):.2f})"
 
 
-def profile(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, out_dir: str):
-    with Profiler(model=model, output_dir=out_dir) as prof:
-        generate(ids, new_tokens)
+def profile(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, out_dir: str,
+            progress: Optional[Progress] = None):
+    """A profile of one generate. `progress` advances once per forward call (one token step) while the
+    progress line shows; no hook is added to the model otherwise."""
+    hook = None
+    if progress is not None and progress.enabled:
+        hook = model.register_forward_hook(lambda *_: progress.advance())
+    try:
+        with Profiler(model=model, output_dir=out_dir) as prof:
+            generate(ids, new_tokens)
+    finally:
+        if hook is not None:
+            hook.remove()
     return prof.get_results()
 
 
-def measure(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int, profile_dir: str):
-    """Unprofiled timings, then a profile of the same workload; prints both."""
-    times = time_generate(generate, ids, new_tokens, runs)
-    results = profile(model, generate, ids, new_tokens, profile_dir)
+def measure(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int, profile_dir: str,
+            label: str = ""):
+    """Unprofiled timings, then a profile of the same workload; prints both. The progress line says
+    "pypto demo: LABEL timing: 2/5 rounds", then "pypto demo: LABEL profile: 3/8 token steps"."""
+    with phase(f"{label} timing", total=runs, unit="rounds") as progress:
+        times = time_generate(generate, ids, new_tokens, runs, progress)
+    with phase(f"{label} profile", total=new_tokens, unit="token steps") as progress:
+        results = profile(model, generate, ids, new_tokens, profile_dir, progress)
     log(f"      unprofiled, {runs} runs: decode {spread(times['decode'])} per token, "
         f"prefill {spread(times['prefill'])}")
     log(f"      profiled decode steps: {fmt_stats(results.get_latency_stats()['decode'])}")
@@ -154,7 +192,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     with torch.no_grad():
         reference = generate(ids, n)                      # warm-up and the reference output
         log("[1/7] baseline: timing and profile")
-        before, base = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "baseline_profile"))
+        before, base = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "baseline_profile"),
+                               label=f"{name}, baseline")
 
         log("[2/7] diagnosis")
         diagnosis = HotspotDetector().detect(base.call_graph)
@@ -177,8 +216,9 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"      artifacts: {', '.join(os.path.basename(a) for a in advice.artifacts) or 'none'}")
 
         log("[5/7] apply")
-        applied = apply_all_optimizations(model, advice.recommendations, model_config=config,
-                                          return_report=True)
+        with phase(f"{name}, apply", unit="recommendations") as progress:
+            applied = apply_all_optimizations(model, advice.recommendations, model_config=config,
+                                              return_report=True, progress=progress)
         for line in str(applied).splitlines():
             log("      " + line)
         optimized = generate(ids, n)
@@ -187,7 +227,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
 
         log("[6/7] re-profile")
         generate(ids, n)                                  # warm-up of the optimized model
-        after, opt = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "optimized_profile"))
+        after, opt = measure(model, generate, ids, n, work["timing_runs"], os.path.join(out, "optimized_profile"),
+                             label=f"{name}, optimized")
 
     log("[7/7] comparison")
     comparison = ProfileComparer(base.call_graph, opt.call_graph,

@@ -12,7 +12,8 @@ pypto.ranks over the rank profiles, and outlier profiles. Without `scheduler` a 
 started (processes, one thread each) and shut down at the end. Paths must be readable by the
 workers under the same names.
 
-Command line: `pypto fleet analyze PATHS... [--scheduler ADDRESS] [--workers N] [--json] [--out FILE]`.
+Command line: `pypto fleet analyze PATHS... [--scheduler ADDRESS] [--workers N] [--json | --markdown]
+[--out FILE]` (default: aligned plain-text tables, `FleetReport.to_text()`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import ranks as ranks_module
 from ._progress import Progress
+from ._text import Column, TextTable, format_duration, markdown_cell, right, terminal_safe
 from .collection import nearest_rank_percentile
 
 #: Workers of the local cluster started when no scheduler address is given (one engine each).
@@ -125,13 +127,14 @@ class FleetReport:
             if p["ok"]:
                 l = p["latency"]
                 fmt = lambda v: "-" if v is None else f"{v:.3f}"
-                lines.append(f"| {p['path']} | {p['format']} | {'' if p['rank'] is None else p['rank']} | "
+                lines.append(f"| {markdown_cell(p['path'])} | {p['format']} | "
+                             f"{'' if p['rank'] is None else p['rank']} | "
                              f"{p['step_count']} | {fmt(l['p50_ms'])} | {fmt(l['p99_ms'])} | {len(p['issues'])} |")
         if self.top_issues:
             lines += ["", "## Issue types by total estimated saving", "",
                       "| issue type | count | profiles | total saving (ms) |", "|---|---|---|---|"]
             for issue in self.top_issues:
-                lines.append(f"| {issue['issue_type']} | {issue['count']} | {issue['profiles']} | "
+                lines.append(f"| {markdown_cell(issue['issue_type'])} | {issue['count']} | {issue['profiles']} | "
                              f"{issue['estimated_saved_us'] / 1e3:.3f} |")
         lines += ["", "## Outlier profiles", ""]
         lines += [f"- {o['path']}: mean step {o['mean_step_ms']:.3f} ms > threshold {o['threshold_ms']:.3f} ms"
@@ -144,6 +147,44 @@ class FleetReport:
                 lines.append(group["note"])
         if self.errors:
             lines += ["", "## Errors", ""] + [f"- {e['path']}: {e['error']}" for e in self.errors]
+        return "\n".join(lines) + "\n"
+
+    def to_text(self) -> str:
+        """Aligned plain-text tables (no Markdown), what `pypto fleet analyze` prints by default; durations
+        with their unit, long paths cut with "…" keeping their end (to_json keeps everything whole)."""
+        ms = lambda v: format_duration(None if v is None else v * 1e6)
+        lines = [f"pypto fleet: {len(self.profiles) - len(self.errors)} profile(s) analysed, {len(self.errors)} failed"]
+        lat = self.latency
+        if lat["count"]:
+            lines.append(f"Per-token (per-step) latency over {lat['count']} steps: mean {ms(lat['mean_ms'])}, "
+                         f"p50 {ms(lat['p50_ms'])}, p90 {ms(lat['p90_ms'])}, p99 {ms(lat['p99_ms'])}, "
+                         f"max {ms(lat['max_ms'])}")
+        table = TextTable([Column("PROFILE", keep_end=True), Column("FORMAT"), right("RANK"), right("STEPS"),
+                           right("P50"), right("P99"), right("ISSUES")])
+        for p in self.profiles:
+            if p["ok"]:
+                table.add_row([p["path"], p["format"], "-" if p["rank"] is None else p["rank"], p["step_count"],
+                               ms(p["latency"]["p50_ms"]), ms(p["latency"]["p99_ms"]), len(p["issues"])])
+        lines += ["", "Profiles"] + (table.render() if table else ["  none analysed"])
+        if self.top_issues:
+            table = TextTable([Column("ISSUE TYPE"), right("COUNT"), right("PROFILES"), right("TOTAL SAVING")])
+            for issue in self.top_issues:
+                table.add_row([issue["issue_type"], issue["count"], issue["profiles"],
+                               format_duration(issue["estimated_saved_us"] * 1e3)])
+            lines += ["", "Issue types by total estimated saving"] + table.render()
+        lines += ["", "Outlier profiles"]
+        lines += [f"  {terminal_safe(o['path'])}: mean step {ms(o['mean_step_ms'])} > threshold {ms(o['threshold_ms'])}"
+                  for o in self.outliers] or ["  none"]
+        for group in self.rank_groups:
+            world = "unknown" if group["world_size"] is None else group["world_size"]
+            lines += ["", f"Ranks of {terminal_safe(group['directory'])} (world size {world})",
+                      "  slow rank(s): " + (", ".join(map(str, group["report"]["slow_ranks"])) or "none") +
+                      "; stragglers: " + (", ".join(map(str, group["report"]["stragglers"])) or "none")]
+            if group.get("note"):
+                lines.append("  " + terminal_safe(group["note"]))
+        if self.errors:
+            lines += ["", "Errors"] + [f"  - {terminal_safe(e['path'])}: {terminal_safe(e['error'])}"
+                                       for e in self.errors]
         return "\n".join(lines) + "\n"
 
 
@@ -261,7 +302,7 @@ def _map(client: Any, paths: List[str]) -> List[Dict[str, Any]]:
 # -- command line ---------------------------------------------------------------------------------
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`pypto fleet analyze PATHS... [--scheduler ADDRESS] [--workers N] [--json] [--out FILE]`."""
+    """`pypto fleet analyze PATHS... [--scheduler ADDRESS] [--workers N] [--json | --markdown] [--out FILE]`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "fleet":
         argv = argv[1:]
@@ -272,7 +313,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     analyze.add_argument("--scheduler", help="Dask scheduler address (default: start a local cluster)")
     analyze.add_argument("--workers", type=int, default=None,
                          help=f"workers of the local cluster (default {DEFAULT_LOCAL_WORKERS})")
-    analyze.add_argument("--json", action="store_true", help="print the JSON document (schema pypto.fleet/1)")
+    output = analyze.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the JSON document (schema pypto.fleet/1)")
+    output.add_argument("--markdown", action="store_true",
+                        help="print Markdown (default: aligned plain tables)")
     analyze.add_argument("--out", help="write the report to this file instead of stdout")
     options = parser.parse_args(argv)
     from .errors import PyptoError
@@ -281,7 +325,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (PyptoError, ImportError, OSError) as error:
         print(f"pypto fleet: {error}", file=sys.stderr)
         return 2
-    text = report.to_json() + "\n" if options.json else report.to_markdown()
+    text = report.to_json() + "\n" if options.json else report.to_markdown() if options.markdown else report.to_text()
     if options.out:
         with open(options.out, "w", encoding="utf-8") as handle:
             handle.write(text)

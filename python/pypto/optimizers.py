@@ -231,7 +231,7 @@ def _looks_like_tokenizer(value: Any) -> bool:
 
 def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenizer: Any = None,
                             accept: Optional[Any] = None, model_config: Any = None,
-                            return_report: bool = False) -> Any:
+                            return_report: bool = False, progress: Any = None) -> Any:
     """Applies the accepted recommendations pypto can apply to a torch.nn model by itself; returns
     the model (the brief: `model_optimized = apply_all_optimizations(model, tokenizer)`), with what
     was done in `model.pypto_optimization_report` (an OptimizationReport). `return_report=True`
@@ -248,6 +248,8 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     (transformers models). Everything else is listed in `skipped` with the reason (e.g. AOE
     tuning needs an Ascend machine; torch.compile is left to the user because its compile time
     is paid per process).
+    progress: a pypto._progress.Progress (or anything with advance(item)), advanced once per
+    recommendation considered, named by its hotspot type (the demo's progress line); None: silent.
     """
     if _looks_like_tokenizer(recommendations):
         if tokenizer is not None and tokenizer is not recommendations:
@@ -256,7 +258,7 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     source = "recommendations given"
     if recommendations is None:
         recommendations, source = _advise_for(model, tokenizer, model_config)
-    report = _apply_recommendations(model, recommendations, accept, model_config)
+    report = _apply_recommendations(model, recommendations, accept, model_config, progress)
     report.source = source
     if return_report:
         return report
@@ -303,13 +305,25 @@ def _advise_for(model: Any, tokenizer: Any, model_config: Any):
     return advisor.generate_recommendations(), f"a short profiled run ({SHORT_RUN_NEW_TOKENS} new tokens)"
 
 
+def _advancing(recs: List[Any], progress: Any):
+    """The recommendations one by one; `progress` advances once each is handled (also when the loop
+    body moves on with `continue`), named by its hotspot type."""
+    if progress is not None and getattr(progress, "total", 0) is None:
+        progress.total = len(recs)
+    for rec in recs:
+        yield rec
+        if progress is not None:
+            raw = rec.raw if hasattr(rec, "raw") else rec
+            progress.advance(str(raw.get("hotspot_type", "") or raw.get("rule_id", "")))
+
+
 def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
-                           model_config: Any) -> "OptimizationReport":
+                           model_config: Any, progress: Any = None) -> "OptimizationReport":
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
     report = OptimizationReport()
     done = set()
-    for rec in recs:
+    for rec in _advancing(recs, progress):
         raw = rec.raw if hasattr(rec, "raw") else rec
         hotspot, rule = raw.get("hotspot_type", ""), raw.get("rule_id", "")
         if wanted is not None and hotspot not in wanted and rule not in wanted:

@@ -9,7 +9,8 @@ Across ranks: the slow-rank rule (max - min of each part over the mean step time
 (median + k * MAD of the step latency) and communication per collective type (count, time, bytes and
 bandwidth from the NCCL kernel arguments; per transport and per link from Ascend communication.json /
 communication_matrix.json), with the rank that waits longest inside each collective type and the
-rank that causes the wait (arrives last). Command line: `pypto ranks DIR [--json] [--out FILE]`.
+rank that causes the wait (arrives last). Command line: `pypto ranks DIR [--json | --markdown] [--out FILE]`
+(default: aligned plain-text tables, `to_text()`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from ._progress import Progress
+from ._text import (Column, TextTable, format_bytes, format_duration, format_percent, markdown_cell, right,
+                    terminal_safe)
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -227,6 +230,10 @@ class RanksReport:
 
     def to_markdown(self) -> str:
         return render_markdown(self)
+
+    def to_text(self) -> str:
+        """Aligned plain-text tables, what `pypto ranks` prints by default."""
+        return render_text(self)
 
 
 # -- discovery --------------------------------------------------------------------------------
@@ -702,6 +709,88 @@ def _ms(ns: Optional[float]) -> str:
     return "-" if ns is None else f"{ns / 1e6:.3f}"
 
 
+def _profile_name(rank: RankAnalysis) -> str:
+    return os.path.basename(rank.path.rstrip(os.sep))
+
+
+def _mean_parts(rank: RankAnalysis) -> Tuple[Optional[float], Optional[float], float]:
+    """Mean computing, communication (None when unknown: no device task, no breakdown) and free per step."""
+    n = len(rank.steps) or 1
+    known = rank.steps and all(s.source != SOURCE_NONE for s in rank.steps)
+    computing = sum(s.computing_ns for s in rank.steps) / n if known else None
+    communication = sum(s.communication_ns for s in rank.steps) / n if known else None
+    return computing, communication, sum(s.free_ns for s in rank.steps) / n
+
+
+_BASIS_NOTE = ("arrival: Start Timestamp of the same operation on every rank; wait time: the profiler's "
+               "Wait Time per rank; least time: the rank with the least time in the collective")
+
+
+def render_text(report: RanksReport) -> str:
+    """The report as aligned plain-text tables (no Markdown), the verdict first; durations with their
+    unit, long names cut with "…" (to_json keeps everything whole)."""
+    usable = [r for r in report.ranks if not r.error]
+    lines = [f"pypto ranks: {len(usable)} rank(s) analysed" +
+             (f", {len(report.errors)} failed" if report.errors else "")]
+    if report.overall:
+        lines.append("Slow rank(s): " + (", ".join(map(str, report.slow_ranks)) if report.slow_rank else "none") +
+                     "; stragglers: " + (", ".join(map(str, report.stragglers)) or "none"))
+    table = TextTable([right("RANK"), Column("PROFILE", keep_end=True), Column("FORMAT"), right("STEPS"),
+                       right("MEAN STEP"), right("COMPUTING"), right("COMMUNICATION"), right("FREE")])
+    for rank in sorted(usable, key=lambda r: (r.rank is None, r.rank)):
+        computing, communication, free = _mean_parts(rank)
+        table.add_row([rank.rank, _profile_name(rank), rank.format, len(rank.steps), format_duration(rank.mean_step_ns),
+                       format_duration(computing), format_duration(communication), format_duration(free)])
+    lines += ["", "Ranks (means per step)"] + (table.render() if table else ["  no rank analysed"])
+    lines += ["", f"Slow rank (spread > {SLOW_RANK_SPREAD_THRESHOLD:.0%} of the mean step)"]
+    if report.overall:
+        table = TextTable([Column("PART"), right("MIN"), right("MAX"), right("SPREAD"), right("OF STEP"),
+                           Column("SLOW"), right("SUSPECT RANK")])
+        for d in report.overall:
+            table.add_row([d.dimension, format_duration(d.min_ns), format_duration(d.max_ns),
+                           format_duration(d.spread_ns), format_percent(d.share_of_step), "yes" if d.flagged else "no",
+                           "-" if d.suspect_rank is None else d.suspect_rank])
+        lines += table.render()
+    else:
+        lines.append("  needs at least two ranks with steps")
+    lines += ["", "Stragglers"]
+    if report.straggler_threshold_ns is not None:
+        lines.append(f"  median step {format_duration(report.median_step_ns)}, threshold "
+                     f"{format_duration(report.straggler_threshold_ns)} (median + {STRAGGLER_MAD_FACTOR:g} x MAD, at "
+                     f"least +{STRAGGLER_MIN_EXCESS:.0%}); stragglers: " +
+                     (", ".join(map(str, report.stragglers)) or "none"))
+    else:
+        lines.append("  needs at least two ranks with steps")
+    if report.collectives:
+        table = TextTable([Column("COLLECTIVE"), right("COUNT"), right("TIME"), right("BYTES"), right("ALGBW MIN-MAX"),
+                           Column("WAITS LONGEST (WAIT)"), Column("CAUSE (ARRIVES LAST)")])
+        bases = set()
+        for entry in report.collectives:
+            low, high = entry["min_algorithm_bandwidth_gbps"], entry["max_algorithm_bandwidth_gbps"]
+            waiter, cause = entry.get("waits_longest_rank"), entry.get("cause_rank")
+            if entry.get("cause_basis"):
+                bases.add(entry["cause_basis"])
+            waits = "-" if waiter is None else f"rank {waiter} ({format_duration(entry['wait_ns_by_rank'][waiter])})"
+            table.add_row([entry["collective"], entry["count"], format_duration(entry["time_ns"]),
+                           format_bytes(entry["bytes"]), "-" if low is None else f"{low:.2f}-{high:.2f} GB/s",
+                           waits, "-" if cause is None else f"rank {cause}"])
+        lines += ["", "Communication per collective"] + table.render()
+        lines += ["  The rank with the longest time inside a collective is the one waiting; the cause is the rank the",
+                  "  others wait for (it arrives last). Basis: " + (", ".join(sorted(bases)) or "-") + "."]
+    links = [(r.rank, link) for r in usable for link in r.transports + r.links]
+    if links:
+        table = TextTable([right("RANK"), Column("LINK"), Column("TRANSPORT"), right("SIZE"), right("TIME"),
+                           right("BANDWIDTH")])
+        for rank, link in links:
+            table.add_row([rank, link.link, link.transport, format_bytes(link.transit_size_mb * 1e6),
+                           format_duration(link.transit_time_ms * 1e6), f"{link.bandwidth_gbps:.2f} GB/s"])
+        lines += ["", "Links (Ascend communication.json / communication_matrix.json)"] + table.render()
+    if report.errors:
+        lines += ["", "Errors"] + [f"  - {terminal_safe(e['path'])}: {terminal_safe(e['error'])}"
+                                   for e in report.errors]
+    return "\n".join(lines) + "\n"
+
+
 def render_markdown(report: RanksReport) -> str:
     lines = ["# Multi-rank analysis", ""]
     usable = [r for r in report.ranks if not r.error]
@@ -714,7 +803,7 @@ def render_markdown(report: RanksReport) -> str:
         known = rank.steps and all(s.source != SOURCE_NONE for s in rank.steps)   # no device task, no breakdown: "-"
         computing = _ms(sum(s.computing_ns for s in rank.steps) / n) if known else "-"
         communication = _ms(sum(s.communication_ns for s in rank.steps) / n) if known else "-"
-        lines.append(f"| {rank.rank} | {os.path.basename(rank.path.rstrip(os.sep))} | {rank.format} | {len(rank.steps)} | "
+        lines.append(f"| {rank.rank} | {markdown_cell(_profile_name(rank))} | {rank.format} | {len(rank.steps)} | "
                      f"{_ms(rank.mean_step_ns)} | {computing} | {communication} | "
                      f"{_ms(sum(s.free_ns for s in rank.steps) / n)} |")
     lines += ["", f"## Slow rank (spread > {SLOW_RANK_SPREAD_THRESHOLD:.0%} of the mean step)", ""]
@@ -748,7 +837,7 @@ def render_markdown(report: RanksReport) -> str:
             waits = "-" if waiter is None else f"{waiter} ({_ms(entry['wait_ns_by_rank'][waiter])})"
             if entry.get("cause_basis"):
                 bases.add(entry["cause_basis"])
-            lines.append(f"| {entry['collective']} | {entry['count']} | {_ms(entry['time_ns'])} | "
+            lines.append(f"| {markdown_cell(entry['collective'])} | {entry['count']} | {_ms(entry['time_ns'])} | "
                          f"{'-' if entry['bytes'] is None else entry['bytes']} | {bandwidth} | {waits} | "
                          f"{'-' if cause is None else cause} |")
         lines += ["", "The rank with the longest time inside a collective is the one waiting; the cause is the rank "
@@ -760,7 +849,8 @@ def render_markdown(report: RanksReport) -> str:
         lines += ["", "## Links (Ascend communication.json / communication_matrix.json)", "",
                   "| rank | link | transport | size (MB) | time (ms) | bandwidth (GB/s) |", "|---|---|---|---|---|---|"]
         for rank, link in links:
-            lines.append(f"| {rank} | {link.link} | {link.transport} | {link.transit_size_mb:.3f} | "
+            lines.append(f"| {rank} | {markdown_cell(link.link)} | {markdown_cell(link.transport)} | "
+                         f"{link.transit_size_mb:.3f} | "
                          f"{link.transit_time_ms:.3f} | {link.bandwidth_gbps:.2f} |")
     if report.errors:
         lines += ["", "## Errors", ""] + [f"- {e['path']}: {e['error']}" for e in report.errors]
@@ -770,14 +860,17 @@ def render_markdown(report: RanksReport) -> str:
 # -- command line -----------------------------------------------------------------------------
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`pypto ranks DIR [--json] [--out FILE] [--workers N]` (argv may start with "ranks")."""
+    """`pypto ranks DIR [--json | --markdown] [--out FILE] [--workers N]` (argv may start with "ranks")."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "ranks":
         argv = argv[1:]
     parser = argparse.ArgumentParser(prog="pypto ranks", description="Multi-rank analysis: slow rank, stragglers, "
                                      "communication per collective and link, over a directory with one profile per rank.")
     parser.add_argument("directory", help="directory holding one profile per rank (*_ascend_pt dirs or Kineto traces)")
-    parser.add_argument("--json", action="store_true", help="print the JSON document (schema pypto.ranks/1)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the JSON document (schema pypto.ranks/1)")
+    output.add_argument("--markdown", action="store_true",
+                        help="print Markdown (default: aligned plain tables, the verdict first)")
     parser.add_argument("--out", help="write the report to this file instead of stdout")
     parser.add_argument("--workers", type=int, default=None, help="ranks analysed at once (default: CPU count)")
     options = parser.parse_args(argv)
@@ -787,7 +880,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except PyptoError as error:
         print(f"pypto ranks: {error}", file=sys.stderr)
         return 2
-    text = report.to_json() + "\n" if options.json else report.to_markdown()
+    text = report.to_json() + "\n" if options.json else report.to_markdown() if options.markdown else report.to_text()
     if options.out:
         with open(options.out, "w", encoding="utf-8") as handle:
             handle.write(text)

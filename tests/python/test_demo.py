@@ -3,20 +3,54 @@ it runs end to end on both example models, keeps the generated tokens, finds hot
 writes the reports. Speed-ups are measured by the demo itself and recorded in docs, not
 asserted here (timings on a shared CI machine are not a test)."""
 
+import io
 import json
 import os
 import sys
 
+import torch
+
 from conftest import REPO
+from pypto._progress import Progress
+from pypto.optimizers import apply_all_optimizations
 
 sys.path.insert(0, os.path.join(REPO, "examples"))
 import closed_loop  # noqa: E402
 
 
-def test_closed_loop_small(tmp_path, monkeypatch):
+class RecordingProgress(Progress):
+    """The demo's progress helper, drawn into a string instead of the terminal (enabled, so that the
+    per-token hook is installed too); every instance is kept."""
+    made = []
+
+    def __init__(self, label, total=None, unit="profiles", stream=None, enabled=None):
+        super().__init__(label, total=total, unit=unit, stream=io.StringIO(), enabled=True)
+        RecordingProgress.made.append(self)
+
+
+def _recorded(monkeypatch):
+    RecordingProgress.made = []
+    monkeypatch.setattr(closed_loop, "Progress", RecordingProgress)
+    return RecordingProgress.made
+
+
+def test_closed_loop_small(tmp_path, monkeypatch, capsys):
     # The demo calibrates this CPU once; keep that file out of the user's config.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    made = _recorded(monkeypatch)
     assert closed_loop.main(["--small", "--out", str(tmp_path)]) == 0
+    # Progress of every long phase went through pypto._progress, and none of it to stdout.
+    drawn = {p.label: p.stream.getvalue() for p in made}
+    runs, tokens = closed_loop.WORKLOADS["small"]["timing_runs"], closed_loop.WORKLOADS["small"]["new_tokens"]
+    for model in ("hf", "handwritten"):
+        for run in ("baseline", "optimized"):
+            timing = f"pypto demo: {model}, {run} timing"
+            assert f"{timing}: {runs}/{runs} rounds" in drawn[timing]
+            assert f"{tokens}/{tokens} token steps" in drawn[f"pypto demo: {model}, {run} profile"]
+        apply = next(p for p in made if p.label == f"pypto demo: {model}, apply")
+        assert apply.done == apply.total > 0
+    out = capsys.readouterr().out
+    assert "pypto demo:" not in out and "\r" not in out
     results = json.load(open(tmp_path / "summary.json"))
     assert [r["model"] for r in results] == ["hf", "handwritten"]
     for r in results:
@@ -27,3 +61,34 @@ def test_closed_loop_small(tmp_path, monkeypatch):
             assert "<svg" in html and "</html>" in html.lower()
         assert all(t > 0 for t in r["before"]["decode"] + r["after"]["decode"])
         assert (tmp_path / r["model"] / "artifacts").is_dir()
+
+
+def test_timing_rounds_advance_the_progress_line():
+    calls = []
+    progress = Progress("pypto demo: t", total=3, unit="rounds", stream=io.StringIO(), enabled=True)
+    times = closed_loop.time_generate(lambda ids, n: calls.append(n), torch.zeros(1, 2), 4, 3, progress)
+    assert len(times["decode"]) == 3 and calls == [1, 4] * 3
+    assert progress.done == 3 and "pypto demo: t: 3/3 rounds" in progress.stream.getvalue()
+
+
+def test_each_recommendation_applied_advances_the_progress_line():
+    recommendations = [{"hotspot_type": "matmul_tiling", "rule_id": "aoe_tune", "actions": [], "action": "tune"},
+                       {"hotspot_type": "host_bound", "rule_id": "cuda_graphs", "actions": [], "action": "graphs"}]
+    progress = Progress("pypto demo: apply", unit="recommendations", stream=io.StringIO(), enabled=True)
+    report = apply_all_optimizations(torch.nn.Linear(2, 2), recommendations, return_report=True, progress=progress)
+    assert len(report.skipped) == 2 and progress.done == progress.total == 2
+    assert "pypto demo: apply: 2/2 recommendations, host_bound" in progress.stream.getvalue()
+
+
+def test_phase_progress_is_wiped_before_a_log_line_and_silent_off_a_terminal(monkeypatch, capsys):
+    made = _recorded(monkeypatch)
+    with closed_loop.phase("hf, baseline timing", total=2) as progress:
+        progress.advance()
+        closed_loop.log("      a log line")
+    (recorded,) = made
+    assert recorded.stream.getvalue() == "\rpypto demo: hf, baseline timing: 1/2 rounds" + "\r" + " " * 43 + "\r"
+    assert capsys.readouterr().out == "      a log line\n"
+    assert closed_loop._active_progress == []
+    monkeypatch.undo()        # the real helper: stderr is not a terminal under pytest, nothing is drawn
+    with closed_loop.phase("hf, apply") as progress:
+        assert not progress.enabled
