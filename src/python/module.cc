@@ -28,6 +28,7 @@
 #include "io/output_file.h"
 #include "python/bind_common.h"
 #include "python/bind_kernels.h"
+#include "python/bind_text.h"
 #include "report/advice_report.h"
 #include "report/analysis_json.h"
 #include "report/analysis_summary.h"
@@ -467,4 +468,5 @@ PYBIND11_MODULE(_engine, m) {
   pypto::python::RegisterErrorTranslator();
   pypto::python::BindEngine(m);
   pypto::python::BindKernels(m);
+  pypto::python::BindText(m);
 }

@@ -121,5 +121,6 @@ def test_text_table_aligns_cuts_and_escapes():
 def test_units():
     assert [format_duration(v) for v in (None, 812, 12345, 3.21e6, 1.5e9)] == \
         ["-", "812 ns", "12.345 µs", "3.210 ms", "1.500 s"]
-    assert [format_bytes(v) for v in (None, 384, 33554432, 1244659816)] == ["-", "384 B", "33.55 MB", "1.24 GB"]
+    # Three significant digits with an SI prefix, as the engine prints sizes everywhere.
+    assert [format_bytes(v) for v in (None, 384, 33554432, 1244659816)] == ["-", "384 B", "33.6 MB", "1.24 GB"]
     assert terminal_safe("a\u202eb\tc") == "a\\u202eb\\tc"
