@@ -12,6 +12,7 @@
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
 #include "graph/interval_union.h"
+#include "model/kernel_name.h"
 
 namespace pypto {
 
@@ -524,7 +525,7 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
           "{}: {} issue(s) under the {:.0f}% listing share ({:.1f} us in all); the largest, {}: {:.1f} us ({:.2f}% of the "
           "step): {}",
           d->name(), below.count, 100.0 * options.min_issue_share, double(below.affected_ns) / 1e3,
-          top.op_name.empty() ? top.profile_op_name : top.op_name, double(top.affected_ns) / 1e3,
+          ShortKernelName(top.op_name.empty() ? top.profile_op_name : top.op_name), double(top.affected_ns) / 1e3,
           100.0 * top.affected_share, top.detail));
     }
   }

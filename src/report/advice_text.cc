@@ -2,6 +2,8 @@
 
 #include "report/advice_report.h"
 
+#include "model/kernel_name.h"
+
 namespace pypto::report {
 namespace {
 
@@ -43,7 +45,7 @@ std::string RenderAdviceText(const advisor::AdviceReport& a) {
     out += fmt::format("   {}\n", r.description);
     out += fmt::format("   speedup: {}\n", r.speedup_formula);
     for (const advisor::IssueRef& i : r.issues)
-      out += fmt::format("   evidence: {}{}: {}\n", IssueTypeName(i.type), i.op_name.empty() ? "" : " " + i.op_name,
+      out += fmt::format("   evidence: {}{}: {}\n", IssueTypeName(i.type), i.op_name.empty() ? "" : " " + ShortKernelName(i.op_name),
                          i.detail);
     for (size_t k = 0; k < r.actions.size(); ++k) {
       const advisor::ActionAdvice& x = r.actions[k];

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "analysis/structure.h"
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 #include "report/text_table.h"
 
 namespace pypto::report {
@@ -85,6 +87,51 @@ std::vector<const StepSummary*> StepsShown(const AnalysisSummary& summary, const
   return picked;
 }
 
+// Steps far slower than the rest (median + kOutlierSigmas robust sigmas), and
+// step numbers that occur more than once (a trace that restarts its counter:
+// the rows are distinct steps that share a number).
+void AppendStepOutliersAndRepeats(std::string* out, const AnalysisSummary& summary) {
+  if (summary.steps.size() >= 3) {
+    std::vector<double> ms;
+    for (const StepSummary& step : summary.steps) ms.push_back(double(step.latency_ns) / 1e6);
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[(sorted.size() - 1) / 2];
+    std::vector<double> deviations;
+    for (double v : ms) deviations.push_back(std::abs(v - median));
+    std::sort(deviations.begin(), deviations.end());
+    const double sigma = kMadToStandardDeviation * deviations[(deviations.size() - 1) / 2];
+    const double limit = median + kOutlierSigmas * sigma;
+    std::vector<const StepSummary*> outliers;
+    for (const StepSummary& step : summary.steps)
+      if (sigma > 0 && double(step.latency_ns) / 1e6 > limit) outliers.push_back(&step);
+    if (!outliers.empty()) {
+      std::string named;
+      for (size_t i = 0; i < outliers.size() && i < kStepsNamedInNotes; ++i)
+        named += fmt::format("{}{} ({})", i ? ", " : "", outliers[i]->name.empty() ? std::to_string(outliers[i]->number) : outliers[i]->name,
+                             FormatDuration(outliers[i]->latency_ns));
+      if (outliers.size() > kStepsNamedInNotes) named += fmt::format(", … {} more", outliers.size() - kStepsNamedInNotes);
+      out->append(fmt::format("  outliers: {} step(s) over median {:.3f} ms + {:.0f} x {:.3f} ms (robust sigma) = {:.3f} "
+                              "ms: {}\n",
+                              outliers.size(), median, kOutlierSigmas, sigma, limit, named));
+    }
+  }
+  std::map<std::pair<int64_t, int32_t>, size_t> occurrences;  // (number, device) -> rows
+  for (const StepSummary& step : summary.steps)
+    if (step.number >= 0) ++occurrences[{step.number, step.device}];
+  size_t repeated = 0;
+  std::string named;
+  for (const auto& [key, n] : occurrences) {
+    if (n < 2) continue;
+    if (repeated++ < kStepsNamedInNotes) named += fmt::format("{}#{} x{}", named.empty() ? "" : ", ", key.first, n);
+  }
+  if (repeated > kStepsNamedInNotes) named += fmt::format(", … {} more", repeated - kStepsNamedInNotes);
+  if (repeated > 0)
+    out->append(fmt::format("  note: {} step number(s) occur more than once on one device ({}): the trace restarts its "
+                            "step counter; the rows are distinct steps\n",
+                            repeated, named));
+}
+
 void AppendSteps(std::string* out, const AnalysisSummary& summary, const AnalysisTextOptions& options) {
   AppendSection(out, fmt::format("Steps ({})", summary.steps.size()));
   const std::vector<const StepSummary*> shown = StepsShown(summary, options);
@@ -98,6 +145,7 @@ void AppendSteps(std::string* out, const AnalysisSummary& summary, const Analysi
                             stats.p50_ms, stats.p90_ms, stats.p99_ms, stats.min_ms, stats.max_ms, summary.steps.size(),
                             kSlowestStepsShown, summary.steps.size() - shown.size()));
   }
+  AppendStepOutliersAndRepeats(out, summary);
   TextTable table({{"STEP", Align::kRight},
                    {"NAME"},
                    {"DEVICE", Align::kRight},

@@ -9,7 +9,7 @@
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
 #include "io/json_writer.h"
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 #include "report/text_table.h"
 
 namespace pypto {
@@ -156,8 +156,8 @@ std::string ComparisonReport::to_text() const {
   for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
     const OpDelta& o = ops[i];
     OpDelta shown = o;
-    shown.baseline_name = report::ShortKernelName(o.baseline_name);
-    shown.candidate_name = report::ShortKernelName(o.candidate_name);
+    shown.baseline_name = ShortKernelName(o.baseline_name);
+    shown.candidate_name = ShortKernelName(o.candidate_name);
     op_table.AddRow({OpLabel(shown), o.op_class, MatchLevelName(o.match), FormatTime(o.baseline_per_step_ns),
                      FormatTime(o.candidate_per_step_ns), Delta(o.delta_per_step_ns),
                      fmt::format("{}/{}", o.baseline_count, o.candidate_count), TestText(o.test)});
@@ -171,7 +171,7 @@ std::string ComparisonReport::to_text() const {
   } else {
     TextTable it({{"CHANGE"}, {"TYPE"}, {"OP"}, {"SEVERITY B -> C"}, {"AFFECTED B -> C"}});
     for (const IssueDelta& i : issues)
-      it.AddRow({IssueChangeName(i.change), i.type, report::ShortKernelName(i.op_name),
+      it.AddRow({IssueChangeName(i.change), i.type, ShortKernelName(i.op_name),
                  fmt::format("{} -> {}", i.baseline_severity.empty() ? "-" : i.baseline_severity,
                              i.candidate_severity.empty() ? "-" : i.candidate_severity),
                  fmt::format("{} -> {}", FormatTime(double(i.baseline_affected_ns)),
@@ -356,7 +356,11 @@ std::string ComparisonReport::to_markdown() const {
 std::string ComparisonReport::to_html() const {
   using namespace report;
   std::string out = HtmlPageStart("pypto comparison: " + baseline.source_path + " vs " + candidate.source_path);
-  out += "<h1>pypto comparison</h1>\n<div class=\"kv\"><div>baseline</div><div>";
+  out += "<h1>pypto comparison</h1>\n";
+  // The verdict first, as the terminal and Markdown say it.
+  out += fmt::format("<p class=\"verdict\"><b class=\"{}\">Verdict: ", Identical() ? "" : (step_latency.significant ? (step_latency.delta < 0 ? "good" : "bad") : ""));
+  AppendEscapedHtml(&out, Verdict());
+  out += "</b></p>\n<div class=\"kv\"><div>baseline</div><div>";
   AppendEscapedHtml(&out, baseline.source_path);
   out += "</div><div>candidate</div><div>";
   AppendEscapedHtml(&out, candidate.source_path);

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/diagnosis_report.h"
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 
 namespace pypto::report {
 namespace {

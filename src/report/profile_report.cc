@@ -18,7 +18,7 @@
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
 #include "io/json_writer.h"
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 
 namespace pypto::report {
 
@@ -441,7 +441,7 @@ static void AppendIssuesHtml(std::string* out, const DiagnosticReport& d,
         *out += "<tr><td>";
         AppendEscapedHtml(out, r.kind);
         *out += "</td><td class=\"name\">";
-        AppendEscapedHtml(out, r.name);
+        AppendNameCell(out, r.name);
         *out += "</td><td>";
         AppendEscapedHtml(out, r.step.empty() ? "-" : r.step);
         *out += fmt::format("</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",

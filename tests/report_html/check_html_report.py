@@ -28,7 +28,7 @@ from html.parser import HTMLParser
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "div", "span", "b", "code", "table",
     "tr", "th", "td", "br", "ul", "li", "pre", "button", "footer", "script", "svg", "g", "rect", "text", "line",
-    "polyline", "circle", "details", "summary",
+    "polyline", "circle", "details", "summary", "a",
 }
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "data", "poster", "background"}
 HOSTILE = [
@@ -108,6 +108,8 @@ class Collector(HTMLParser):
         self.tags[tag] = self.tags.get(tag, 0) + 1
         if tag not in ALLOWED_TAGS:
             self.bad.append("tag <%s>" % tag)
+        if tag == "a" and any(k == "href" and not (v or "").startswith("#") for k, v in attrs):
+            self.bad.append("link out of the page on <a>: %r" % dict(attrs).get("href"))
         for k, v in attrs:
             # javascript: only runs from attributes that hold a URL; a tooltip
             # (title) holding the escaped text of a hostile name is inert.

@@ -111,6 +111,7 @@ TEST_P(CompareFlavorTest, ProfileWithItselfHasNoSignificantChange) {
   EXPECT_EQ(text.find('\\'), std::string::npos) << text;  // no Markdown escapes on a terminal
   EXPECT_NE(rep->to_markdown().find("**Verdict: identical profiles"), std::string::npos);
   EXPECT_NE(rep->to_json().find("\"verdict\": \"identical profiles"), std::string::npos);
+  EXPECT_NE(rep->to_html().find("<p class=\"verdict\"><b class=\"\">Verdict: identical profiles"), std::string::npos);
   // Every renderer runs and tags its output.
   EXPECT_NE(rep->to_json().find("\"schema\": \"pypto.compare/1\""), std::string::npos);
   EXPECT_NE(rep->to_markdown().find("not significant"), std::string::npos);

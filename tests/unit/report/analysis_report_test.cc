@@ -139,6 +139,29 @@ TEST_F(AnalysisReport, ManyStepsAreSummarisedUnlessAskedForEvery) {
   EXPECT_EQ(all.find("--steps lists every step"), std::string::npos);
 }
 
+TEST_F(AnalysisReport, OutlierStepsAndRepeatedStepNumbersAreSaid) {
+  // 30 steps of 10 ms + 0.1 ms x (i % 3): median 10.1 ms, absolute deviations
+  // 0 (10 steps) or 0.1 ms (20): MAD 0.1 ms, robust sigma 0.14826 ms, limit
+  // 10.1 + 3 x 0.14826 = 10.545 ms. Step 12 is set to 50 ms: the one outlier.
+  // Numbers 0..14 twice (a trace whose counter restarts): 15 repeats.
+  AnalysisSummary summary = Summarize();
+  summary.steps.clear();
+  for (int i = 0; i < 30; ++i) {
+    StepSummary step;
+    step.number = i % 15;
+    step.name = "ProfilerStep#" + std::to_string(i % 15);
+    step.latency_ns = i == 12 ? TimeNs{50'000'000} : TimeNs{10'000'000} + (i % 3) * TimeNs{100'000};
+    summary.steps.push_back(step);
+  }
+  const std::string text = RenderAnalysisText(summary);
+  EXPECT_NE(text.find("outliers: 1 step(s) over median 10.100 ms + 3 x 0.148 ms (robust sigma) = 10.545 ms: "
+                      "ProfilerStep#12 (50.000 ms)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("note: 15 step number(s) occur more than once on one device (#0 x2, #1 x2, #2 x2, #3 x2, #4 x2, "
+                      "… 10 more)"),
+            std::string::npos) << text;
+}
+
 TEST(TextFormatting, DurationsCarryUnits) {
   EXPECT_EQ(FormatDuration(812), "812 ns");
   EXPECT_EQ(FormatDuration(12'345), "12.345 µs");

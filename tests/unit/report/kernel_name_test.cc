@@ -1,7 +1,7 @@
 // ShortKernelName: readable kernel names that still tell kernels apart.
 #include <gtest/gtest.h>
 
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 
 namespace pypto::report {
 namespace {

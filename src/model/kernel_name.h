@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace pypto::report {
+namespace pypto {
 
 // Names up to this many characters are kept whole; a short form longer than
 // this is cut with "…" (the hash is kept). Source: the name column of the
@@ -25,4 +25,4 @@ std::string ShortKernelName(std::string_view name, size_t max_chars = kShortKern
 // or the runtime's demangler refuses it.
 std::string Demangle(std::string_view name);
 
-}  // namespace pypto::report
+}  // namespace pypto

@@ -1,4 +1,4 @@
-#include "report/kernel_name.h"
+#include "model/kernel_name.h"
 
 #include <cctype>
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "model/string_table.h"
 
-namespace pypto::report {
+namespace pypto {
 namespace {
 
 // The string table's hash folded to 16 bits: enough to tell a handful of look-alikes apart.
@@ -147,4 +147,4 @@ std::string ShortKernelName(std::string_view name, size_t max_chars) {
   return out.substr(0, end) + "…" + hash;
 }
 
-}  // namespace pypto::report
+}  // namespace pypto
