@@ -83,16 +83,20 @@ CLI::App* AddAdviseCommand(CLI::App* app, AdviseArgs* args) {
 }
 
 int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptions& import,
-              const std::function<void()>& finish_progress) {
+              TerminalProgress* progress) {
   StatusOr<advisor::ModelConfig> user = UserModel(args.model);
   if (!user.ok()) return Fail(user.status());
   StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
-  if (finish_progress) finish_progress();
+  progress->Working("advising");
   if (Interrupted()) {
+    progress->Finish();
     std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C while reading %s\n", path.c_str());
     return kExitCancelled;
   }
-  if (!session.ok()) return Fail(session.status());
+  if (!session.ok()) {
+    progress->Finish();
+    return Fail(session.status());
+  }
   advisor::AdviseProfileOptions options;
   options.diagnose = args.options;
   options.diagnose.step = args.step;
@@ -101,6 +105,7 @@ int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptio
   options.output_dir = args.output_dir;
   options.force = args.force;
   StatusOr<advisor::AdviseProfileResult> result = (*session)->Advise(options);
+  progress->Finish();
   if (!result.ok()) return Fail(result.status());
   const advisor::AdviceReport* advice = &result->advice;
   const std::string text = args.json       ? report::RenderAdviceJson(*advice)

@@ -3,6 +3,8 @@
 // layout patch for a model config without a profile.
 #pragma once
 
+#include "cli/terminal_progress.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -34,7 +36,7 @@ struct AdviseArgs {
 
 CLI::App* AddAdviseCommand(CLI::App* app, AdviseArgs* args);
 int RunAdvise(const AdviseArgs& args, const std::string& path, const ImportOptions& import,
-              const std::function<void()>& finish_progress);
+              TerminalProgress* progress);
 
 struct KvPatchArgs {
   std::string output;

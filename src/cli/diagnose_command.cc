@@ -47,14 +47,16 @@ CLI::App* AddDiagnoseCommand(CLI::App* app, DiagnoseArgs* args) {
 }
 
 int RunDiagnose(const DiagnoseArgs& args, const std::string& path, const ImportOptions& import,
-                const std::function<void()>& finish_progress) {
+                TerminalProgress* progress) {
   StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
-  if (finish_progress) finish_progress();
+  progress->Working("diagnosing");
   if (Interrupted()) {
+    progress->Finish();
     std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C while reading %s\n", path.c_str());
     return kExitCancelled;
   }
-  auto fail = [](const Status& s) {
+  auto fail = [progress](const Status& s) {
+    progress->Finish();
     std::fprintf(stderr, "pypto: error: %s\n", s.ToString().c_str());
     return ExitCodeFor(s.code());
   };
@@ -66,6 +68,7 @@ int RunDiagnose(const DiagnoseArgs& args, const std::string& path, const ImportO
   const std::string text = args.json       ? report::RenderDiagnosisJson(**report)
                            : args.markdown ? report::RenderDiagnosisMarkdown(**report)
                                            : report::RenderDiagnosisText(**report);
+  progress->Finish();
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (std::fflush(stdout) != 0) return fail(IoError("standard output: write failed"));
   return kExitOk;

@@ -2,6 +2,8 @@
 // are added by main.cc like for every command that reads a profile).
 #pragma once
 
+#include "cli/terminal_progress.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -24,9 +26,9 @@ struct DiagnoseArgs {
 // Adds the subcommand and its own options; returns it so main.cc can add the input options.
 CLI::App* AddDiagnoseCommand(CLI::App* app, DiagnoseArgs* args);
 
-// Loads `path` with `import`, diagnoses and prints. `finish_progress` is
-// called once the import is over (clears the progress line).
+// Loads `path` with `import`, diagnoses and prints. `progress` (fed bytes by
+// `import`) shows the diagnosis after the import and is erased before output.
 int RunDiagnose(const DiagnoseArgs& args, const std::string& path, const ImportOptions& import,
-                const std::function<void()>& finish_progress);
+                TerminalProgress* progress);
 
 }  // namespace pypto::cli

@@ -119,6 +119,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     PhaseTimer total_timer("analyze (import+graph+summary)");
     PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session,
                            ProfileSession::Open(args.input.path, MakeImportOptions(args.input, &progress)));
+    progress.Working("critical paths and summary");
     PhaseTimer summary_timer("summary");
     return report::SummarizeAnalysis(session->graph(), options);
   }();
@@ -245,24 +246,24 @@ int Main(int argc, char** argv) {
   if (diagnose->parsed()) {
     TerminalProgress progress(ProgressLabel(diagnose_input.path));
     return RunDiagnose(diagnose_args, diagnose_input.path, MakeImportOptions(diagnose_input, &progress),
-                       [&progress] { progress.Finish(); });
+                       &progress);
   }
   if (advise->parsed()) {
     TerminalProgress progress(ProgressLabel(advise_input.path));
     return RunAdvise(advise_args, advise_input.path, MakeImportOptions(advise_input, &progress),
-                     [&progress] { progress.Finish(); });
+                     &progress);
   }
   if (kv_patch->parsed()) return RunKvPatch(kv_patch_args);
   if (compare->parsed()) return RunCompare(compare_args);
   if (report_cmd->parsed()) {
     TerminalProgress progress(ProgressLabel(report_input.path));
     return RunReport(report_args, report_input.path, MakeImportOptions(report_input, &progress),
-                     [&progress] { progress.Finish(); });
+                     &progress);
   }
   if (export_sqlite->parsed()) {
     TerminalProgress progress(ProgressLabel(sqlite_input.path));
     return RunExportSqlite(sqlite_args, sqlite_input.path, MakeImportOptions(sqlite_input, &progress),
-                           [&progress] { progress.Finish(); });
+                           &progress);
   }
   if (calibrate->parsed()) return RunCalibrate(calibrate_args);
   return kExitUsage;

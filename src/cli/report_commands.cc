@@ -86,7 +86,11 @@ int RunCompare(const CompareArgs& args) {
   }
   ImportOptions import;
   import.cancel = InterruptFlag();
+  // Both runs are read, then compared: the line shows the work and its time.
+  TerminalProgress progress("pypto compare");
+  progress.Working("reading and comparing both runs");
   StatusOr<ComparisonReport> rep = RunComparison(args.baseline, args.candidate, import, args.hardware, args.alpha, args.actions_file);
+  progress.Finish();
   if (Interrupted()) {
     std::fprintf(stderr, "pypto: error: interrupted by Ctrl-C\n");
     return kExitCancelled;
@@ -119,15 +123,15 @@ CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {
 }
 
 int RunReport(const ReportArgs& args, const std::string& path, const ImportOptions& import,
-              const std::function<void()>& finish_progress) {
+              TerminalProgress* progress) {
   if (Status s = io::CheckOutputPath(args.output, args.force); !s.ok()) {
-    if (finish_progress) finish_progress();
+    progress->Finish();
     return Fail(s);
   }
   std::string text;
   if (!args.baseline.empty()) {
     StatusOr<ComparisonReport> rep = RunComparison(args.baseline, path, import, args.hardware, kDefaultSignificanceAlpha, "");
-    if (finish_progress) finish_progress();
+    progress->Finish();
     if (Interrupted()) return kExitCancelled;
     if (!rep.ok()) return Fail(rep.status());
     text = args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_html();
@@ -136,9 +140,10 @@ int RunReport(const ReportArgs& args, const std::string& path, const ImportOptio
     options.diagnose.hardware_name = args.hardware;
     StatusOr<report::ProfileReportData> data = [&]() -> StatusOr<report::ProfileReportData> {
       PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session, ProfileSession::Open(path, import));
+      progress->Working("diagnosing and drawing the report");
       return report::CollectProfileReport(*session, options);
     }();
-    if (finish_progress) finish_progress();
+    progress->Finish();
     if (Interrupted()) return kExitCancelled;
     if (!data.ok()) return Fail(data.status());
     text = args.json ? report::RenderProfileJson(*data)
@@ -167,15 +172,16 @@ void AddExportSqliteOutput(CLI::App* cmd, ExportSqliteArgs* args) {
 }
 
 int RunExportSqlite(const ExportSqliteArgs& args, const std::string& path, const ImportOptions& import,
-                    const std::function<void()>& finish_progress) {
+                    TerminalProgress* progress) {
   if (Status s = io::CheckOutputPath(args.output, args.force); !s.ok()) {
-    if (finish_progress) finish_progress();
+    progress->Finish();
     return Fail(s);
   }
   StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path, import);
   StatusOr<const DiagnosticReport*> diagnosis = static_cast<const DiagnosticReport*>(nullptr);
+  progress->Working(args.no_findings ? "writing" : "diagnosing");
   if (session.ok() && !args.no_findings) diagnosis = (*session)->Diagnosis();
-  if (finish_progress) finish_progress();
+  progress->Finish();
   if (Interrupted()) return kExitCancelled;
   if (!session.ok()) return Fail(session.status());
   if (!diagnosis.ok()) return Fail(diagnosis.status());

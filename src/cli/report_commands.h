@@ -4,6 +4,8 @@
 // two and takes its own positionals.
 #pragma once
 
+#include "cli/terminal_progress.h"
+
 #include <functional>
 #include <string>
 
@@ -38,7 +40,7 @@ struct ReportArgs {
 };
 CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args);
 int RunReport(const ReportArgs& args, const std::string& path, const ImportOptions& import,
-              const std::function<void()>& finish_progress);
+              TerminalProgress* progress);
 
 struct ExportSqliteArgs {
   std::string output;
@@ -49,6 +51,6 @@ CLI::App* AddExportSqliteCommand(CLI::App* app, ExportSqliteArgs* args);
 // The OUT positional; main.cc calls it after adding PATH so that PATH comes first.
 void AddExportSqliteOutput(CLI::App* cmd, ExportSqliteArgs* args);
 int RunExportSqlite(const ExportSqliteArgs& args, const std::string& path, const ImportOptions& import,
-                    const std::function<void()>& finish_progress);
+                    TerminalProgress* progress);
 
 }  // namespace pypto::cli
