@@ -184,7 +184,7 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
 
   // Step timeline: latency and device busy time of each step.
   d.steps_total = graph.Steps().size();
-  for (size_t i = 0; i < graph.Steps().size() && i < kMaxTimelineSteps; ++i) {
+  for (size_t i = 0; i < graph.Steps().size(); ++i) {
     const StepInfo& s = graph.Steps()[i];
     StepBar bar;
     bar.label = s.number >= 0 ? std::to_string(s.number) : s.name;
@@ -534,16 +534,32 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
   if (d.steps.empty()) {
     out += "<p class=\"muted\">No steps.</p>\n";
   } else {
+    // Past kMaxTimelineSteps steps, each column is a group of consecutive
+    // steps (their mean busy and idle), so every step is in the chart.
+    const size_t group = (d.steps.size() + kMaxTimelineSteps - 1) / kMaxTimelineSteps;
     std::vector<std::string> labels;
     ChartSeries busy{"device busy", "s0", {}}, idle{"device idle", "s1", {}};
-    for (const StepBar& b : d.steps) {
-      labels.push_back(b.label + (b.phase.empty() ? "" : " " + b.phase));
-      busy.values.push_back(double(std::min(b.busy_ns, b.latency_ns)));
-      idle.values.push_back(double(std::max<TimeNs>(0, b.latency_ns - b.busy_ns)));
+    for (size_t first = 0; first < d.steps.size(); first += group) {
+      const size_t last = std::min(d.steps.size(), first + group) - 1;
+      double busy_ns = 0, idle_ns = 0;
+      std::string phase = d.steps[first].phase;
+      for (size_t i = first; i <= last; ++i) {
+        const StepBar& b = d.steps[i];
+        busy_ns += double(std::min(b.busy_ns, b.latency_ns));
+        idle_ns += double(std::max<TimeNs>(0, b.latency_ns - b.busy_ns));
+        if (b.phase != phase) phase = "mixed";
+      }
+      const double n = double(last - first + 1);
+      labels.push_back((group == 1 ? d.steps[first].label : d.steps[first].label + ".." + d.steps[last].label) +
+                       (phase.empty() ? "" : " " + phase));
+      busy.values.push_back(busy_ns / n);
+      idle.values.push_back(idle_ns / n);
     }
-    out += SvgStackedColumns(labels, {busy, idle}, "step latency", true, "per-step latency: device busy vs idle");
-    if (d.steps_total > d.steps.size())
-      out += fmt::format("<p class=\"muted small\">First {} of {} steps shown.</p>\n", d.steps.size(), d.steps_total);
+    out += SvgStackedColumns(labels, {busy, idle}, group == 1 ? "step latency" : "mean step latency", true,
+                             "per-step latency: device busy vs idle");
+    if (group > 1)
+      out += fmt::format("<p class=\"muted small\">{} steps, {} per column (their mean); the JSON lists every step.</p>\n",
+                         d.steps.size(), group);
   }
   for (size_t n = 0; n < d.step_timelines.size(); ++n) {
     const StepTimeline& tl = d.step_timelines[n];
@@ -653,8 +669,12 @@ std::string RenderProfileMarkdown(const ProfileReportData& d) {
     out += fmt::format("Per-token latency (decode steps, n={}): p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms\n\n", d.decode_latency.count,
                        d.decode_latency.p50_ms, d.decode_latency.p90_ms, d.decode_latency.p99_ms);
   out += "## Steps\n\n| step | phase | latency | device busy |\n|---|---|---:|---:|\n";
-  for (const StepBar& b : d.steps)
+  for (size_t i = 0; i < d.steps.size() && i < kMaxTimelineSteps; ++i) {
+    const StepBar& b = d.steps[i];
     out += fmt::format("| {} | {} | {} | {} |\n", EscapeMarkdown(b.label), b.phase, FormatMs(double(b.latency_ns)), FormatMs(double(b.busy_ns)));
+  }
+  if (d.steps.size() > kMaxTimelineSteps)
+    out += fmt::format("\n… {} more steps (the JSON lists every step).\n", d.steps.size() - kMaxTimelineSteps);
   out += d.device_time ? "\n## Device time by op class\n\n" : "\n## Host self time by op class\n\n";
   out += "| class | count | time |\n|---|---:|---:|\n";
   for (const ClassTime& c : d.classes) out += fmt::format("| {} | {} | {} |\n", c.op_class, c.count, FormatMs(double(c.time_ns)));

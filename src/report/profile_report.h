@@ -22,7 +22,8 @@
 namespace pypto::report {
 
 inline constexpr char kReportJsonSchema[] = "pypto.report/1";
-// Steps drawn in the timeline chart (the first ones; the table says how many were left out).
+// Columns of the step-latency chart at most (past it, a column is a group of
+// consecutive steps); also the steps listed in the Markdown report.
 inline constexpr size_t kMaxTimelineSteps = 400;
 // Ops (name + shape groups) drawn in the roofline chart, by time.
 inline constexpr size_t kMaxRooflineOps = 200;
@@ -105,7 +106,7 @@ struct ProfileReportData {
   DiagnosticReport diagnosis;
   LatencyStats decode_latency;
   LatencyStats prefill_latency;
-  std::vector<StepBar> steps;    // capped at kMaxTimelineSteps
+  std::vector<StepBar> steps;    // every step (the chart groups them past kMaxTimelineSteps)
   uint64_t steps_total = 0;
   bool device_time = true;       // classes hold device time (false: host self time)
   std::vector<ClassTime> classes;

@@ -139,6 +139,22 @@ TEST(ProfileHtml, EveryDrawnStepMarksItsFindingsAndLinksThem) {
   EXPECT_NE(html.find("<h3 id=\"steptl-1\">slowest step"), std::string::npos);
 }
 
+TEST(ProfileHtml, ThousandStepsAreGroupedNotCut) {
+  // 1000 steps: 400 columns at most, so 3 consecutive steps per column (334
+  // columns, the last holding step 999 alone); every step is in the chart and
+  // the JSON; the Markdown lists 400 and says how many more.
+  ProfileReportData d;
+  for (int i = 0; i < 1000; ++i) d.steps.push_back(StepBar{std::to_string(i), "decode", 2'000'000, 1'500'000});
+  d.steps_total = d.steps.size();
+  const std::string html = RenderProfileHtml(d);
+  EXPECT_NE(html.find("1000 steps, 3 per column (their mean); the JSON lists every step."), std::string::npos);
+  EXPECT_NE(html.find("0..2 decode"), std::string::npos);
+  EXPECT_NE(html.find("999 decode"), std::string::npos);
+  EXPECT_EQ(html.find("First 400"), std::string::npos);
+  EXPECT_NE(RenderProfileJson(d).find("\"label\": \"999\""), std::string::npos);
+  EXPECT_NE(RenderProfileMarkdown(d).find("… 600 more steps (the JSON lists every step)."), std::string::npos);
+}
+
 // ------------------------------------------------------------------ SQLite
 
 int64_t QueryInt(sqlite3* db, const std::string& sql) {
