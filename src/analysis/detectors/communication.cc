@@ -46,6 +46,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,80 @@ inline constexpr double kRdmaSmallPacketMb = 1.0;
 inline constexpr double kSmallPacketShare = 0.2;
 // Bytes. Source: msprof-analyze byte_alignment.yaml: SDMA sizes % 512 != 0.
 inline constexpr int64_t kTransferAlignmentBytes = 512;
+// A link moving its bytes under this fraction of the fastest link of the same
+// transport is slow (0.8: the contention fraction msprof-analyze's SDMA check
+// uses, as kSdmaContendedFraction); links moving under kSlowLinkMinMb in the
+// analysed steps are not judged (a handful of small packets says nothing).
+inline constexpr double kSlowLinkFraction = 0.8;
+// NCCL/RCCL collectives whose message is under this are small: latency-bound
+// (NCCL picks its LL protocols for them) whatever the link; 1 MB, the RDMA
+// small-packet threshold of msprof-analyze, applied to the message size the
+// kernel's arguments give (In msg nelems x dtype).
+inline constexpr double kNcclSmallMessageMb = 1.0;
+inline constexpr double kSlowLinkMinMb = 1.0;
+// NCCL/RCCL kernels of the same collective on several ranks end together
+// (the last data arrives everywhere within microseconds); when their ends
+// agree within this, the ranks' clocks are comparable and a rank's time
+// before the last rank started the collective is waiting, the rest transfer.
+// 100 us: NTP-synced hosts of one job stay within this; a collective whose
+// ends spread more is left unmatched (clocks not comparable).
+inline constexpr TimeNs kCollectiveEndToleranceNs = 100'000;
+
+// One NCCL/RCCL kernel of a rank, to be matched with the same collective on
+// the other ranks (n-th kernel of the same name on each device).
+struct RankKernel {
+  TimeNs start = 0, end = 0;
+};
+
+// Wait vs transfer of a rank's NCCL/RCCL kernels, from the arrival order of
+// the ranks at each collective.
+struct ArrivalSplit {
+  TimeNs wait_ns = 0, transfer_ns = 0;
+  uint64_t matched = 0;    // collectives matched on every rank
+  uint64_t unmatched = 0;  // ends too far apart (clocks), or counts that differ
+};
+
+// Matches the n-th kernel of each name across the devices that run it and
+// splits each rank's kernel time at the last rank's start.
+std::map<int32_t, ArrivalSplit> SplitByArrival(
+    const std::map<int32_t, std::map<std::string, std::vector<RankKernel>>>& kernels) {
+  std::map<int32_t, ArrivalSplit> split;
+  if (kernels.size() < 2) return split;
+  std::map<std::string, std::vector<int32_t>> devices_of;
+  for (const auto& [device, by_name] : kernels)
+    for (const auto& [name, list] : by_name) devices_of[name].push_back(device);
+  for (const auto& [name, devices] : devices_of) {
+    if (devices.size() < 2) continue;
+    size_t count = kernels.at(devices[0]).at(name).size();
+    bool same_count = true;
+    for (int32_t d : devices) same_count = same_count && kernels.at(d).at(name).size() == count;
+    if (!same_count) {
+      for (int32_t d : devices) split[d].unmatched += kernels.at(d).at(name).size();
+      continue;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      TimeNs last_start = 0, first_end = INT64_MAX, last_end = 0;
+      for (int32_t d : devices) {
+        const RankKernel& k = kernels.at(d).at(name)[i];
+        last_start = std::max(last_start, k.start);
+        first_end = std::min(first_end, k.end);
+        last_end = std::max(last_end, k.end);
+      }
+      if (last_end - first_end > kCollectiveEndToleranceNs) {
+        for (int32_t d : devices) ++split[d].unmatched;
+        continue;
+      }
+      for (int32_t d : devices) {
+        const RankKernel& k = kernels.at(d).at(name)[i];
+        const TimeNs wait = std::clamp<TimeNs>(last_start - k.start, 0, k.end - k.start);
+        split[d].wait_ns += wait;
+        split[d].transfer_ns += (k.end - k.start) - wait;
+        ++split[d].matched;
+      }
+    }
+  }
+  return split;
+}
 
 // nccl-tests' bus-bandwidth factor of a collective over n ranks.
 double BusFactor(std::string_view collective, double n) {
@@ -154,6 +229,23 @@ int64_t StepNumberOf(std::string_view step) {
   return n;
 }
 
+// A step's device's arrival split; a step of no single device (-1: one host
+// annotation over every device) gets the sum over all ranks.
+ArrivalSplit ArrivalOf(const std::map<int32_t, ArrivalSplit>& arrival, int32_t device) {
+  if (device >= 0) {
+    auto it = arrival.find(device);
+    return it == arrival.end() ? ArrivalSplit{} : it->second;
+  }
+  ArrivalSplit sum;
+  for (const auto& [d, a] : arrival) {
+    sum.wait_ns += a.wait_ns;
+    sum.transfer_ns += a.transfer_ns;
+    sum.matched += a.matched;
+    sum.unmatched += a.unmatched;
+  }
+  return sum;
+}
+
 class Communication final : public Detector {
  public:
   std::string_view name() const override { return "communication"; }
@@ -195,6 +287,12 @@ class Communication final : public Detector {
             const bool gathers = collective.find("gather") != std::string_view::npos;
             const double nelems = ctx.TaskAttribute(r, gathers ? "Out msg nelems" : "In msg nelems");
             if (!collective.empty() && elem > 0 && nelems > 0 && t.dur[r] > 0) {
+              Packets& messages = f->packets["NCCL"];
+              ++messages.transfers;
+              if (nelems * elem < kNcclSmallMessageMb * 1e6) {
+                ++messages.small;
+                messages.small_ms += double(t.dur[r]) / 1e6;
+              }
               BusTraffic& b = f->bus[std::string(collective)];
               b.bus_bytes += nelems * elem * BusFactor(collective, std::isnan(n) ? 1 : n);
               b.time_ns += t.dur[r];
@@ -255,6 +353,19 @@ class Communication final : public Detector {
       out->notes.push_back("no analysed step: communication not measured");
       return;
     }
+    // Whole collectives (NCCL/RCCL kernels, HCCL hcom_ ops) per rank (device), to split wait from transfer by the
+    // ranks' arrival at each collective when several ranks are given.
+    std::map<int32_t, std::map<std::string, std::vector<RankKernel>>> rank_kernels;
+    for (uint32_t r : by_start) {
+      if (t.kind[r] != DeviceTaskKind::kCommunication) continue;
+      const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
+      if (name.find("nccl") == std::string::npos && name.find("rccl") == std::string::npos &&
+          name.find("hcom_") == std::string::npos)
+        continue;  // whole collectives only (HCCL sub-tasks are split by Notify Wait above)
+      rank_kernels[p.tracks.device[t.track[r]]][std::string(p.Str(t.name[r]))].push_back(
+          {t.ts[r], t.ts[r] + std::max<TimeNs>(t.dur[r], 0)});
+    }
+    const std::map<int32_t, ArrivalSplit> arrival = SplitByArrival(rank_kernels);
 
     // ---- communication.json (per device, the analysed steps only)
     const AttributeTable& a = p.attributes;
@@ -347,8 +458,19 @@ class Communication final : public Detector {
         wait_share = double(f.wait_task_ns) / double(f.wait_task_ns + f.transfer_task_ns);
         issue.detail += fmt::format("; wait {} (Notify Wait) vs transfer {} (HCCL tasks)",
                                     detectors::FormatUs(f.wait_task_ns), detectors::FormatUs(f.transfer_task_ns));
+      } else if (ArrivalSplit a = ArrivalOf(arrival, device); a.matched > 0 && a.wait_ns + a.transfer_ns > 0) {
+        wait_share = double(a.wait_ns) / double(a.wait_ns + a.transfer_ns);
+        issue.detail += fmt::format("; wait {} (in its collectives before the last rank arrived, {} collective "
+                                    "kernel(s) matched across {} ranks{}) vs transfer {}",
+                                    detectors::FormatUs(a.wait_ns), a.matched, rank_kernels.size(),
+                                    a.unmatched > 0 ? fmt::format(", {} not matched", a.unmatched) : std::string(),
+                                    detectors::FormatUs(a.transfer_ns));
       } else {
-        issue.detail += "; the profile does not split wait from transfer (one kernel per collective)";
+        issue.detail += rank_kernels.size() < 2
+                            ? "; one rank given: wait and transfer are not told apart (one kernel per collective; "
+                              "give every rank's profile to split them)"
+                            : "; the ranks' collectives could not be matched (counts or clocks differ): wait and "
+                              "transfer are not told apart";
       }
       if (!std::isnan(wait_share) && wait_share > 0.5)
         issue.detail += ": mostly waiting for a peer rank (its compute or host), not moving data";
@@ -383,6 +505,7 @@ class Communication final : public Detector {
 
     for (const auto& [device, f] : devices) AddTransferFindings(ctx, device, f, out);
     for (const auto& [device, f] : devices) NoteBusBandwidth(ctx, device, f, out);
+    NoteSlowLinks(ctx, step_numbers, out);
 
     // ---- the rank the others wait for
     std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
@@ -451,6 +574,73 @@ class Communication final : public Detector {
 
  private:
   // nccl-tests bus bandwidth per collective, against the link bandwidth.
+  // communication_matrix.json: per link (device and src-dst) and transport,
+  // the bytes and time of the analysed steps' collectives (the "-total" rows);
+  // a link under kSlowLinkFraction of the fastest link of its transport
+  // moves the same bytes slower (msprof-analyze slow-link analysis). Said
+  // with the time it costs at the fastest link's bandwidth.
+  static void NoteSlowLinks(const DiagnosisContext& ctx, const std::vector<int64_t>& step_numbers, DetectorOutput* out) {
+    const Profile& p = *ctx.profile;
+    const AttributeTable& a = p.attributes;
+    struct Link {
+      std::string transport;
+      double size_mb = 0, time_ms = 0;
+    };
+    // (device, "src-dst", op) -> fields; then summed per (device, src-dst).
+    std::map<std::tuple<int32_t, std::string, std::string>, Link> rows;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.owner_kind[i] != OwnerKind::kDevice || a.owner[i] >= p.devices.rows.size()) continue;
+      std::string_view key = p.Str(a.key[i]);
+      if (!key.starts_with("communication_matrix/")) continue;
+      key.remove_prefix(21);
+      const size_t s1 = key.find('/'), s3 = key.rfind('/');
+      if (s1 == std::string_view::npos || s3 <= s1) continue;
+      const size_t s2 = key.rfind('/', s3 - 1);
+      if (s2 <= s1) continue;
+      const std::string_view step = key.substr(0, s1), op = key.substr(s1 + 1, s2 - s1 - 1),
+                             link = key.substr(s2 + 1, s3 - s2 - 1), field = key.substr(s3 + 1);
+      if (op.find("-total@") == std::string_view::npos) continue;  // the per-op totals, not the per-packet rows
+      const int64_t number = StepNumberOf(step);
+      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
+      Link& l = rows[{p.devices.rows[a.owner[i]].index, std::string(link), std::string(op)}];
+      if (field == "Transport Type") l.transport = std::string(p.Str(a.text[i]));
+      else if (field == "Transit Size(MB)" && !std::isnan(a.number[i])) l.size_mb = a.number[i];
+      else if (field == "Transit Time(ms)" && !std::isnan(a.number[i])) l.time_ms = a.number[i];
+    }
+    std::map<std::pair<int32_t, std::string>, Link> links;
+    for (const auto& [k, l] : rows) {
+      if (l.transport.empty() || l.transport == "LOCAL") continue;  // on-chip copies are not a link
+      Link& sum = links[{std::get<0>(k), std::get<1>(k)}];
+      sum.transport = l.transport;
+      sum.size_mb += l.size_mb;
+      sum.time_ms += l.time_ms;
+    }
+    std::map<std::string, double> fastest;  // transport -> GB/s
+    for (const auto& [k, l] : links)
+      if (l.time_ms > 0 && l.size_mb >= kSlowLinkMinMb) fastest[l.transport] = std::max(fastest[l.transport], l.size_mb / l.time_ms);
+    for (const auto& [transport, best] : fastest) {
+      std::string all, slow;
+      double lost_ms = 0;
+      for (const auto& [k, l] : links) {
+        if (l.transport != transport || l.time_ms <= 0 || l.size_mb < kSlowLinkMinMb) continue;
+        const double gbps = l.size_mb / l.time_ms;  // MB/ms = GB/s
+        const std::string name = fmt::format("device {} link {}", k.first, k.second);
+        all += fmt::format("{}{} {:.1f} GB/s", all.empty() ? "" : ", ", name, gbps);
+        if (gbps < kSlowLinkFraction * best) {
+          slow += fmt::format("{}{}", slow.empty() ? "" : ", ", name);
+          lost_ms += l.time_ms - l.size_mb / best;
+        }
+      }
+      out->notes.push_back(
+          slow.empty()
+              ? fmt::format("{} links (communication_matrix): {}; none under {:.0f}% of the fastest", transport, all,
+                            100 * kSlowLinkFraction)
+              : fmt::format("{} links (communication_matrix): {}; slow: {} (under {:.0f}% of the fastest, {:.1f} GB/s): "
+                            "{:.1f} ms more than at the fastest link's bandwidth",
+                            transport, all, slow, 100 * kSlowLinkFraction, best, lost_ms));
+    }
+  }
+
   static void NoteBusBandwidth(const DiagnosisContext& ctx, int32_t device, const DeviceFigures& f,
                                DetectorOutput* out) {
     const double link = ctx.hardware_known ? ctx.hardware->link_bandwidth.value : 0;
@@ -489,11 +679,16 @@ class Communication final : public Detector {
       issue.affected_ns = TimeNs(pk.small_ms * 1e6);
       issue.evidence.count = uint64_t(pk.small);
       issue.evidence.total_ns = issue.affected_ns;
-      issue.detail = fmt::format("{}: {:.0f} of {:.0f} {} transfers ({:.0f}%) are under {:.0f} MB (> {:.0f}%), {:.1f} ms "
-                                 "of transfer time (communication.json Size Distribution)",
-                                 who, pk.small, pk.transfers, cls, 100 * pk.small / pk.transfers,
-                                 cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb, 100 * kSmallPacketShare,
-                                 pk.small_ms);
+      const bool nccl = cls == "NCCL";
+      issue.detail = fmt::format("{}: {:.0f} of {:.0f} {} {} ({:.0f}%) are under {:.0f} MB (> {:.0f}%), {:.1f} ms "
+                                 "of {} time ({})",
+                                 who, pk.small, pk.transfers, cls, nccl ? "collective messages" : "transfers",
+                                 100 * pk.small / pk.transfers,
+                                 nccl ? kNcclSmallMessageMb : cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb,
+                                 100 * kSmallPacketShare, pk.small_ms, nccl ? "collective" : "transfer",
+                                 nccl ? "kernel arguments In msg nelems x dtype; batch small collectives or bucket "
+                                        "them into larger ones"
+                                      : "communication.json Size Distribution");
       detectors::AddMetric(&issue, "small_transfers", pk.small, "count");
       detectors::AddMetric(&issue, "transfers", pk.transfers, "count");
       detectors::AddMetric(&issue, "small_share", pk.small / pk.transfers, "ratio");

@@ -3,6 +3,8 @@
 // figures come from the raw rows, derived in the comments.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <string>
 
 #include "session/profile_session.h"
@@ -61,7 +63,8 @@ TEST(CommunicationFixtures, Cann83ExposedCommunicationMatchesStepTraceTime) {
   ASSERT_EQ(issues.size(), 1u) << Describe(r);
   EXPECT_NEAR(double(issues[0]->affected_ns), 420174260.0, 1000.0);
   EXPECT_NEAR(MetricOf(*issues[0], "exposed_share"), 420174.26 / 810022.36, 1e-4);
-  EXPECT_NE(issues[0]->detail.find("does not split wait from transfer"), std::string::npos) << issues[0]->detail;
+  EXPECT_NE(issues[0]->detail.find("one rank given: wait and transfer are not told apart"), std::string::npos)
+      << issues[0]->detail;
   EXPECT_NEAR(double(issues[0]->saved_ns), 231290100.0, 1000.0);
   EXPECT_EQ(issues[0]->op_name, "hcom_batchSendRecv__128_4_1");  // the longest, 158.553 ms
 }
@@ -170,6 +173,87 @@ TEST(Communication, NcclOnTheCriticalPathIsExposed) {
   EXPECT_EQ(issues[0]->saved_ns, 200'000);
   EXPECT_EQ(issues[0]->op_name, "ncclKernel_AllReduce_RING_LL_Sum_float");
   EXPECT_NE(issues[0]->detail.find("communication on the critical path"), std::string::npos) << issues[0]->detail;
+}
+
+TEST(Communication, NcclWaitIsTheTimeBeforeTheLastRankArrives) {
+  // Two ranks (devices 0 and 1) in one step [0, 1000] us. The same all-reduce
+  // kernel starts at 100 us on rank 0 and at 400 us on rank 1 (rank 1
+  // computed k1 until 400), and ends at 500 us on both. Rank 0 waited
+  // 400 - 100 = 300 us of its 400 us kernel for rank 1, and moved data for
+  // 100 us (wait share 0.75); rank 1 waited 0 and moved data 100 us. A second
+  // all-reduce ending 1 ms apart on the two ranks is not matched (clocks not
+  // comparable).
+  ProfileBuilder b;
+  const uint32_t r0_comm = b.Stream(20, 0), r0_comp = b.Stream(7, 0);
+  const uint32_t r1_comm = b.Stream(20, 1), r1_comp = b.Stream(7, 1);
+  // Each rank's step as its profiler's breakdown gives it (step_trace_time
+  // style): 3 ms, of which 1 ms communication not overlapped.
+  for (int32_t device : {0, 1}) {
+    StepRow row;
+    row.number = 1;
+    row.name = b.p.Intern("step 1");
+    row.ts = 0;
+    row.dur = 3'000'000;
+    row.device = device;
+    row.source = b.p.Intern("step_trace_time.csv");
+    row.computing = 500'000;
+    row.communication_not_overlapped = 1'000'000;
+    row.free = 1'500'000;
+    b.p.steps.rows.push_back(row);
+  }
+  b.Task(r0_comp, "k0", DeviceTaskKind::kKernel, 0, 100);
+  b.Task(r0_comm, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", DeviceTaskKind::kCommunication, 100, 400);
+  b.Task(r1_comp, "k1", DeviceTaskKind::kKernel, 0, 400);
+  b.Task(r1_comm, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", DeviceTaskKind::kCommunication, 400, 100);
+  b.Task(r0_comm, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", DeviceTaskKind::kCommunication, 1000, 100);
+  b.Task(r1_comm, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", DeviceTaskKind::kCommunication, 2000, 100);
+  DiagnosticReport r = DiagnoseOnly(b.p, kDetector);
+  const Issue* rank0 = nullptr;
+  const Issue* rank1 = nullptr;
+  for (const Issue* i : IssuesOf(r, IssueType::kCommunication)) {
+    if (i->op_type != "exposed communication") continue;
+    if (i->detail.starts_with("device 0")) rank0 = i;
+    if (i->detail.starts_with("device 1")) rank1 = i;
+  }
+  ASSERT_NE(rank0, nullptr) << Describe(r);
+  ASSERT_NE(rank1, nullptr) << Describe(r);
+  EXPECT_NE(rank0->detail.find("wait 300.0 us (in its collectives before the last rank arrived, 1 collective "
+                               "kernel(s) matched across 2 ranks, 1 not matched) vs transfer 100.0 us"),
+            std::string::npos)
+      << rank0->detail;
+  EXPECT_NEAR(MetricOf(*rank0, "wait_share"), 0.75, 1e-9);  // 300 / (300 + 100)
+  EXPECT_NEAR(MetricOf(*rank1, "wait_share"), 0.0, 1e-9);   // the last to arrive waits for no one
+}
+
+TEST(Communication, ALinkUnderFourFifthsOfTheFastestIsSlow) {
+  // communication_matrix of one device, step 1, two HCCS links: 0-1 moves
+  // 100 MB in 5 ms (20 GB/s), 0-2 moves 100 MB in 10 ms (10 GB/s, half the
+  // fastest: slow); at 20 GB/s it would take 5 ms, so it costs 5 ms more.
+  // A LOCAL row (on-chip copy) and a 0.5 MB link are not judged.
+  ProfileBuilder b;
+  const uint32_t stream = b.Stream(20, 0);
+  b.Host("ProfilerStep#1", HostOpKind::kUserAnnotation, 0, 30000);
+  b.Task(stream, "k", DeviceTaskKind::kKernel, 0, 100);
+  b.p.devices.rows.push_back(DeviceRow{0, DeviceKind::kNpu, kEmptyStr});
+  auto field = [&](const std::string& link, const std::string& name, const std::string& text, double number) {
+    b.p.attributes.Add(OwnerKind::kDevice, 0,
+                       b.p.Intern("communication_matrix/step1/allreduce-total@1/" + link + "/" + name),
+                       b.p.Intern(text), number);
+  };
+  auto link = [&](const std::string& name, const std::string& transport, double mb, double ms) {
+    field(name, "Transport Type", transport, std::nan(""));
+    field(name, "Transit Size(MB)", std::to_string(mb), mb);
+    field(name, "Transit Time(ms)", std::to_string(ms), ms);
+  };
+  link("0-1", "HCCS", 100, 5);
+  link("0-2", "HCCS", 100, 10);
+  link("0-3", "HCCS", 0.5, 5);
+  link("0-0", "LOCAL", 500, 1);
+  DiagnosticReport r = DiagnoseOnly(b.p, kDetector);
+  EXPECT_TRUE(HasNoteContaining(r, "HCCS links (communication_matrix): device 0 link 0-1 20.0 GB/s, device 0 link 0-2 "
+                                   "10.0 GB/s; slow: device 0 link 0-2 (under 80% of the fastest, 20.0 GB/s): 5.0 ms "
+                                   "more than at the fastest link's bandwidth"))
+      << Describe(r);
 }
 
 }  // namespace
