@@ -88,7 +88,15 @@ TEST(CommunicationFixtures, OverlappedNcclIsOnlyANote) {
   // HTA's 2-rank DDP ResNet: the NCCL all-reduces (46.9 ms) run under the
   // backward's kernels and the host; none is on the critical path.
   DiagnosticReport r = DiagnoseFixtureOnly("kineto/hta_nccl_2rank_a100_2024", {kDetector});
-  EXPECT_TRUE(IssuesOf(r, IssueType::kCommunication).empty()) << Describe(r);
+  for (const Issue* i : IssuesOf(r, IssueType::kCommunication)) EXPECT_NE(i->op_type, "exposed communication");
+  // Small messages: of the 21 NCCL kernels in the steps, the 6 broadcasts
+  // (Float and Long) carry under 1 MB ("In msg nelems" x dtype), 114.334 us
+  // of kernel time; listed only with every finding kept (0.02 % of the step).
+  const Issue* small = FindIssueByOp(r, IssueType::kCommunication, "the device NCCL transfers");
+  ASSERT_NE(small, nullptr) << Describe(r);
+  EXPECT_EQ(small->evidence.count, 6u);
+  EXPECT_NEAR(double(small->affected_ns) / 1e3, 114.334, 0.01);
+  EXPECT_NE(small->detail.find("6 of 21 NCCL collective messages (29%) are under 1 MB"), std::string::npos) << small->detail;
   EXPECT_TRUE(HasNoteContaining(r, "exposed communication 0.0% of the step")) << Describe(r);
   // nccl-tests busBw of the 15 all-reduce kernels in the steps: "In msg
   // nelems" x 4 B (dtype Float) x 2(n-1)/n with "Group size" 2, summed, over
