@@ -15,6 +15,13 @@ constexpr int kDecodeSteps = 5;
 constexpr int kPrompt = 64;
 constexpr TimeNs kUs = 1000;
 
+// The structure of a profile: its graph and op classes built here.
+StatusOr<ModelStructure> StructureOf(Profile& p) {
+  PYPTO_ASSIGN_OR_RETURN(OperatorCallGraph g, OperatorCallGraph::Build(p));
+  const OpClassification classes = ClassifyProfile(p, g);
+  return AnalyzeStructure(p, g, classes);
+}
+
 struct Builder {
   Profile p;
   uint32_t stream = 0;
@@ -192,10 +199,7 @@ TEST(Structure, UnfusedAttentionQueryLengthOneIsDecode) {
     }
     b.Step(step, start);
   }
-  auto g = OperatorCallGraph::Build(b.p);
-  ASSERT_TRUE(g.ok());
-  OpClassification classes = ClassifyProfile(b.p, *g);
-  auto s = AnalyzeStructure(b.p, *g, classes);
+  auto s = StructureOf(b.p);
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->steps.size(), 3u);
   for (size_t k = 0; k < s->steps.size(); ++k) {
@@ -244,10 +248,7 @@ TEST(Structure, PhasesFromTokenCountsWithoutAttention) {
     forward(4);
     b.Step(i + 1, start);
   }
-  auto g = OperatorCallGraph::Build(b.p);
-  ASSERT_TRUE(g.ok());
-  OpClassification classes = ClassifyProfile(b.p, *g);
-  auto s = AnalyzeStructure(b.p, *g, classes);
+  auto s = StructureOf(b.p);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->layers, 3);
   EXPECT_EQ(s->steps[0].phase, StepPhase::kPrefill) << s->steps[0].phase_reason;
@@ -285,10 +286,7 @@ TEST(Structure, KvCacheGrowingByOneTokenIsDecode) {
     }
     b.Step(step, start);
   }
-  auto g = OperatorCallGraph::Build(b.p);
-  ASSERT_TRUE(g.ok());
-  OpClassification classes = ClassifyProfile(b.p, *g);
-  auto s = AnalyzeStructure(b.p, *g, classes);
+  auto s = StructureOf(b.p);
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->steps.size(), 3u);
   for (size_t k = 0; k < s->steps.size(); ++k) {
@@ -305,10 +303,7 @@ TEST(Structure, StatisticsWithOnlyADecodeAttentionKernelAreDecode) {
   // (36 calls, MIX_AIC), a decode kernel, and no other attention type.
   auto p = LoadProfile(std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_llm_decode_910b_torchair_cann9");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  auto g = OperatorCallGraph::Build(*p);
-  ASSERT_TRUE(g.ok());
-  OpClassification classes = ClassifyProfile(*p, *g);
-  auto s = AnalyzeStructure(*p, *g, classes);
+  auto s = StructureOf(*p);
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->steps.size(), 1u);
   EXPECT_EQ(s->steps[0].phase, StepPhase::kDecode);
