@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "analysis/detectors/detector_util.h"
+#include "model/kernel_name.h"
 
 namespace pypto {
 namespace {
@@ -72,7 +73,7 @@ class NormLaunchOverhead final : public Detector {
       out->notes.push_back(fmt::format(
           "{} {} kernel(s) are already fused norms; the {:.1f} us of launch gaps before each ({:.2f} x their "
           "execution) is dispatch idle, counted by host_bound",
-          g.idx.size(), label, double(g.gap) / 1e3 / g.idx.size(), double(g.gap) / double(g.exec)));
+          g.idx.size(), ShortKernelName(label), double(g.gap) / 1e3 / g.idx.size(), double(g.gap) / double(g.exec)));
     }
 
     // (b) unfused chains.
