@@ -18,6 +18,11 @@ namespace {
 
 inline constexpr char kCompareJsonSchema[] = "pypto.compare/1";
 
+// Widths of the op name and shape in the terminal's op table (characters):
+// with the figures beside them a row stays within about 160 columns.
+constexpr size_t kCompareOpNameChars = 40;
+constexpr size_t kCompareShapeChars = 28;
+
 std::string OpLabel(const OpDelta& d) {
   auto side = [](const std::string& name, uint32_t ops) {
     return ops > 1 ? name + fmt::format(" (+{} more)", ops - 1) : name;
@@ -150,17 +155,21 @@ std::string ComparisonReport::to_text() const {
                 Delta(c.delta_per_step_ns), fmt::format("{}/{}", c.baseline_count, c.candidate_count), TestText(c.test)});
   out += cls.Render();
   out += "\nOps (largest changes per step)\n";
-  TextTable op_table({{"OP"}, {"CLASS"}, {"MATCH"}, {"BASELINE", report::Align::kRight},
+  // Ops of one name differ by their shapes: the SHAPE column tells them apart.
+  // Names and shapes are cut to fit a terminal (the JSON has them whole).
+  TextTable op_table({{"OP"}, {"SHAPE"}, {"CLASS"}, {"MATCH"}, {"BASELINE", report::Align::kRight},
                       {"CANDIDATE", report::Align::kRight}, {"DELTA", report::Align::kRight},
                       {"CALLS B/C", report::Align::kRight}, {"SIGNIFICANCE"}});
   for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
     const OpDelta& o = ops[i];
     OpDelta shown = o;
-    shown.baseline_name = ShortKernelName(o.baseline_name);
-    shown.candidate_name = ShortKernelName(o.candidate_name);
-    op_table.AddRow({OpLabel(shown), o.op_class, MatchLevelName(o.match), FormatTime(o.baseline_per_step_ns),
-                     FormatTime(o.candidate_per_step_ns), Delta(o.delta_per_step_ns),
-                     fmt::format("{}/{}", o.baseline_count, o.candidate_count), TestText(o.test)});
+    shown.baseline_name = ShortKernelName(o.baseline_name, kCompareOpNameChars);
+    shown.candidate_name = ShortKernelName(o.candidate_name, kCompareOpNameChars);
+    const std::string& shape = o.baseline_shape.empty() ? o.candidate_shape : o.baseline_shape;
+    op_table.AddRow({OpLabel(shown), shape.empty() ? "-" : report::Ellipsize(shape, kCompareShapeChars), o.op_class,
+                     MatchLevelName(o.match), FormatTime(o.baseline_per_step_ns), FormatTime(o.candidate_per_step_ns),
+                     Delta(o.delta_per_step_ns), fmt::format("{}/{}", o.baseline_count, o.candidate_count),
+                     TestText(o.test)});
   }
   out += op_table.Render();
   if (ops.size() > kDefaultCompareTopOps)
@@ -182,10 +191,21 @@ std::string ComparisonReport::to_text() const {
     out += "\nEstimated vs measured gain per applied action\n";
     TextTable at({{"ACTION"}, {"MEASURED ON"}, {"ESTIMATED/STEP", report::Align::kRight},
                   {"MEASURED/STEP", report::Align::kRight}, {"RATIO", report::Align::kRight}, {"VERDICT"}});
+    // "type:op name" and "ops named <kernel>" with the kernel names in their short form.
+    auto short_id = [](const std::string& id) {
+      const size_t colon = id.find(':');
+      return colon == std::string::npos ? id : id.substr(0, colon + 1) + ShortKernelName(id.substr(colon + 1), kCompareOpNameChars);
+    };
+    auto short_scope = [](const std::string& on) {
+      constexpr std::string_view kOpsNamed = "ops named ";
+      return on.starts_with(kOpsNamed) ? std::string(kOpsNamed) + ShortKernelName(on.substr(kOpsNamed.size()), kCompareOpNameChars)
+                                       : on;
+    };
     for (const ActionOutcome& a : actions)
-      at.AddRow({a.action.id, a.measured_on, FormatTime(a.estimated_per_step_ns), FormatTime(a.measured_per_step_ns),
+      at.AddRow({short_id(a.action.id), short_scope(a.measured_on), FormatTime(a.estimated_per_step_ns), FormatTime(a.measured_per_step_ns),
                  std::isnan(a.measured_over_estimated) ? "-" : fmt::format("{:.2f}", a.measured_over_estimated),
-                 fmt::format("{} ({})", a.verdict, TestText(a.test))});
+                 a.test.testable ? fmt::format("{} (p={:.3g})", a.verdict, a.test.p_value)
+                                 : fmt::format("{} ({})", a.verdict, TestText(a.test))});
     out += at.Render();
   }
   if (!notes.empty()) {

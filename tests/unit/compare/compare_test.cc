@@ -169,6 +169,16 @@ TEST_P(CompareFlavorTest, PlantedSlowGemmFixedIsMeasured) {
     }
   }
   EXPECT_TRUE(found_shape_change);
+  // On the terminal each op row says its shape (ops of one name differ by it),
+  // and no op or action cell is longer than a short name.
+  const std::string text = rep->to_text();
+  EXPECT_NE(text.find("  OP  "), std::string::npos);
+  EXPECT_NE(text.find("SHAPE"), std::string::npos) << text;
+  for (const OpDelta& o : rep->ops)
+    if (!o.baseline_shape.empty() && o.baseline_shape.size() <= 28) {
+      EXPECT_NE(text.find(o.baseline_shape), std::string::npos) << o.baseline_shape;
+      break;
+    }
 
   // The tiling issue is resolved and, taken as the applied action, its
   // measured saving is compared with its estimate.
