@@ -121,7 +121,14 @@ int RunAnalyze(const AnalyzeArgs& args) {
                            ProfileSession::Open(args.input.path, MakeImportOptions(args.input, &progress)));
     progress.Working("critical paths and summary");
     PhaseTimer summary_timer("summary");
-    return report::SummarizeAnalysis(session->graph(), options);
+    PYPTO_ASSIGN_OR_RETURN(report::AnalysisSummary s, report::SummarizeAnalysis(session->graph(), options));
+    // Many steps are summarised: with their latency per phase, which the
+    // structure analysis decides (it runs only then).
+    if (s.steps.size() > report::kStepsListedInFull) {
+      const StatusOr<ModelStructure>& structure = session->Structure();
+      if (structure.ok()) report::AddPhaseLatencies(*structure, &s);
+    }
+    return s;
   }();
   progress.Finish();
   if (Interrupted()) return PrintInterrupted(args.input.path);

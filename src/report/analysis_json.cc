@@ -296,6 +296,21 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
     json.EndObject();
   }
   json.EndArray();
+  if (!summary.phase_latency.empty()) {
+    json.Key("phase_latency");
+    json.BeginArray();
+    for (const auto& [phase, st] : summary.phase_latency) {
+      json.BeginObject();
+      json.KeyString("phase", phase);
+      json.KeyUint("steps", st.count);
+      json.KeyDouble("p50_ms", st.p50_ms);
+      json.KeyDouble("p90_ms", st.p90_ms);
+      json.KeyDouble("p99_ms", st.p99_ms);
+      json.KeyDouble("max_ms", st.max_ms);
+      json.EndObject();
+    }
+    json.EndArray();
+  }
   json.Key("selected_step");
   if (summary.selected_step) json.Int(*summary.selected_step);
   else json.Null();

@@ -231,4 +231,10 @@ StatusOr<AnalysisSummary> SummarizeAnalysis(const OperatorCallGraph& graph, cons
   return summary;
 }
 
+void AddPhaseLatencies(const ModelStructure& structure, AnalysisSummary* summary) {
+  summary->phase_latency.clear();
+  if (structure.prefill_latency.count > 0) summary->phase_latency.push_back({"prefill", structure.prefill_latency});
+  if (structure.decode_latency.count > 0) summary->phase_latency.push_back({"decode", structure.decode_latency});
+}
+
 }  // namespace pypto::report

@@ -5,6 +5,8 @@
 // and compute nothing.
 #pragma once
 
+#include "analysis/structure.h"
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -150,6 +152,9 @@ struct AnalysisSummary {
   std::vector<DeviceSummary> devices;
 
   std::vector<StepSummary> steps;
+  // Step latency per phase ("prefill", "decode") from the structure analysis
+  // (AddPhaseLatencies); empty when it was not run or no phase is known.
+  std::vector<std::pair<std::string, LatencyStats>> phase_latency;
   std::optional<int64_t> selected_step;  // --step N
   TimeWindow profile_window;             // first start to last end of the profile
   TimeWindow analysis_window;            // window of the per-step figures (whole profile or step N)
@@ -190,6 +195,10 @@ struct AnalysisSummary {
 // called by SummarizeAnalysis. Leaves the summary as it is for profiles
 // without PMU ratios or step breakdowns.
 void AddAscendSummary(const OperatorCallGraph& graph, const SummaryOptions& options, AnalysisSummary* summary);
+
+// Adds the step latency per phase the structure analysis decided (decode,
+// prefill), for summaries whose steps are summarised rather than listed.
+void AddPhaseLatencies(const ModelStructure& structure, AnalysisSummary* summary);
 
 // Collects the summary. Errors: kInvalidArgument when options.step_number names
 // no step (the message lists the steps there are).

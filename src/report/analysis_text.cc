@@ -144,6 +144,9 @@ void AppendSteps(std::string* out, const AnalysisSummary& summary, const Analysi
                             "step, --json has them all)\n",
                             stats.p50_ms, stats.p90_ms, stats.p99_ms, stats.min_ms, stats.max_ms, summary.steps.size(),
                             kSlowestStepsShown, summary.steps.size() - shown.size()));
+    for (const auto& [phase, st] : summary.phase_latency)
+      out->append(fmt::format("  {}: {} steps, p50 {:.3f} ms, p90 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms\n", phase,
+                              st.count, st.p50_ms, st.p90_ms, st.p99_ms, st.max_ms));
   }
   AppendStepOutliersAndRepeats(out, summary);
   TextTable table({{"STEP", Align::kRight},

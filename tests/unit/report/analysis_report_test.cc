@@ -134,6 +134,16 @@ TEST_F(AnalysisReport, ManyStepsAreSummarisedUnlessAskedForEvery) {
   for (const char* shown : {"ProfilerStep#0 ", "ProfilerStep#7 ", "ProfilerStep#39 ", "ProfilerStep#36 "})
     EXPECT_NE(brief.find(shown), std::string::npos) << shown;
   EXPECT_EQ(brief.find("ProfilerStep#35 "), std::string::npos);  // the 6th slowest
+  // With the phases the structure analysis decided, one line per phase.
+  LatencyStats decode;
+  decode.count = 39;
+  decode.p50_ms = 21, decode.p90_ms = 36, decode.p99_ms = 100, decode.max_ms = 100;
+  summary.phase_latency = {{"decode", decode}};
+  EXPECT_NE(RenderAnalysisText(summary).find("  decode: 39 steps, p50 21.000 ms, p90 36.000 ms, p99 100.000 ms, max "
+                                             "100.000 ms"),
+            std::string::npos);
+  EXPECT_NE(RenderAnalysisJson(summary).find("\"phase_latency\""), std::string::npos);
+  summary.phase_latency.clear();
   const std::string all = RenderAnalysisText(summary, AnalysisTextOptions{.all_steps = true});
   EXPECT_NE(all.find("ProfilerStep#20 "), std::string::npos);
   EXPECT_EQ(all.find("--steps lists every step"), std::string::npos);
