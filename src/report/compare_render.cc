@@ -20,8 +20,8 @@ inline constexpr char kCompareJsonSchema[] = "pypto.compare/1";
 
 // Widths of the op name and shape in the terminal's op table (characters):
 // with the figures beside them a row stays within about 160 columns.
-constexpr size_t kCompareOpNameChars = 40;
-constexpr size_t kCompareShapeChars = 28;
+constexpr size_t kCompareOpNameChars = 36;
+constexpr size_t kCompareShapeChars = 24;
 
 std::string OpLabel(const OpDelta& d) {
   auto side = [](const std::string& name, uint32_t ops) {
@@ -156,22 +156,49 @@ std::string ComparisonReport::to_text() const {
   out += cls.Render();
   out += "\nOps (largest changes per step)\n";
   // Ops of one name differ by their shapes: the SHAPE column tells them apart.
-  // Names and shapes are cut to fit a terminal (the JSON has them whole).
-  TextTable op_table({{"OP"}, {"SHAPE"}, {"CLASS"}, {"MATCH"}, {"BASELINE", report::Align::kRight},
-                      {"CANDIDATE", report::Align::kRight}, {"DELTA", report::Align::kRight},
-                      {"CALLS B/C", report::Align::kRight}, {"SIGNIFICANCE"}});
-  for (size_t i = 0; i < ops.size() && i < kDefaultCompareTopOps; ++i) {
+  // Names and shapes are cut to fit a terminal (the JSON has them whole); the
+  // match level is a column only when some op is not matched exactly, and a
+  // reason no op could be tested is said once under the table.
+  const size_t shown_ops = std::min(ops.size(), kDefaultCompareTopOps);
+  bool all_exact = true;
+  std::string untestable;
+  for (size_t i = 0; i < shown_ops; ++i) {
+    all_exact = all_exact && ops[i].match == MatchLevel::kExact;
+    if (!ops[i].test.testable && untestable.empty()) untestable = ops[i].test.verdict;
+  }
+  std::vector<TextTable::Column> op_columns = {{"OP"}, {"SHAPE"}, {"CLASS"}};
+  if (!all_exact) op_columns.push_back({"MATCH"});
+  for (TextTable::Column c : std::initializer_list<TextTable::Column>{{"BASELINE", report::Align::kRight},
+                                                                      {"CANDIDATE", report::Align::kRight},
+                                                                      {"DELTA", report::Align::kRight},
+                                                                      {"CALLS B/C", report::Align::kRight},
+                                                                      {"CHANGE"}})
+    op_columns.push_back(c);
+  TextTable op_table(op_columns);
+  for (size_t i = 0; i < shown_ops; ++i) {
     const OpDelta& o = ops[i];
     OpDelta shown = o;
-    shown.baseline_name = ShortKernelName(o.baseline_name, kCompareOpNameChars);
-    shown.candidate_name = ShortKernelName(o.candidate_name, kCompareOpNameChars);
+    // A renamed op shows both names ("a → b"): half the width each.
+    const bool renamed = !o.baseline_name.empty() && !o.candidate_name.empty() && o.baseline_name != o.candidate_name;
+    const size_t name_chars = renamed ? kCompareOpNameChars / 2 : kCompareOpNameChars;
+    shown.baseline_name = ShortKernelName(o.baseline_name, name_chars);
+    shown.candidate_name = ShortKernelName(o.candidate_name, name_chars);
     const std::string& shape = o.baseline_shape.empty() ? o.candidate_shape : o.baseline_shape;
-    op_table.AddRow({OpLabel(shown), shape.empty() ? "-" : report::Ellipsize(shape, kCompareShapeChars), o.op_class,
-                     MatchLevelName(o.match), FormatTime(o.baseline_per_step_ns), FormatTime(o.candidate_per_step_ns),
-                     Delta(o.delta_per_step_ns), fmt::format("{}/{}", o.baseline_count, o.candidate_count),
-                     TestText(o.test)});
+    std::vector<std::string> row = {OpLabel(shown), shape.empty() ? "-" : report::Ellipsize(shape, kCompareShapeChars),
+                                    o.op_class};
+    if (!all_exact) row.push_back(MatchLevelName(o.match));
+    row.push_back(FormatTime(o.baseline_per_step_ns));
+    row.push_back(FormatTime(o.candidate_per_step_ns));
+    row.push_back(Delta(o.delta_per_step_ns));
+    row.push_back(fmt::format("{}/{}", o.baseline_count, o.candidate_count));
+    row.push_back(!o.test.testable      ? std::string("-")
+                  : o.test.significant ? fmt::format("{} p={:.2g}", o.test.verdict, o.test.p_value)
+                                        : fmt::format("none p={:.2g}", o.test.p_value));
+    op_table.AddRow(std::move(row));
   }
   out += op_table.Render();
+  out += "  CHANGE: significant at the run's alpha (Welch test over the steps), else none; p the test's p-value\n";
+  if (!untestable.empty()) out += "  -: " + untestable + "\n";
   if (ops.size() > kDefaultCompareTopOps)
     out += fmt::format("  … {} more ops (--json lists all)\n", ops.size() - kDefaultCompareTopOps);
   out += "\nIssues\n";

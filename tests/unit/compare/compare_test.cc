@@ -175,7 +175,7 @@ TEST_P(CompareFlavorTest, PlantedSlowGemmFixedIsMeasured) {
   EXPECT_NE(text.find("  OP  "), std::string::npos);
   EXPECT_NE(text.find("SHAPE"), std::string::npos) << text;
   for (const OpDelta& o : rep->ops)
-    if (!o.baseline_shape.empty() && o.baseline_shape.size() <= 28) {
+    if (!o.baseline_shape.empty() && o.baseline_shape.size() <= 24) {
       EXPECT_NE(text.find(o.baseline_shape), std::string::npos) << o.baseline_shape;
       break;
     }
