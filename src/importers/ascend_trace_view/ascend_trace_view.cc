@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -252,7 +253,8 @@ class TraceViewReader {
  private:
   // One pass over the events array through the shared JSON event reader;
   // `pass` (0 or 1) places its progress in the two-pass total.
-  Status StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event);
+  Status StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event,
+                      std::function<bool(std::string_view)> prefilter = nullptr);
   Status ReadMetadataEvent(json_stream::JsonEvent& event);
   Status ReadEvent(json_stream::JsonEvent& event);
   void HandleComplete(uint64_t offset);
@@ -296,12 +298,14 @@ class TraceViewReader {
   uint64_t linked_async_npu_ = 0;
 };
 
-Status TraceViewReader::StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event) {
+Status TraceViewReader::StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event,
+                                     std::function<bool(std::string_view)> prefilter) {
   PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
   json_stream::JsonStreamOptions stream;
   stream.display_name = path_;
   stream.root_must_be_array = true;
   stream.cancel = options_.cancel;
+  stream.prefilter = std::move(prefilter);
   if (options_.progress)
     stream.progress = [this, pass](uint64_t done, uint64_t size) {
       options_.progress(static_cast<uint64_t>(pass) * size + done, 2 * size);
@@ -733,7 +737,11 @@ Status TraceViewReader::Run() {
   // Pass 1: process and thread names (metadata events may come anywhere).
   // What the reader counts as damage is counted once, in pass 2.
   Profile pass_one_loss;
-  PYPTO_RETURN_IF_ERROR(StreamEvents(0, &pass_one_loss, [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); }));
+  // Cheap text filter: metadata events are the only ones with "M" as a value;
+  // the others are not parsed in this pass.
+  PYPTO_RETURN_IF_ERROR(StreamEvents(
+      0, &pass_one_loss, [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); },
+      [](std::string_view text) { return text.find("\"M\"") != std::string_view::npos; }));
   std::string only_python;
   int python_processes = 0;
   for (const auto& [pid, info] : processes_)

@@ -538,6 +538,12 @@ Status Reader::ParseEvent(simdjson::ondemand::parser& parser, std::string& scrat
 
 Status Reader::HandleEvent(const char* p, const char* stop) {
   Status status;
+  // An event the caller does not want is not parsed at all (a pass that
+  // reads only a few kinds of events: trace_view's metadata pass).
+  if (options_.prefilter && !options_.prefilter(std::string_view(p, static_cast<size_t>(stop - p)))) {
+    ++stats_.events;
+    return status;
+  }
   if (parallel()) {
     // A re-read after a discarded range: sink 0, committed at once, so that
     // what it stages keeps its place among the reader's own loss counts.

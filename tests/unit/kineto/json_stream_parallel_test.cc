@@ -186,3 +186,49 @@ TEST(JsonStreamParallel, SameEventsAsOneThreadOnRandomTraces) {
 
 }  // namespace
 }  // namespace pypto::json_stream
+
+namespace pypto::json_stream {
+namespace {
+
+TEST(JsonStreamPrefilter, RefusedEventsAreNotParsedNorCountedAsDamage) {
+  // Three events: a metadata event, a complete event, and one that does not
+  // parse (a missing comma inside it). With a prefilter that keeps only
+  // events holding "M", the callback sees the metadata event alone, and the
+  // broken event (refused unparsed) is no data loss; without it, it is.
+  const std::string path = ::testing::TempDir() + "json_stream_prefilter_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      << R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Python"}},)"
+      << R"({"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":"1.0","dur":1},)"
+      << R"({"ph":"X","name":"bad" "pid":1}])";
+  auto read = [&](bool filtered, std::vector<std::string>* seen, Profile* loss) {
+    auto source = io::OpenByteSource(path);
+    EXPECT_TRUE(source.ok());
+    JsonStreamOptions options;
+    options.display_name = "p.json";
+    if (filtered) options.prefilter = [](std::string_view text) { return text.find("\"M\"") != std::string_view::npos; };
+    auto on_key = [](std::string_view, simdjson::ondemand::value) { return Status::Ok(); };
+    auto on_event = [&](JsonEvent& event) {
+      for (auto field : event.object)  // read it as an importer does: a broken event fails here
+        if (field.error()) return CorruptError("malformed event skipped (field)");
+      seen->push_back(std::string(event.text));
+      return Status::Ok();
+    };
+    return StreamJsonEvents(**source, options, on_key, on_event, loss);
+  };
+  std::vector<std::string> seen;
+  Profile loss;
+  auto stats = read(true, &seen, &loss);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("process_name"), std::string::npos);
+  EXPECT_TRUE(loss.data_loss.empty());
+  std::vector<std::string> all;
+  Profile all_loss;
+  ASSERT_TRUE(read(false, &all, &all_loss).ok());
+  EXPECT_EQ(all.size(), 2u);
+  EXPECT_FALSE(all_loss.data_loss.empty());
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace pypto::json_stream
