@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <string>
 
+#include "advisor/optimizers.h"
+#include "analysis/kv_cache_cat.h"
+#include "analysis/shapes.h"
 #include "compare/compare.h"
 #include "report/html_charts.h"
 #include "report/profile_report.h"
@@ -153,6 +156,24 @@ TEST(ProfileHtml, ThousandStepsAreGroupedNotCut) {
   EXPECT_EQ(html.find("First 400"), std::string::npos);
   EXPECT_NE(RenderProfileJson(d).find("\"label\": \"999\""), std::string::npos);
   EXPECT_NE(RenderProfileMarkdown(d).find("… 600 more steps (the JSON lists every step)."), std::string::npos);
+}
+
+TEST(ProfileHtml, AKvCacheFindingBringsTheLayoutPicture) {
+  // When the diagnosis has a KV-cache finding, the report carries the
+  // picture of the cache the profile shows (here a BNSD cache of 4 KV heads
+  // grown by cat), in its own section, inline (one self-contained file).
+  OpShapes shapes;
+  ASSERT_TRUE(ParseKinetoShapes("[[8, 4, 570, 128], [8, 4, 1, 128], []]", "", &shapes).ok());
+  advisor::ModelConfig model;
+  model.max_seq = 571;
+  ProfileReportData d;
+  d.kv_layout_svg = advisor::KVCacheLayoutOptimizer(model).GenerateLayoutPicture(ReadKvCacheCat(shapes)).svg;
+  const std::string html = RenderProfileHtml(d);
+  const size_t section = html.find("id=\"kvlayout\"");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\"", section), std::string::npos);
+  EXPECT_NE(html.find("current: BNSD [batch, kv_heads, seq, head_dim], grown by torch.cat every step", section),
+            std::string::npos);
 }
 
 // ------------------------------------------------------------------ SQLite
