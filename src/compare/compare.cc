@@ -156,6 +156,49 @@ SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vecto
   return r;
 }
 
+PairedRatioTest PairedRatio(const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
+  PairedRatioTest r;
+  r.alpha = alpha;
+  const size_t pairs = std::min(baseline.size(), candidate.size());
+  std::vector<double> log_ratio;  // ln(baseline / candidate): > 0 when the candidate is faster
+  log_ratio.reserve(pairs);
+  for (size_t i = 0; i < pairs; ++i) {
+    const double a = baseline[i], b = candidate[i];
+    if (!(a > 0) || !(b > 0) || !std::isfinite(a) || !std::isfinite(b)) {
+      ++r.rounds_dropped;
+      continue;
+    }
+    log_ratio.push_back(std::log(a / b));
+  }
+  r.rounds = log_ratio.size();
+  if (r.rounds < kMinSamplesForTest) {
+    r.verdict = "not testable (fewer than 2 rounds with both times > 0)";
+    if (r.rounds == 1) r.speedup = std::exp(log_ratio[0]);
+    return r;
+  }
+  r.testable = true;
+  double mean = 0, sd = 0;
+  MeanStd(log_ratio, &mean, &sd);
+  r.speedup = std::exp(mean);
+  const double df = double(r.rounds - 1);
+  const double se = sd / std::sqrt(double(r.rounds));
+  if (se <= 0) {
+    // Every round gave the same ratio: it is exact.
+    r.ci_low = r.ci_high = r.speedup;
+    r.relative_half_width = 0;
+    r.p_value = mean == 0 ? 1 : 0;
+  } else {
+    const double tq = StudentTTwoSidedQuantile(alpha, df);
+    r.ci_low = std::exp(mean - tq * se);
+    r.ci_high = std::exp(mean + tq * se);
+    r.relative_half_width = (r.ci_high - r.ci_low) / 2 / r.speedup;
+    r.p_value = StudentTTwoSidedP(mean / se, df);
+  }
+  r.significant = r.p_value < alpha;
+  r.verdict = !r.significant ? "no significant change" : (mean > 0 ? "faster" : "slower");
+  return r;
+}
+
 // ------------------------------------------------------------------ actions file
 
 StatusOr<std::vector<AppliedAction>> ParseAppliedActions(std::string_view json, std::string_view origin) {

@@ -91,6 +91,28 @@ struct SignificanceTest {
 SignificanceTest WelchTest(const std::vector<double>& baseline, const std::vector<double>& candidate,
                            double alpha = kDefaultSignificanceAlpha);
 
+// Interleaved A/B rounds: baseline and candidate timed back to back, round i
+// of one side paired with round i of the other (the A/B runner of the closed
+// loop). The speedup is the geometric mean of the per-round ratios
+// baseline_i / candidate_i, with its (1 - alpha) confidence interval from
+// Student's t on the log ratios: a paired test, so load that both sides of a
+// round share cancels instead of widening the interval as it does in Welch.
+struct PairedRatioTest {
+  uint64_t rounds = 0;               // pairs used (both values > 0)
+  uint64_t rounds_dropped = 0;       // pairs with a value <= 0 or not finite
+  double speedup = kNaN;             // > 1: the candidate is faster
+  double ci_low = kNaN;              // (1 - alpha) confidence interval of speedup
+  double ci_high = kNaN;
+  double relative_half_width = kNaN; // (ci_high - ci_low) / 2 / speedup: how narrow the interval is
+  double p_value = kNaN;             // two-sided, H0: speedup = 1
+  double alpha = kDefaultSignificanceAlpha;
+  bool testable = false;             // >= kMinSamplesForTest rounds
+  bool significant = false;          // testable and p < alpha
+  std::string verdict;               // "faster", "slower", "no significant change", "not testable (…)"
+};
+PairedRatioTest PairedRatio(const std::vector<double>& baseline, const std::vector<double>& candidate,
+                            double alpha = kDefaultSignificanceAlpha);
+
 // ------------------------------------------------------------------ inputs
 
 // What a fix was expected to save, e.g. one advisor recommendation that was

@@ -403,6 +403,26 @@ void BindEngine(py::module_& m) {
         "Welch's unequal-variance t-test of CANDIDATE against BASELINE samples (the test pypto compare uses): "
         "t and df, two-sided p, the (1 - alpha) CI of mean(candidate) - mean(baseline), the verdict.");
 
+  m.def("paired_ratio_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
+    const PairedRatioTest r = PairedRatio(baseline, candidate, alpha);
+    py::dict d;
+    d["testable"] = r.testable;
+    d["rounds"] = r.rounds;
+    d["rounds_dropped"] = r.rounds_dropped;
+    d["speedup"] = r.speedup;
+    d["ci_low"] = r.ci_low;
+    d["ci_high"] = r.ci_high;
+    d["relative_half_width"] = r.relative_half_width;
+    d["p_value"] = r.p_value;
+    d["alpha"] = r.alpha;
+    d["significant"] = r.significant;
+    d["verdict"] = r.verdict;
+    return d;
+  }, py::arg("baseline"), py::arg("candidate"), py::arg("alpha") = kDefaultSignificanceAlpha,
+        "Paired test of interleaved A/B rounds (round i of each side timed back to back): the speedup "
+        "baseline/candidate as the geometric mean of the per-round ratios, its (1 - alpha) CI from Student's t "
+        "on the log ratios, the two-sided p of no change, the verdict (faster / slower / no significant change).");
+
   m.def("kv_cache_patch", [](const std::string& model_config_json) {
     return Text(Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text);
   }, py::arg("model_config_json") = "");

@@ -54,6 +54,46 @@ TEST(WelchTest, DegenerateSamples) {
   EXPECT_EQ(exact.delta, -1.0);
 }
 
+TEST(PairedRatio, SpeedupAndIntervalFromTheLogRatios) {
+  // Rounds (baseline, candidate) ms: (10, 8), (20, 16), (40, 30): ratios 1.25, 1.25, 4/3.
+  // By hand: log ratios 0.22314, 0.22314, 0.28768; mean 0.244656, sd 0.0372613, se = sd/sqrt(3) 0.0215128;
+  // speedup exp(mean) 1.277182; t = 11.372575 on 2 df, two-sided p = 1 - t/sqrt(2 + t^2) = 0.0076433
+  // (Student's t with 2 df in closed form); CI exp(mean -/+ 4.302652729749464 se) (t 0.975 quantile, 2 df):
+  // 1.164270 .. 1.401045. The baseline's spread (10 to 40 ms, the load of the moment) does not widen it.
+  PairedRatioTest t = PairedRatio({10, 20, 40}, {8, 16, 30});
+  EXPECT_TRUE(t.testable);
+  EXPECT_EQ(t.rounds, 3u);
+  EXPECT_NEAR(t.speedup, 1.2771823873225885, 1e-9);
+  EXPECT_NEAR(t.p_value, 0.007643299733308018, 1e-7);
+  EXPECT_NEAR(t.ci_low, 1.164269801069764, 1e-6);
+  EXPECT_NEAR(t.ci_high, 1.4010454011503506, 1e-6);
+  EXPECT_NEAR(t.relative_half_width, (1.4010454011503506 - 1.164269801069764) / 2 / 1.2771823873225885, 1e-6);
+  EXPECT_EQ(t.verdict, "faster");
+  // The same rounds the other way round: slower, the interval inverted.
+  PairedRatioTest s = PairedRatio({8, 16, 30}, {10, 20, 40});
+  EXPECT_EQ(s.verdict, "slower");
+  EXPECT_NEAR(s.speedup, 1 / 1.2771823873225885, 1e-9);
+  EXPECT_NEAR(s.ci_high, 1 / 1.164269801069764, 1e-6);
+  // (10, 9), (10, 11): ratios 1.111 and 0.909, t 0.0501 on 1 df, p = 1 - 2/pi atan(t) = 0.96814 (Cauchy).
+  PairedRatioTest none = PairedRatio({10, 10}, {9, 11});
+  EXPECT_NEAR(none.p_value, 0.968142329872381, 1e-7);
+  EXPECT_NEAR(none.speedup, 1.005037815259212, 1e-9);
+  EXPECT_EQ(none.verdict, "no significant change");
+}
+
+TEST(PairedRatio, RoundsWithoutATimeAreDroppedAndTooFewAreNotTestable) {
+  PairedRatioTest t = PairedRatio({10, 0, 12}, {5, 4});   // pairs: (10, 5), (0, 4) dropped; 12 unpaired
+  EXPECT_EQ(t.rounds, 1u);
+  EXPECT_EQ(t.rounds_dropped, 1u);
+  EXPECT_FALSE(t.testable);
+  EXPECT_DOUBLE_EQ(t.speedup, 2.0);
+  EXPECT_EQ(t.verdict, "not testable (fewer than 2 rounds with both times > 0)");
+  PairedRatioTest exact = PairedRatio({10, 20}, {5, 10});
+  EXPECT_EQ(exact.p_value, 0.0);
+  EXPECT_EQ(exact.ci_low, 2.0);
+  EXPECT_EQ(exact.verdict, "faster");
+}
+
 TEST(NormalizeKernelName, RenamedKernelsCollapse) {
   EXPECT_EQ(NormalizeKernelName("void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_128x256_32x3_tn_align8>(Params)"),
             NormalizeKernelName("void cutlass::Kernel<cutlass_90_tensorop_bf16_s16816gemm_64x128_64x4_nn_align4>(Params)"));
