@@ -28,6 +28,7 @@ std::string ExitCodeHelp() {
          "  7    limit exceeded: input larger than --max-input-bytes, or a gzip bomb\n"
          "  8    I/O error: the OS refused a read or write\n"
          "  9    internal error (a bug in pypto; please report it)\n"
+         "  10   regression: compare --fail-on-regression found the candidate significantly slower\n"
          "  130  interrupted by Ctrl-C\n";
 }
 

@@ -18,6 +18,9 @@ inline constexpr int kExitCorrupt = 6;          // known format, malformed or tr
 inline constexpr int kExitLimitExceeded = 7;    // a safety limit (size, gzip ratio) was hit
 inline constexpr int kExitIoError = 8;          // the OS refused a read or write
 inline constexpr int kExitInternal = 9;         // a bug in pypto
+// compare --fail-on-regression: the candidate is significantly slower than allowed (a
+// performance gate in a CI pipeline; the report is printed as usual before).
+inline constexpr int kExitRegression = 10;
 // 128 + SIGINT, the shell convention for "killed by Ctrl-C".
 inline constexpr int kExitCancelled = 130;
 

@@ -1,6 +1,8 @@
 #include "cli/report_commands.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -76,11 +78,46 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args) {
                   "baseline issues the candidate no longer shows");
   cmd->add_option("--alpha", args->alpha, "Significance level of the t-test")->capture_default_str()->check(CLI::Range(1e-6, 0.5));
   cmd->add_option("--hardware", args->hardware, "Use this hardware table entry for both runs");
+  args->fail_on_regression =
+      cmd->add_option("--fail-on-regression", args->regression_pct,
+                      "Exit with code 10 when the candidate's per-step latency is significantly slower (Welch\n"
+                      "t-test at --alpha) by more than PCT % of the baseline (default 0: any significant slowdown);\n"
+                      "the report is printed first. A performance gate for CI pipelines.")
+          ->expected(0, 1)
+          ->type_name("[PCT]");
   cmd->footer(ExitCodeHelp());
   return cmd;
 }
 
+namespace {
+
+// The --fail-on-regression gate: kExitRegression (with the reason on stderr) when the step latency is
+// significantly slower than the baseline by more than the allowed percent, else kExitOk.
+int RegressionGate(const CompareArgs& args, const ComparisonReport& rep) {
+  if (args.fail_on_regression == nullptr || args.fail_on_regression->count() == 0) return kExitOk;
+  const double allowed_pct = args.regression_pct.empty() ? 0.0 : std::strtod(args.regression_pct.c_str(), nullptr);
+  const SignificanceTest& t = rep.step_latency;
+  const double slower_pct = t.relative_delta * 100.0;
+  if (!t.significant || !(t.delta > 0) || !(slower_pct > allowed_pct)) return kExitOk;
+  std::fprintf(stderr,
+               "pypto compare: regression: per-step latency %.3f -> %.3f ms, %.1f %% slower (p = %.2g), "
+               "over the %.1f %% allowed by --fail-on-regression\n",
+               t.mean_baseline / 1e6, t.mean_candidate / 1e6, slower_pct, t.p_value, allowed_pct);
+  return kExitRegression;
+}
+
+}  // namespace
+
 int RunCompare(const CompareArgs& args) {
+  if (args.fail_on_regression != nullptr && args.fail_on_regression->count() > 0 && !args.regression_pct.empty()) {
+    char* end = nullptr;
+    const double pct = std::strtod(args.regression_pct.c_str(), &end);
+    if (end == args.regression_pct.c_str() || *end != '\0' || !(pct >= 0) || !std::isfinite(pct)) {
+      std::fprintf(stderr, "pypto compare: error: --fail-on-regression %s: expected a percent >= 0, e.g. 5\n",
+                   args.regression_pct.c_str());
+      return kExitInvalidArgument;
+    }
+  }
   if (!args.html.empty()) {
     if (Status s = io::CheckOutputPath(args.html, args.force); !s.ok()) return Fail(s);
   }
@@ -99,9 +136,10 @@ int RunCompare(const CompareArgs& args) {
   if (!args.html.empty()) {
     if (Status s = io::WriteTextFile(args.html, rep->to_html(), args.force); !s.ok()) return Fail(s);
     std::printf("wrote %s\n", args.html.c_str());
-    return kExitOk;
+    return RegressionGate(args, *rep);
   }
-  return PrintText(args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_text());
+  const int printed = PrintText(args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_text());
+  return printed != kExitOk ? printed : RegressionGate(args, *rep);
 }
 
 CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {

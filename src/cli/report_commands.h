@@ -26,6 +26,10 @@ struct CompareArgs {
   std::string actions_file;    // applied actions (JSON)
   double alpha = 0.05;
   std::string hardware;
+  // --fail-on-regression [PCT]: exit kExitRegression when the candidate's step latency is significantly
+  // slower by more than PCT %; the option is given when fail_on_regression->count() > 0.
+  std::string regression_pct;
+  const CLI::Option* fail_on_regression = nullptr;
 };
 CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args);
 int RunCompare(const CompareArgs& args);
