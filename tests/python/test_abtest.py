@@ -1,0 +1,86 @@
+"""pypto.abtest: interleaved A/B rounds, the engine's paired test, the stopping rule and the gate.
+
+The rounds here are scripted (no timing), so every figure is worked out by hand in the comments."""
+
+import math
+
+import pytest
+
+from pypto import _engine
+from pypto.abtest import generate_round, interleaved_ab
+
+
+def scripted(values, calls, side):
+    """A side of the A/B: each call returns the next of `values` as {"decode": v, "prefill": 2 v}."""
+    it = iter(values)
+
+    def run():
+        calls.append(side)
+        v = next(it)
+        return {"decode": v, "prefill": 2 * v}
+    return run
+
+
+def test_load_shared_by_both_sides_of_a_round_cancels():
+    # The machine's load multiplies both sides of a round alike (x1, x3, x1.5, x10, ...): the candidate
+    # is 0.8 of the baseline every round, so the paired speedup is exactly 1.25 with a zero-width CI and
+    # the runner stops at min_rounds. Welch on the same numbers sees only noise.
+    load = [1, 3, 1.5, 10, 2, 1]
+    base = [10 * x for x in load]
+    cand = [8 * x for x in load]
+    calls = []
+    r = interleaved_ab(scripted(base, calls, "A"), scripted(cand, calls, "B"), min_rounds=6, max_rounds=20)
+    assert r.rounds == 6 and r.stop_reason == "CI within ±3 %"
+    assert r.verdict == "faster"
+    assert r.speedup == pytest.approx(1.25, rel=1e-12)
+    assert r.main.test["ci_low"] == pytest.approx(1.25) and r.main.test["ci_high"] == pytest.approx(1.25)
+    assert r.metrics["prefill"].speedup == pytest.approx(1.25)
+    # The order flips every round: A B, B A, A B, ...
+    assert calls == ["A", "B", "B", "A"] * 3
+    # baseline median (nearest rank of 10, 15, 20, 30, 10, 100 -> 15 ... sorted 10,10,15,20,30,100: 3rd = 15)
+    assert r.main.baseline_ms == 15 and r.main.candidate_ms == 12
+    # saved per round: 15 x (1 - 1/1.25) = 3 ms
+    assert r.main.saved_ms()["saved_ms"] == pytest.approx(3.0)
+    welch = _engine.welch_test(base, cand)
+    assert welch["verdict"] == "not significant"
+
+
+def test_noise_runs_to_the_round_limit_and_says_no_change():
+    # Ratios alternate 1.1 and 1/1.1: mean log ratio 0 (speedup exactly 1 at an even count), never
+    # narrower than ±3 %, so all 8 rounds run.
+    base = [11, 10] * 4
+    cand = [10, 11] * 4
+    r = interleaved_ab(scripted(base, [], "A"), scripted(cand, [], "B"), min_rounds=4, max_rounds=8)
+    assert r.rounds == 8 and r.stop_reason == "round limit 8"
+    assert r.verdict == "no significant change"
+    assert r.speedup == pytest.approx(1.0)
+    assert not r.regression(0.0)
+
+
+def test_regression_gate_reads_the_slowdown_against_the_allowed_percent():
+    # Candidate 1.2x the baseline's time every round (+/- a little): 20 % slower, significant.
+    base = [10.0, 10.0, 10.0, 10.0]
+    cand = [12.0, 12.1, 11.9, 12.0]
+    r = interleaved_ab(scripted(base, [], "A"), scripted(cand, [], "B"), min_rounds=4, max_rounds=4)
+    assert r.verdict == "slower"
+    slowdown = 1 / r.speedup - 1
+    assert slowdown == pytest.approx(0.2, abs=0.005)
+    assert r.regression(0.0) and r.regression(15.0)
+    assert not r.regression(25.0)
+    d = r.to_dict()
+    assert d["verdict"] == "slower" and d["rounds"] == 4 and d["metrics"]["decode"]["baseline_ms"] == base
+
+
+def test_bad_round_settings_and_a_missing_primary_metric_are_refused():
+    with pytest.raises(ValueError, match="min_rounds"):
+        interleaved_ab(lambda: {"decode": 1}, lambda: {"decode": 1}, min_rounds=1)
+    with pytest.raises(ValueError, match="not the primary metric 'decode'"):
+        interleaved_ab(lambda: {"x": 1}, lambda: {"x": 1}, min_rounds=2, max_rounds=2)
+
+
+def test_generate_round_splits_prefill_from_decode():
+    calls = []
+    r = generate_round(lambda ids, n: calls.append(n), None, 5)
+    assert calls == [1, 5]
+    assert set(r) == {"decode", "prefill", "step", "decode_cpu"}
+    assert all(v >= 0 and math.isfinite(v) for v in r.values())
