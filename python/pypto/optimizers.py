@@ -163,6 +163,10 @@ class OptimizationReport:
     def __init__(self):
         self.applied: List[AppliedOptimization] = []
         self.skipped: List[Dict[str, str]] = []
+        # With verification (apply_all_optimizations(verify_inputs=...)): the actions taken back, each
+        # {"action", "hotspot_type", "reason"}, and per measured action its ActionMeasurement.
+        self.reverted: List[Dict[str, str]] = []
+        self.measurements: Dict[str, "ActionMeasurement"] = {}
         self.source = ""   # where the recommendations came from
 
     def compare_actions(self) -> List[Dict[str, Any]]:
@@ -173,6 +177,14 @@ class OptimizationReport:
         lines = [f"applied {len(self.applied)} optimization(s):"]
         lines += [f"  + {a.action_id:<22} {a.hotspot_type:<24} est. {a.estimated_saved_us:9.1f} us  {a.description}"
                   for a in self.applied]
+        lines += [f"    measured alone: {self.measurements[a.action_id].line()}"
+                  for a in self.applied if a.action_id in self.measurements]
+        if self.reverted:
+            lines.append(f"reverted ({len(self.reverted)}):")
+            for r in self.reverted:
+                lines.append(f"  x {r['action']:<22} {r['hotspot_type']:<24} {r['reason']}")
+                if r["action"] in self.measurements:
+                    lines.append(f"    measured alone: {self.measurements[r['action']].line()}")
         if self.skipped:
             lines.append(f"not applied ({len(self.skipped)}):")
             lines += [f"  - {s['action']:<22} {s['hotspot_type']:<24} {s['reason']}" for s in self.skipped]
@@ -231,7 +243,9 @@ def _looks_like_tokenizer(value: Any) -> bool:
 
 def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenizer: Any = None,
                             accept: Optional[Any] = None, model_config: Any = None,
-                            return_report: bool = False, progress: Any = None) -> Any:
+                            return_report: bool = False, progress: Any = None,
+                            verify_inputs: Any = None, verify_new_tokens: int = 16,
+                            allow_compile: bool = False, ab_settings: Optional[Dict[str, Any]] = None) -> Any:
     """Applies the accepted recommendations pypto can apply to a torch.nn model by itself; returns
     the model (the brief: `model_optimized = apply_all_optimizations(model, tokenizer)`), with what
     was done in `model.pypto_optimization_report` (an OptimizationReport). `return_report=True`
@@ -242,7 +256,9 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     latest diagnosis of this model in this process (HotspotDetector.diagnose of a profile whose steps
     ran this model, matched by class, config and parameter count), else from a short greedy run
     (SHORT_RUN_NEW_TOKENS tokens of SHORT_RUN_PROMPT) it profiles with the tokenizer.
-    accept: hotspot types / rule ids to apply (default: all that are applicable).
+    accept: hotspot types, rule ids or applied action ids ("norm_fusion", "kv_cache_layout",
+    "sdpa_attention") to apply (default: all that are applicable); the closed loop applies one action
+    alone with accept=["norm_fusion"] to measure it.
     Applied: norm fusion (register_layernorm_fusion), the KV-cache layout patch (static cache
     for transformers models, preallocated in-place cache for hand-written ones), SDPA attention
     (transformers models). Everything else is listed in `skipped` with the reason (e.g. AOE
@@ -250,6 +266,16 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     is paid per process).
     progress: a pypto._progress.Progress (or anything with advance(item)), advanced once per
     recommendation considered, named by its hotspot type (the demo's progress line); None: silent.
+
+    Keep only what helps: with verify_inputs (input ids), every action is first applied alone to a
+    copy of the model and checked against the unmodified model on those inputs: the generated tokens
+    (`generate(verify_inputs, verify_new_tokens)` greedy, or the forward's output without generate)
+    must be unchanged, and interleaved A/B rounds (pypto.abtest, ab_settings for interleaved_ab) must
+    not find it significantly slower. The others are taken back (`report.reverted`, with the reason);
+    `report.measurements` holds each action's ActionMeasurement. Only the kept actions touch `model`.
+    allow_compile: also apply the host-bound remedy, torch.compile(model.forward, dynamic=True), last (with
+    the host_bound recommendation's estimate when there is one; its compile time is measured apart, at the
+    first run, and verification takes it back when it does not help).
     """
     if _looks_like_tokenizer(recommendations):
         if tokenizer is not None and tokenizer is not recommendations:
@@ -258,7 +284,11 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     source = "recommendations given"
     if recommendations is None:
         recommendations, source = _advise_for(model, tokenizer, model_config)
-    report = _apply_recommendations(model, recommendations, accept, model_config, progress)
+    if verify_inputs is not None:
+        report = _apply_verified(model, recommendations, accept, model_config, progress, verify_inputs,
+                                 verify_new_tokens, allow_compile, ab_settings or {})
+    else:
+        report = _apply_recommendations(model, recommendations, accept, model_config, progress, allow_compile)
     report.source = source
     if return_report:
         return report
@@ -317,22 +347,40 @@ def _advancing(recs: List[Any], progress: Any):
             progress.advance(str(raw.get("hotspot_type", "") or raw.get("rule_id", "")))
 
 
+def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compile: bool = False) -> str:
+    """The change pypto applies for a recommendation: "norm_fusion", "kv_cache_layout", "sdpa_attention",
+    "torch_compile" (host_bound, only when compiling is allowed), or "" when it applies none (the ids
+    AppliedOptimization.action_id and `accept` use)."""
+    if hotspot == "host_bound" and allow_compile:
+        return "torch_compile"
+    if norm_chain and (actions & _NORM_FUSION_ACTIONS or hotspot == "fusible_sequence"):
+        return "norm_fusion"
+    if hotspot == "kv_cache_layout" and actions & _KV_ACTIONS:
+        return "kv_cache_layout"
+    if hotspot in ("attention_memory_bound", "fusible_sequence") and actions & _SDPA_ACTIONS:
+        return "sdpa_attention"
+    return ""
+
+
 def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
-                           model_config: Any, progress: Any = None) -> "OptimizationReport":
+                           model_config: Any, progress: Any = None,
+                           allow_compile: bool = False) -> "OptimizationReport":
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
     report = OptimizationReport()
     done = set()
+    compile_saved_us = 0.0      # the host_bound recommendation's estimate, when there is one
     for rec in _advancing(recs, progress):
         raw = rec.raw if hasattr(rec, "raw") else rec
         hotspot, rule = raw.get("hotspot_type", ""), raw.get("rule_id", "")
-        if wanted is not None and hotspot not in wanted and rule not in wanted:
-            continue
         actions = set(_recommendation_actions(rec))
         op_types = _op_types(rec)
         norm_chain = hotspot == "norm_launch_overhead" or (
             hotspot == "fusible_sequence" and any(t in _NORM_OP_TYPES for t in op_types))
-        if norm_chain and (actions & _NORM_FUSION_ACTIONS or hotspot == "fusible_sequence"):
+        kind = _applied_action_id(hotspot, actions, norm_chain, allow_compile)
+        if wanted is not None and hotspot not in wanted and rule not in wanted and kind not in wanted:
+            continue
+        if kind == "norm_fusion":
             if "norm_fusion" in done:
                 continue
             from .fusion import register_layernorm_fusion
@@ -340,7 +388,7 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             done.add("norm_fusion")
             report.applied.append(AppliedOptimization("norm_fusion", hotspot, "fused RMSNorm/LayerNorm kernels",
                                                       fusion, _saved_us(rec), target_class="norm"))
-        elif hotspot == "kv_cache_layout" and actions & _KV_ACTIONS:
+        elif kind == "kv_cache_layout":
             if "kv_cache" in done:
                 continue
             config = model_config if model_config is not None else getattr(model, "config", None)
@@ -353,7 +401,9 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             else:
                 report.skipped.append({"action": "kv_cache_layout", "hotspot_type": hotspot,
                                        "reason": "no KV cache attribute found in the model"})
-        elif (hotspot == "attention_memory_bound" or hotspot == "fusible_sequence") and actions & _SDPA_ACTIONS:
+        elif kind == "torch_compile":
+            compile_saved_us = max(compile_saved_us, _saved_us(rec))   # applied after the loop, once
+        elif kind == "sdpa_attention":
             if "sdpa" in done:
                 continue
             detail = _use_sdpa(model)
@@ -369,7 +419,146 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             report.skipped.append({"action": rule or hotspot, "hotspot_type": hotspot,
                                    "reason": "not applied automatically: " + (raw.get("action", "") or "no action")
                                    .splitlines()[0][:100]})
+    if allow_compile and (wanted is None or "torch_compile" in wanted):
+        # Last, so that the compiled forward traces the modules the other actions put in place (at its first
+        # call). Applied when compiling is allowed even without a host_bound finding: the eager per-op
+        # dispatch it removes is also what the norm and elementwise fusions address, and verification
+        # (verify_inputs) takes it back when it does not help.
+        model.forward = _torch().compile(model.forward, dynamic=True)
+        report.applied.append(AppliedOptimization(
+            "torch_compile", "host_bound", "torch.compile(model.forward, dynamic=True): Python and per-op "
+            "dispatch taken out of each step (compiled at the first call)", None, compile_saved_us))
     return report
 
 
-__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization", "SHORT_RUN_NEW_TOKENS"]
+def _torch():
+    import torch
+    return torch
+
+
+class ActionMeasurement:
+    """One action applied alone, against the unmodified model: outputs unchanged?, the interleaved A/B
+    result (pypto.abtest.ABResult), the first run's wall seconds (compile time for torch.compile), and
+    whether it is kept."""
+
+    def __init__(self, action_id: str, outputs_unchanged: bool, ab: Any, first_run_s: float,
+                 action: Optional[AppliedOptimization] = None):
+        self.action_id = action_id
+        self.action = action            # what was applied, with the advisor's estimate
+        self.outputs_unchanged = outputs_unchanged
+        self.ab = ab
+        self.first_run_s = first_run_s
+
+    @property
+    def kept(self) -> bool:
+        return self.outputs_unchanged and self.ab.verdict != "slower"
+
+    @property
+    def reason(self) -> str:
+        if not self.outputs_unchanged:
+            return "reverted: the outputs changed"
+        if self.ab.verdict == "slower":
+            return f"reverted: significantly slower ({self.ab.main.line()})"
+        return "kept"
+
+    def line(self) -> str:
+        return f"{self.ab.main.line()}; first run {self.first_run_s:.1f} s"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"action": self.action_id, "outputs_unchanged": self.outputs_unchanged, "kept": self.kept,
+                "reason": self.reason, "first_run_s": self.first_run_s, "ab": self.ab.to_dict()}
+
+
+def workload_runner(model: Any) -> Any:
+    """`run(inputs, n)` for a model: greedy generate of n new tokens (transformers: min_new_tokens = n, so
+    the number of steps is fixed), or the forward alone (n ignored) for a model without generate."""
+    if _is_transformers_model(model):
+        return lambda ids, n: model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False)
+    if callable(getattr(model, "generate", None)):
+        return lambda ids, n: model.generate(ids, max_new_tokens=n)
+    return lambda ids, n: model(ids)
+
+
+def _same_outputs(a: Any, b: Any) -> bool:
+    torch = _torch()
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and (
+            torch.equal(a, b) if not a.is_floating_point() else torch.allclose(a, b, rtol=1e-4, atol=1e-5))
+    logits_a, logits_b = getattr(a, "logits", None), getattr(b, "logits", None)
+    if logits_a is not None and logits_b is not None:
+        return _same_outputs(logits_a, logits_b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b):
+        return all(_same_outputs(x, y) for x, y in zip(a, b))
+    return False
+
+
+def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inputs: Any, new_tokens: int,
+                  reference: Any = None, ab_settings: Optional[Dict[str, Any]] = None,
+                  progress: Any = None) -> ActionMeasurement:
+    """Checks a candidate (the baseline with one action, or several, applied) against the baseline:
+    outputs on `inputs` unchanged, then interleaved A/B rounds of the workload (generate: primary metric
+    the decode time per token; a model without generate: the forward)."""
+    from .abtest import generate_round, interleaved_ab
+    import time
+    base_run, cand_run = workload_runner(baseline_model), workload_runner(candidate_model)
+    torch = _torch()
+    with torch.no_grad():
+        if reference is None:
+            reference = base_run(inputs, new_tokens)
+        start = time.perf_counter()
+        outputs = cand_run(inputs, new_tokens)     # the first run: compiles a torch.compile'd model
+        first_run_s = time.perf_counter() - start
+        cand_run(inputs, 1)
+        same = _same_outputs(outputs, reference)
+        generates = callable(getattr(baseline_model, "generate", None))
+
+        def round_of(run):
+            if generates:
+                return lambda: generate_round(run, inputs, new_tokens)
+
+            def forward():
+                t0 = time.perf_counter()
+                run(inputs, 1)
+                return {"forward": (time.perf_counter() - t0) * 1e3}
+            return forward
+
+        result = interleaved_ab(round_of(base_run), round_of(cand_run), primary="decode" if generates else "forward",
+                                progress=progress, **(ab_settings or {}))
+    return ActionMeasurement(action_id, same, result, first_run_s)
+
+
+def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], model_config: Any, progress: Any,
+                    inputs: Any, new_tokens: int, allow_compile: bool,
+                    ab_settings: Dict[str, Any]) -> "OptimizationReport":
+    """apply_all_optimizations with verification: each applicable action alone on a copy, measured against
+    the unmodified model; the kept ones applied to `model`."""
+    import copy
+    baseline = copy.deepcopy(model)
+    plan = _apply_recommendations(copy.deepcopy(model), recommendations, accept, model_config, progress, allow_compile)
+    torch = _torch()
+    with torch.no_grad():
+        reference = workload_runner(baseline)(inputs, new_tokens)
+    measurements: Dict[str, ActionMeasurement] = {}
+    from ._progress import Progress
+    for action in plan.applied:
+        alone = copy.deepcopy(baseline)
+        _apply_recommendations(alone, recommendations, [action.action_id], model_config, None, allow_compile)
+        rounds = int(ab_settings.get("max_rounds", 0)) or None
+        with Progress(f"pypto: {action.action_id} alone vs the unmodified model", total=rounds,
+                      unit="A/B rounds") as line:
+            m = measure_alone(baseline, alone, action.action_id, inputs, new_tokens, reference, ab_settings, line)
+        m.action = action
+        measurements[action.action_id] = m
+        del alone
+    kept = [a.action_id for a in plan.applied if measurements[a.action_id].kept]
+    report = _apply_recommendations(model, recommendations, kept or ["none"], model_config, None, allow_compile)
+    report.skipped = plan.skipped
+    report.measurements = measurements
+    report.reverted = [{"action": a.action_id, "hotspot_type": a.hotspot_type,
+                        "reason": measurements[a.action_id].reason}
+                       for a in plan.applied if not measurements[a.action_id].kept]
+    return report
+
+
+__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization", "ActionMeasurement",
+            "measure_alone", "workload_runner", "SHORT_RUN_NEW_TOKENS"]

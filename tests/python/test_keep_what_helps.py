@@ -1,0 +1,88 @@
+"""apply_all_optimizations(verify_inputs=...): each action alone against the unmodified model; an action
+that changes the outputs or is significantly slower is taken back, one that helps is kept.
+
+The model is a Linear whose forward sleeps (a hook): the "fusion" here is scripted through the
+pypto.fusion entry point so that its effect is known exactly: removing the sleep (faster, kept),
+adding a longer one (slower, reverted), or scaling the weight (outputs change, reverted)."""
+
+import time
+
+import pytest
+import torch
+
+import pypto.fusion
+from pypto.optimizers import apply_all_optimizations
+
+NORM_RECOMMENDATION = [{"hotspot_type": "norm_launch_overhead", "rule_id": "norm_fusion_cpu",
+                        "actions": [{"id": "pypto_fused_norm_cpu"}], "estimated_saved_us": 2000.0,
+                        "evidence": [{"op_type": "rms_norm"}], "action": "fuse"}]
+AB = dict(min_rounds=4, max_rounds=6, time_budget_s=10.0)
+SLEEP_S = 0.002
+
+
+def sleeping(seconds):
+    return lambda *_: time.sleep(seconds)
+
+
+def model_with_sleep():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    model.pypto_sleep = model.register_forward_hook(sleeping(SLEEP_S))
+    return model
+
+
+def scripted_fusion(monkeypatch, effect):
+    monkeypatch.setattr(pypto.fusion, "register_layernorm_fusion", lambda model: effect(model) or {"fused": 1})
+
+
+def test_an_action_that_helps_is_kept_and_applied(monkeypatch):
+    scripted_fusion(monkeypatch, lambda m: m.pypto_sleep.remove())   # 2 ms less per forward
+    model = model_with_sleep()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert [a.action_id for a in report.applied] == ["norm_fusion"] and report.reverted == []
+    m = report.measurements["norm_fusion"]
+    assert m.kept and m.outputs_unchanged and m.ab.verdict == "faster" and m.ab.primary == "forward"
+    # The kept action touched the model itself: its forward no longer sleeps.
+    start = time.perf_counter()
+    model(torch.ones(2, 4))
+    assert time.perf_counter() - start < SLEEP_S
+    assert "measured alone: forward:" in str(report)
+
+
+def test_a_slower_action_is_reverted_and_the_model_left_alone(monkeypatch):
+    scripted_fusion(monkeypatch, lambda m: m.register_forward_hook(sleeping(4 * SLEEP_S)))
+    model = model_with_sleep()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert report.applied == []
+    (reverted,) = report.reverted
+    assert reverted["action"] == "norm_fusion"
+    assert reverted["reason"].startswith("reverted: significantly slower (forward: ")
+    assert len(model._forward_hooks) == 1          # only the model's own sleep: nothing was added
+    assert "reverted (1):" in str(report)
+
+
+def test_an_action_that_changes_the_outputs_is_reverted(monkeypatch):
+    def double_the_weight(m):
+        with torch.no_grad():
+            m[0].weight.mul_(2)
+    scripted_fusion(monkeypatch, double_the_weight)
+    model = model_with_sleep()
+    weight = model[0].weight.detach().clone()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert report.applied == [] and report.reverted[0]["reason"] == "reverted: the outputs changed"
+    assert not report.measurements["norm_fusion"].outputs_unchanged
+    assert torch.equal(model[0].weight, weight)
+
+
+def test_compile_is_an_action_only_when_allowed():
+    recs = [{"hotspot_type": "host_bound", "rule_id": "host_bound.cpu", "actions": [], "action": "compile",
+             "estimated_saved_us": 500.0}]
+    report = apply_all_optimizations(torch.nn.Linear(2, 2), recs, return_report=True)
+    assert report.applied == [] and report.skipped[0]["hotspot_type"] == "host_bound"
+    model = torch.nn.Linear(2, 2)
+    report = apply_all_optimizations(model, recs, return_report=True, allow_compile=True)
+    (action,) = report.applied
+    assert action.action_id == "torch_compile" and action.estimated_saved_us == pytest.approx(500.0)
+    assert model.forward is not torch.nn.Linear.forward.__get__(model)
