@@ -41,11 +41,11 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
     assert closed_loop.main(["--small", "--out", str(tmp_path)]) == 0
     # Progress of every long phase went through pypto._progress, and none of it to stdout.
     drawn = {p.label: p.stream.getvalue() for p in made}
-    runs, tokens = closed_loop.WORKLOADS["small"]["timing_runs"], closed_loop.WORKLOADS["small"]["new_tokens"]
+    work = closed_loop.WORKLOADS["small"]
+    rounds, tokens = work["ab"]["max_rounds"], work["new_tokens"]
     for model in ("hf", "handwritten"):
+        assert f"{rounds}/{rounds} rounds" in drawn[f"pypto demo: {model}, A/B"]
         for run in ("baseline", "optimized"):
-            timing = f"pypto demo: {model}, {run} timing"
-            assert f"{timing}: {runs}/{runs} rounds" in drawn[timing]
             assert f"{tokens}/{tokens} token steps" in drawn[f"pypto demo: {model}, {run} profile"]
         apply = next(p for p in made if p.label == f"pypto demo: {model}, apply")
         assert apply.done == apply.total > 0
@@ -59,8 +59,38 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
         for key in ("report", "comparison"):
             html = open(r[key], encoding="utf-8").read()
             assert "<svg" in html and "</html>" in html.lower()
-        assert all(t > 0 for t in r["before"]["decode"] + r["after"]["decode"])
+        # The interleaved A/B: both sides timed every round, a verdict with its CI.
+        decode = r["ab"]["metrics"]["decode"]
+        assert len(decode["baseline_ms"]) == len(decode["candidate_ms"]) == r["ab"]["rounds"] == rounds
+        assert all(t > 0 for t in decode["baseline_ms"] + decode["candidate_ms"])
+        assert r["verdict"] in ("faster", "slower", "no significant change")
+        if decode["rounds"] >= 2:
+            assert decode["ci_low"] <= r["decode_speedup"] <= decode["ci_high"]
+        # Every applied action measured alone: estimate, measurement with CI, kept or reverted with why.
+        assert r["actions"], r["model"]
+        for action in r["actions"]:
+            assert action["kept"] == (action["action"] in r["kept"])
+            assert action["reason"] == "kept" or action["reason"].startswith("reverted: ")
+            assert action["kept"] or action["verdict"] == "slower" or not action["tokens_unchanged"]
+            low, high = action["measured_ci_ms"]
+            if action["ab"]["metrics"][action["metric"]]["rounds"] >= 2:
+                assert min(low, high) <= action["measured_saved_ms_per_step"] <= max(low, high)
+            assert action["estimated_saved_ms_per_step"] >= 0
+        overhead = r["collection_overhead"]
+        if overhead["ab"]["metrics"]["decode"]["rounds"] >= 2:     # a round whose decode took 0 ms is dropped
+            assert overhead["ci_pct"][0] <= overhead["overhead_pct"] <= overhead["ci_pct"][1]
+        else:
+            assert overhead["verdict"].startswith("not testable")
         assert (tmp_path / r["model"] / "artifacts").is_dir()
+
+
+def test_estimate_is_right_inside_the_ci_or_within_a_quarter():
+    measured = {"saved_ms": 2.0, "ci_low_ms": 1.0, "ci_high_ms": 3.0}
+    assert closed_loop.estimate_verdict(2.9, measured) == "right (inside the CI)"
+    narrow = {"saved_ms": 2.0, "ci_low_ms": 1.9, "ci_high_ms": 2.1}
+    assert closed_loop.estimate_verdict(2.4, narrow) == "right (within 25 %)"     # |2.4 - 2| = 0.4 <= 0.5
+    assert closed_loop.estimate_verdict(2.6, narrow) == "over-estimated"
+    assert closed_loop.estimate_verdict(1.4, narrow) == "under-estimated"
 
 
 def test_timing_rounds_advance_the_progress_line():
