@@ -271,7 +271,8 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     copy of the model and checked against the unmodified model on those inputs: the generated tokens
     (`generate(verify_inputs, verify_new_tokens)` greedy, or the forward's output without generate)
     must be unchanged, and interleaved A/B rounds (pypto.abtest, ab_settings for interleaved_ab) must
-    not find it significantly slower. The others are taken back (`report.reverted`, with the reason);
+    not find it significantly slower per decode token or per token step (prefill included). The others
+    are taken back (`report.reverted`, with the reason);
     `report.measurements` holds each action's ActionMeasurement. Only the kept actions touch `model`.
     allow_compile: also apply the host-bound remedy, torch.compile(model.forward, dynamic=True), last (with
     the host_bound recommendation's estimate when there is one; its compile time is measured apart, at the
@@ -439,7 +440,7 @@ def _torch():
 class ActionMeasurement:
     """One action applied alone, against the unmodified model: outputs unchanged?, the interleaved A/B
     result (pypto.abtest.ABResult), the first run's wall seconds (compile time for torch.compile), and
-    whether it is kept."""
+    whether it is kept: outputs unchanged and no GATED_METRICS significantly slower."""
 
     def __init__(self, action_id: str, outputs_unchanged: bool, ab: Any, first_run_s: float,
                  action: Optional[AppliedOptimization] = None):
@@ -449,20 +450,30 @@ class ActionMeasurement:
         self.ab = ab
         self.first_run_s = first_run_s
 
+    # The metrics an action must not make significantly slower to be kept: the decode time per token, the
+    # time per token step over the whole generate (prefill included), or the forward of a model without
+    # generate (pypto.abtest.generate_round's names).
+    GATED_METRICS = ("decode", "step", "forward")
+
+    def slower_metrics(self) -> List[Any]:
+        return [m for name, m in self.ab.metrics.items() if name in self.GATED_METRICS and m.verdict == "slower"]
+
     @property
     def kept(self) -> bool:
-        return self.outputs_unchanged and self.ab.verdict != "slower"
+        return self.outputs_unchanged and not self.slower_metrics()
 
     @property
     def reason(self) -> str:
         if not self.outputs_unchanged:
             return "reverted: the outputs changed"
-        if self.ab.verdict == "slower":
-            return f"reverted: significantly slower ({self.ab.main.line()})"
+        slower = self.slower_metrics()
+        if slower:
+            return f"reverted: significantly slower ({slower[0].line()})"
         return "kept"
 
     def line(self) -> str:
-        return f"{self.ab.main.line()}; first run {self.first_run_s:.1f} s"
+        shown = [m.line() for name, m in self.ab.metrics.items() if name in self.GATED_METRICS]
+        return f"{'; '.join(shown)}; first run {self.first_run_s:.1f} s"
 
     def to_dict(self) -> Dict[str, Any]:
         return {"action": self.action_id, "outputs_unchanged": self.outputs_unchanged, "kept": self.kept,
