@@ -192,9 +192,7 @@ def _outliers(profiles: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     means = {p["path"]: p["latency"]["mean_ms"] for p in profiles if p["ok"] and p["latency"]["mean_ms"] is not None}
     if len(means) < 3:        # median and MAD of two values cannot single one out
         return []
-    median = statistics.median(means.values())
-    mad = statistics.median(abs(v - median) for v in means.values()) * ranks_module.MAD_TO_STANDARD_DEVIATION
-    threshold = max(median + OUTLIER_MAD_FACTOR * mad, median * (1.0 + OUTLIER_MIN_EXCESS))
+    median, threshold = ranks_module.robust_upper_limit(means.values(), OUTLIER_MAD_FACTOR, OUTLIER_MIN_EXCESS)
     return [{"path": path, "mean_step_ms": value, "median_ms": median, "threshold_ms": threshold}
             for path, value in sorted(means.items()) if value > threshold]
 

@@ -24,6 +24,7 @@ import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from ._native import engine as _engine
 from ._progress import Progress
 from ._text import (Column, TextTable, format_bytes, format_duration, format_percent, markdown_cell, right,
                     terminal_safe)
@@ -41,9 +42,6 @@ SLOW_RANK_SPREAD_THRESHOLD = 0.05
 #: deviation). k = 3 mirrors the mean - 3 sigma vote of msprof-analyze's `slow_rank` recipe, made
 #: robust to the straggler itself by using the median and MAD.
 STRAGGLER_MAD_FACTOR = 3.0
-
-#: Scale from the median absolute deviation to the standard deviation of normal data.
-MAD_TO_STANDARD_DEVIATION = 1.4826
 
 #: A straggler is also at least this much slower than the median rank (share of the median), so
 #: that ranks within noise are not flagged when the MAD is 0 (identical ranks). Same 5 % as the
@@ -536,13 +534,19 @@ def _align_steps(ranks: Sequence[RankAnalysis]) -> List[Tuple[int, Dict[int, Ste
     return [(index, {r.rank: r.steps[index] for r in ranks}) for index in range(count)]
 
 
+def robust_upper_limit(values: Iterable[float], sigmas: float, min_excess: float) -> Tuple[float, float]:
+    """(median, limit): limit = median + `sigmas` robust sigmas (the engine's MedianAndRobustSigma: 1.4826 x
+    the median absolute deviation, as analyze's outlier steps), and at least median x (1 + `min_excess`)
+    so that values within noise are not flagged when the deviation is 0."""
+    spread = _engine.robust_spread([float(v) for v in values])
+    median = spread["median"]
+    return median, max(median + sigmas * spread["sigma"], median * (1.0 + min_excess))
+
+
 def _stragglers(mean_steps: Dict[int, float]) -> Tuple[List[int], Optional[float], Optional[float]]:
     if len(mean_steps) < 2:
         return [], None, None
-    values = list(mean_steps.values())
-    median = statistics.median(values)
-    mad = statistics.median(abs(v - median) for v in values) * MAD_TO_STANDARD_DEVIATION
-    threshold = max(median + STRAGGLER_MAD_FACTOR * mad, median * (1.0 + STRAGGLER_MIN_EXCESS))
+    median, threshold = robust_upper_limit(mean_steps.values(), STRAGGLER_MAD_FACTOR, STRAGGLER_MIN_EXCESS)
     return sorted(r for r, v in mean_steps.items() if v > threshold), median, threshold
 
 

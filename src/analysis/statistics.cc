@@ -37,4 +37,26 @@ double StudentTTwoSidedQuantile(double alpha, double df) {
   return boost::math::quantile(boost::math::complement(StudentT(df), alpha / 2.0));
 }
 
+namespace {
+
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  if (v.size() % 2 == 1) return v[mid];
+  const double upper = v[mid];
+  const double lower = *std::max_element(v.begin(), v.begin() + mid);
+  return (lower + upper) / 2;
+}
+
+}  // namespace
+
+RobustSpread MedianAndRobustSigma(const std::vector<double>& values) {
+  const double median = MedianOf(values);
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::fabs(v - median));
+  return {median, kMadToStandardDeviation * MedianOf(std::move(deviations))};
+}
+
 }  // namespace pypto

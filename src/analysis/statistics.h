@@ -1,7 +1,8 @@
 // Statistics every layer and the Python package share, so each is computed one
 // way: nearest-rank percentiles and Student's t distribution. The t
 // distribution comes from Boost.Math (a well-kept implementation) rather than
-// a hand-written incomplete beta.
+// a hand-written incomplete beta; the robust centre and spread that outlier
+// rules use (analyze's outlier steps, pypto ranks' stragglers).
 #pragma once
 
 #include <vector>
@@ -20,5 +21,19 @@ double StudentTTwoSidedP(double t, double df);
 // The t with P(|T| >= t) = alpha (alpha in (0, 1), df > 0): the half-width
 // factor of a (1 - alpha) confidence interval. NaN outside those ranges.
 double StudentTTwoSidedQuantile(double alpha, double df);
+
+// The factor that scales a median absolute deviation to a standard deviation
+// for normally distributed data (1 / Phi^-1(3/4); Rousseeuw & Croux 1993).
+inline constexpr double kMadToStandardDeviation = 1.4826;
+
+// The median (the mean of the two middle values for an even count) and the
+// robust sigma, kMadToStandardDeviation x the median absolute deviation from
+// it: a centre and spread that the outliers themselves do not move. NaN for
+// an empty list.
+struct RobustSpread {
+  double median;
+  double sigma;
+};
+RobustSpread MedianAndRobustSigma(const std::vector<double>& values);
 
 }  // namespace pypto

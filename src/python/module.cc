@@ -403,6 +403,15 @@ void BindEngine(py::module_& m) {
         "Welch's unequal-variance t-test of CANDIDATE against BASELINE samples (the test pypto compare uses): "
         "t and df, two-sided p, the (1 - alpha) CI of mean(candidate) - mean(baseline), the verdict.");
 
+  m.def("robust_spread", [](const std::vector<double>& values) {
+    const RobustSpread r = MedianAndRobustSigma(values);
+    py::dict d;
+    d["median"] = r.median;
+    d["sigma"] = r.sigma;
+    return d;
+  }, py::arg("values"),
+        "The median and the robust sigma (1.4826 x the median absolute deviation) of VALUES: the centre and "
+        "spread of the outlier rules (analyze's outlier steps, pypto ranks' stragglers). NaN when empty.");
   m.def("paired_ratio_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
     const PairedRatioTest r = PairedRatio(baseline, candidate, alpha);
     py::dict d;

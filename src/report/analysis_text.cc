@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/statistics.h"
 #include "analysis/structure.h"
 #include "model/kernel_name.h"
 #include "report/text_table.h"
@@ -94,13 +95,7 @@ void AppendStepOutliersAndRepeats(std::string* out, const AnalysisSummary& summa
   if (summary.steps.size() >= 3) {
     std::vector<double> ms;
     for (const StepSummary& step : summary.steps) ms.push_back(double(step.latency_ns) / 1e6);
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[(sorted.size() - 1) / 2];
-    std::vector<double> deviations;
-    for (double v : ms) deviations.push_back(std::abs(v - median));
-    std::sort(deviations.begin(), deviations.end());
-    const double sigma = kMadToStandardDeviation * deviations[(deviations.size() - 1) / 2];
+    const auto [median, sigma] = MedianAndRobustSigma(ms);
     const double limit = median + kOutlierSigmas * sigma;
     std::vector<const StepSummary*> outliers;
     for (const StepSummary& step : summary.steps)

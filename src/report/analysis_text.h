@@ -14,11 +14,10 @@ inline constexpr size_t kStepsListedInFull = 20;
 // Slowest steps listed when the steps are summarised.
 inline constexpr size_t kSlowestStepsShown = 5;
 // A step is an outlier when its latency exceeds the median by more than this
-// many robust standard deviations (1.4826 x the median absolute deviation):
+// many robust standard deviations (MedianAndRobustSigma, analysis/statistics.h):
 // the 3-sigma rule made robust to the outliers themselves (pypto ranks uses
-// the same MAD scale for stragglers).
+// the same rule for stragglers).
 inline constexpr double kOutlierSigmas = 3.0;
-inline constexpr double kMadToStandardDeviation = 1.4826;
 // Outlier steps and repeated step numbers named in the text, at most.
 inline constexpr size_t kStepsNamedInNotes = 5;
 

@@ -46,5 +46,20 @@ TEST(Statistics, OutOfRangeArgumentsGiveNaNNotExceptions) {
   EXPECT_TRUE(std::isnan(StudentTTwoSidedQuantile(0.05, -1)));
 }
 
+TEST(MedianAndRobustSigma, TheOutlierDoesNotMoveTheCentreOrTheSpread) {
+  // 10, 11, 12, 13, 100: median 12; |x - 12| = 2, 1, 0, 1, 88 -> median 1; sigma 1.4826.
+  RobustSpread odd = MedianAndRobustSigma({100, 10, 12, 11, 13});
+  EXPECT_DOUBLE_EQ(odd.median, 12.0);
+  EXPECT_DOUBLE_EQ(odd.sigma, 1.4826);
+  // Even count: the mean of the two middle values. 1, 2, 4, 10: median 3; deviations 2, 1, 1, 7 ->
+  // median (1 + 2) / 2 = 1.5; sigma 1.5 x 1.4826 = 2.2239.
+  RobustSpread even = MedianAndRobustSigma({10, 1, 4, 2});
+  EXPECT_DOUBLE_EQ(even.median, 3.0);
+  EXPECT_NEAR(even.sigma, 2.2239, 1e-12);
+  RobustSpread none = MedianAndRobustSigma({});
+  EXPECT_TRUE(std::isnan(none.median));
+  EXPECT_TRUE(std::isnan(none.sigma));
+}
+
 }  // namespace
 }  // namespace pypto
