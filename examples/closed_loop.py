@@ -17,7 +17,7 @@ For each example model (random weights, no downloads):
      vs unprofiled generate, interleaved).
 
 Run: python examples/closed_loop.py [--model hf|handwritten|both] [--small] [--compile] [--out DIR]
-                                    [--fail-on-regression [PCT]]
+                                    [--device cpu|cuda|npu] [--fail-on-regression [PCT]]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pypto.collection import Profiler  # noqa: E402
 from pypto.comparison import ProfileComparer  # noqa: E402
 from pypto.diagnostics import HotspotDetector  # noqa: E402
 from pypto.hardware import ensure_calibrated  # noqa: E402
-from pypto.abtest import ABResult, generate_round, interleaved_ab  # noqa: E402
+from pypto.abtest import ABResult, device_synchronizer, generate_round, interleaved_ab  # noqa: E402
 from pypto.optimizers import apply_all_optimizations  # noqa: E402
 from pypto._progress import Progress  # noqa: E402
 
@@ -177,12 +177,12 @@ def profiled(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int,
 
 
 def ab(label: str, base_generate: Callable, cand_generate: Callable, ids: torch.Tensor, new_tokens: int,
-       settings: Dict[str, Any], primary: str = "decode") -> ABResult:
+       settings: Dict[str, Any], primary: str = "decode", sync: Optional[Callable] = None) -> ABResult:
     """Interleaved A/B rounds of two generate functions on the same prompt (pypto.abtest), with the
     progress line "pypto demo: LABEL: 3/30 rounds"."""
     with phase(label, total=settings["max_rounds"], unit="rounds") as progress:
-        return interleaved_ab(lambda: generate_round(base_generate, ids, new_tokens),
-                              lambda: generate_round(cand_generate, ids, new_tokens),
+        return interleaved_ab(lambda: generate_round(base_generate, ids, new_tokens, sync),
+                              lambda: generate_round(cand_generate, ids, new_tokens, sync),
                               primary=primary, progress=progress, **settings)
 
 
@@ -228,8 +228,10 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     model, make_generate, make_prompt, config = build(name, args.small)
+    model = model.to(args.device)
     generate = make_generate(model)
-    ids = make_prompt(work["batch"], work["prompt"])
+    ids = make_prompt(work["batch"], work["prompt"]).to(args.device)
+    sync = device_synchronizer(model)
     n = work["new_tokens"]
     title = "transformers LlamaForCausalLM (eager attention, dynamic cache)" if name == "hf" else \
         "hand-written Llama-style decoder (pow-mean-rsqrt-mul RMSNorm, cat-grown KV cache, unfused attention)"
@@ -308,7 +310,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"      generated tokens unchanged: {same}")
 
         log("[7/8] the kept actions together vs the baseline, interleaved A/B")
-        whole = ab(f"{name}, A/B", generate, cand_generate, ids, n, work["ab"], primary="decode")
+        whole = ab(f"{name}, A/B", generate, cand_generate, ids, n, work["ab"], primary="decode", sync=sync)
         for line in whole.summary().splitlines():
             log("      " + line)
         opt = profiled(candidate, cand_generate, ids, n, os.path.join(out, "optimized_profile"), f"{name}, optimized")
@@ -343,12 +345,14 @@ def collection_overhead(model: Any, generate: Callable, ids: torch.Tensor, n: in
                         settings: Dict[str, Any], name: str) -> Dict[str, Any]:
     """What a sampled profile (SAMPLED_SCHEDULE: one step in 20 in detail) costs per decode token:
     interleaved rounds of generate unprofiled (A) and inside pypto.Profiler (B), on the unmodified model."""
+    sync = device_synchronizer(model)
+
     def sampled() -> Dict[str, float]:
         with Profiler(model=model, output_dir=out_dir, schedule=SAMPLED_SCHEDULE):
-            return generate_round(generate, ids, n)
+            return generate_round(generate, ids, n, sync)
 
     with phase(f"{name}, collection overhead", total=settings["max_rounds"]) as progress:
-        result = interleaved_ab(lambda: generate_round(generate, ids, n), sampled, primary="decode",
+        result = interleaved_ab(lambda: generate_round(generate, ids, n, sync), sampled, primary="decode",
                                 progress=progress, **settings)
     m = result.main
     if not m.test["testable"]:
@@ -379,6 +383,9 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true", help="a small, fast configuration (tests)")
     ap.add_argument("--out", default=os.path.join(REPO, "out", "demo"), help="where reports and artifacts go")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--device", default="cpu",
+                    help="where the models run: cpu (default), cuda, cuda:1, npu (the loop is the same; timings "
+                         "synchronise the device before each clock reading)")
     ap.add_argument("--compile", action="store_true",
                     help="also apply the host-bound remedy, torch.compile of the model's forward (its compile "
                          "time is reported apart from the steady-state time)")

@@ -201,15 +201,36 @@ def interleaved_ab(baseline: Callable[[], Dict[str, float]], candidate: Callable
     return ABResult(metrics, primary, rounds, stop_reason, wall, load_before, _load_average())
 
 
-def generate_round(generate: Callable[[Any, int], Any], ids: Any, new_tokens: int) -> Dict[str, float]:
+def device_synchronizer(model: Any) -> Optional[Callable[[], None]]:
+    """What waits for a model's device to finish (torch.cuda / torch.npu synchronize) before a clock is read,
+    so that queued kernels are timed; None on CPU."""
+    try:
+        device = next(iter(model.parameters())).device
+    except (AttributeError, StopIteration, TypeError):
+        return None
+    import torch
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    if device.type == "npu" and hasattr(torch, "npu"):
+        return lambda: torch.npu.synchronize(device)
+    return None
+
+
+def generate_round(generate: Callable[[Any, int], Any], ids: Any, new_tokens: int,
+                   synchronize: Optional[Callable[[], None]] = None) -> Dict[str, float]:
     """One round of a `generate(ids, n)` workload: the prefill (a generate of one token), then the whole
     generate of `new_tokens`. Returns ms: "decode" = (whole - prefill) / (new_tokens - 1) per token,
     "prefill", "step" = whole / new_tokens (every token step, the unit of the advisor's per-step estimates),
-    and "decode_cpu" = CPU time of the process (all threads) per decode token."""
+    and "decode_cpu" = CPU time of the process (all threads) per decode token. `synchronize` (e.g.
+    device_synchronizer(model)) runs before each clock reading on an accelerator."""
+    sync = synchronize or (lambda: None)
+    sync()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     generate(ids, 1)
+    sync()
     wall1, cpu1 = time.perf_counter(), time.process_time()
     generate(ids, new_tokens)
+    sync()
     wall2, cpu2 = time.perf_counter(), time.process_time()
     prefill, whole = (wall1 - wall0) * 1e3, (wall2 - wall1) * 1e3
     decode_tokens = max(new_tokens - 1, 1)
@@ -218,5 +239,5 @@ def generate_round(generate: Callable[[Any, int], Any], ids: Any, new_tokens: in
             "decode_cpu": max((cpu2 - cpu1) - (cpu1 - cpu0), 0.0) * 1e3 / decode_tokens}
 
 
-__all__ = ["interleaved_ab", "generate_round", "ABResult", "ABMetric", "DEFAULT_MIN_ROUNDS", "DEFAULT_MAX_ROUNDS",
+__all__ = ["interleaved_ab", "generate_round", "device_synchronizer", "ABResult", "ABMetric", "DEFAULT_MIN_ROUNDS", "DEFAULT_MAX_ROUNDS",
            "DEFAULT_TARGET_HALF_WIDTH", "DEFAULT_TIME_BUDGET_S"]

@@ -509,9 +509,10 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
     """Checks a candidate (the baseline with one action, or several, applied) against the baseline:
     outputs on `inputs` unchanged, then interleaved A/B rounds of the workload (generate: primary metric
     the decode time per token; a model without generate: the forward)."""
-    from .abtest import generate_round, interleaved_ab
+    from .abtest import device_synchronizer, generate_round, interleaved_ab
     import time
     base_run, cand_run = workload_runner(baseline_model), workload_runner(candidate_model)
+    sync = device_synchronizer(baseline_model) or (lambda: None)
     torch = _torch()
     with torch.no_grad():
         if reference is None:
@@ -525,11 +526,13 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
 
         def round_of(run):
             if generates:
-                return lambda: generate_round(run, inputs, new_tokens)
+                return lambda: generate_round(run, inputs, new_tokens, sync)
 
             def forward():
+                sync()
                 t0 = time.perf_counter()
                 run(inputs, 1)
+                sync()
                 return {"forward": (time.perf_counter() - t0) * 1e3}
             return forward
 
