@@ -28,6 +28,7 @@
 #include "io/output_file.h"
 #include "python/bind_common.h"
 #include "python/bind_kernels.h"
+#include "python/bind_statistics.h"
 #include "python/bind_text.h"
 #include "report/advice_report.h"
 #include "report/analysis_json.h"
@@ -374,64 +375,6 @@ void BindEngine(py::module_& m) {
   }, py::arg("baseline"), py::arg("candidate"), py::arg("actions_json") = "",
      py::arg("alpha") = kDefaultSignificanceAlpha, py::arg("options") = py::dict());
 
-  // The engine's statistics, so Python computes nothing the engine has.
-  m.def("nearest_rank_percentile", [](const std::vector<double>& sorted_values, double percent) {
-    if (sorted_values.empty()) throw EngineError{InvalidArgumentError("percentile of an empty list")};
-    return NearestRankPercentile(sorted_values, percent);
-  }, py::arg("sorted_values"), py::arg("percent"),
-        "The nearest-rank percentile of ascending values: the smallest value with at least PERCENT % at or below it.");
-  m.def("student_t_two_sided_p", &StudentTTwoSidedP, py::arg("t"), py::arg("df"),
-        "Two-sided p-value P(|T| >= |t|) of Student's t with DF degrees of freedom (Boost.Math).");
-  m.def("welch_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
-    const SignificanceTest r = WelchTest(baseline, candidate, alpha);
-    py::dict d;
-    d["testable"] = r.testable;
-    d["n_a"] = r.n_baseline;
-    d["n_b"] = r.n_candidate;
-    d["mean_a"] = r.mean_baseline;
-    d["mean_b"] = r.mean_candidate;
-    d["delta"] = r.delta;
-    d["t"] = r.t;
-    d["df"] = r.df;
-    d["p_value"] = r.p_value;
-    d["ci_low"] = r.ci_low;
-    d["ci_high"] = r.ci_high;
-    d["significant"] = r.significant;
-    d["verdict"] = r.verdict;
-    return d;
-  }, py::arg("baseline"), py::arg("candidate"), py::arg("alpha") = kDefaultSignificanceAlpha,
-        "Welch's unequal-variance t-test of CANDIDATE against BASELINE samples (the test pypto compare uses): "
-        "t and df, two-sided p, the (1 - alpha) CI of mean(candidate) - mean(baseline), the verdict.");
-
-  m.def("robust_spread", [](const std::vector<double>& values) {
-    const RobustSpread r = MedianAndRobustSigma(values);
-    py::dict d;
-    d["median"] = r.median;
-    d["sigma"] = r.sigma;
-    return d;
-  }, py::arg("values"),
-        "The median and the robust sigma (1.4826 x the median absolute deviation) of VALUES: the centre and "
-        "spread of the outlier rules (analyze's outlier steps, pypto ranks' stragglers). NaN when empty.");
-  m.def("paired_ratio_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
-    const PairedRatioTest r = PairedRatio(baseline, candidate, alpha);
-    py::dict d;
-    d["testable"] = r.testable;
-    d["rounds"] = r.rounds;
-    d["rounds_dropped"] = r.rounds_dropped;
-    d["speedup"] = r.speedup;
-    d["ci_low"] = r.ci_low;
-    d["ci_high"] = r.ci_high;
-    d["relative_half_width"] = r.relative_half_width;
-    d["p_value"] = r.p_value;
-    d["alpha"] = r.alpha;
-    d["significant"] = r.significant;
-    d["verdict"] = r.verdict;
-    return d;
-  }, py::arg("baseline"), py::arg("candidate"), py::arg("alpha") = kDefaultSignificanceAlpha,
-        "Paired test of interleaved A/B rounds (round i of each side timed back to back): the speedup "
-        "baseline/candidate as the geometric mean of the per-round ratios, its (1 - alpha) CI from Student's t "
-        "on the log ratios, the two-sided p of no change, the verdict (faster / slower / no significant change).");
-
   m.def("kv_cache_patch", [](const std::string& model_config_json) {
     return Text(Unwrap(advisor::KVCacheLayoutOptimizer(ModelConfigFrom(model_config_json)).GenerateLayoutTransformPatch()).text);
   }, py::arg("model_config_json") = "");
@@ -498,4 +441,5 @@ PYBIND11_MODULE(_engine, m) {
   pypto::python::BindEngine(m);
   pypto::python::BindKernels(m);
   pypto::python::BindText(m);
+  pypto::python::BindStatistics(m);
 }
