@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "core/parallel.h"
+#include "importers/common/shared_progress.h"
 #include "model/profile_merge.h"
 
 #include "importers/ascend_db/ascend_db.h"
@@ -211,15 +213,19 @@ struct RankProfile {
 // counted as data loss and named in the notes; files whose ranks are unknown
 // or repeat are not one job and are refused with their names.
 StatusOr<Profile> LoadRanks(const std::string& dir, const Resolved& resolved, const ImportOptions& options) {
-  std::vector<RankProfile> ranks;
-  for (const std::string& file : resolved.rank_files) {
-    RankProfile r;
+  // The ranks are read side by side, one per core: each import fills only its own RankProfile.
+  std::vector<RankProfile> ranks(resolved.rank_files.size());
+  SharedProgress progress(options.progress, ranks.size());
+  ParallelFor(ranks.size(), DefaultParallelism(), [&](size_t i) {
+    RankProfile& r = ranks[i];
+    const std::string& file = resolved.rank_files[i];
     r.file = file;
     r.profile.metadata["source_path"] = file;
-    auto importer = BestImporter(file, io::PathKind::kFile, options, kDirectoryScanPrefixBytes);
+    ImportOptions rank_options = options;
+    rank_options.progress = progress.ForSlot(i);
+    auto importer = BestImporter(file, io::PathKind::kFile, rank_options, kDirectoryScanPrefixBytes);
     const Importer* chosen = importer.ok() && importer->first ? importer->first : resolved.importer;
-    r.status = chosen->Import(file, options, &r.profile);
-    if (r.status.code() == StatusCode::kCancelled) return r.status;
+    r.status = chosen->Import(file, rank_options, &r.profile);
     if (r.status.ok()) {
       r.profile.metadata.try_emplace("format", std::string(chosen->name()));
       auto rank_text = r.profile.metadata.find("rank");
@@ -231,8 +237,9 @@ StatusOr<Profile> LoadRanks(const std::string& dir, const Resolved& resolved, co
       }
     }
     if (r.rank < 0) r.rank = RankFromFileName(FileName(file));
-    ranks.push_back(std::move(r));
-  }
+  });
+  for (const RankProfile& r : ranks)
+    if (r.status.code() == StatusCode::kCancelled) return r.status;
   for (const std::string& file : resolved.unreadable_ranks) {
     RankProfile r;
     r.file = file;

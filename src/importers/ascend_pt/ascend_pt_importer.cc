@@ -8,6 +8,8 @@
 #include "importers/ascend_db/analysis_db.h"
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
+#include "core/parallel.h"
+#include "importers/common/shared_progress.h"
 #include "model/profile_merge.h"
 
 namespace pypto {
@@ -269,10 +271,12 @@ class AscendPtImporterImpl final : public Importer {
       int32_t rank = -1;
       int read = 0;
       std::string label;
+      Status status;
     };
+    // The ranks are read side by side, one per core: each import fills only its own Run.
     std::vector<Run> imported(runs.size());
-    int total = 0;
-    for (size_t i = 0; i < runs.size(); ++i) {
+    SharedProgress progress(options.progress, runs.size());
+    ParallelFor(runs.size(), DefaultParallelism(), [&](size_t i) {
       const io::DirEntry& run = *runs[i];
       // Without a rank in the name, the folder's place stands in only when
       // there are several (one run keeps the Device_id its files write).
@@ -280,8 +284,14 @@ class AscendPtImporterImpl final : public Importer {
       if (hint < 0 && runs.size() > 1) hint = static_cast<int32_t>(i);
       Run& r = imported[i];
       r.label = run.name;
-      PYPTO_ASSIGN_OR_RETURN(r.read, ImportRunDir(run.path, hint, options, &r.profile));
-      total += r.read;
+      ImportOptions rank_options = options;
+      rank_options.progress = progress.ForSlot(i);
+      StatusOr<int> read = ImportRunDir(run.path, hint, rank_options, &r.profile);
+      if (!read.ok()) {
+        r.status = read.status();
+        return;
+      }
+      r.read = *read;
       r.rank = hint;
       if (r.profile.devices.size() == 1) r.rank = r.profile.devices.rows[0].index;
       auto it = r.profile.metadata.find("rank_id");
@@ -291,7 +301,26 @@ class AscendPtImporterImpl final : public Importer {
       r.profile.notes.insert(r.profile.notes.begin(), run.path + ": rank " + (devices.empty() ? "?" : devices) + ", " +
                                                           std::to_string(r.read) + " files, " +
                                                           std::to_string(r.profile.device_tasks.size()) + " device tasks");
+    });
+    // A rank that does not load is a note and counted data loss, not the end of the job's other ranks;
+    // when none loads (or the user cancelled), its error is the answer.
+    int total = 0;
+    size_t loaded = 0;
+    for (const Run& r : imported) {
+      if (r.status.code() == StatusCode::kCancelled) return r.status;
+      total += r.read;
+      loaded += r.status.ok();
     }
+    if (loaded == 0) {
+      for (const Run& r : imported)
+        if (!r.status.ok()) return r.status;
+    }
+    std::vector<std::string> lost;
+    for (size_t i = 0; i < imported.size(); ++i) {
+      if (imported[i].status.ok()) continue;
+      lost.push_back(runs[i]->path + ": rank not loaded: " + imported[i].status.message());
+    }
+    std::erase_if(imported, [](const Run& r) { return !r.status.ok(); });
     if (total == 0)
       return NotFoundError(path + ": the *_ascend_pt folders hold no profiler output (no kernel_details.csv, "
                                   "trace_view.json or database)");
@@ -306,7 +335,11 @@ class AscendPtImporterImpl final : public Importer {
         AppendRank(profile, std::move(r.profile), RankPlacement{r.rank, slot++, r.label, device_index_is_rank});
       profile->metadata.erase("rank_id");
     }
-    profile->metadata["ranks"] = std::to_string(runs.size());
+    for (const std::string& why : lost) {
+      profile->CountLoss(LossKind::kFileUnreadable, "multi-rank: a rank's folder did not load", why);
+      profile->notes.push_back(why);
+    }
+    profile->metadata["ranks"] = std::to_string(imported.size());
     profile->metadata["format"] = "ascend-pt";
     profile->metadata["clock"] = "epoch";
     return Status::Ok();

@@ -187,5 +187,34 @@ TEST_F(MultiRankTest, TracesWithoutRanksAreRefusedWithTheReason) {
   EXPECT_NE(job.status().message().find("names no rank"), std::string::npos) << job.status().message();
 }
 
+// The Ascend job of ranks 1 and 3 (ascend/pta_level2_llm_pp2dp2_ranks1_3), read side by side. A rank
+// folder beside it whose kernel_details.csv has no task-name column does not load: the job still loads,
+// with rank 1 exactly as read alone, and the lost rank is counted and named, not fatal.
+TEST_F(MultiRankTest, AnAscendRankThatDoesNotLoadIsANoteNotTheEndOfTheJob) {
+  const std::string job_dir = std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_level2_llm_pp2dp2_ranks1_3";
+  if (!fs::exists(job_dir)) GTEST_SKIP() << "fixture missing: " << job_dir;
+  fs::copy(job_dir + "/rank_1_ascend_pt", dir_ + "/rank_1_ascend_pt", fs::copy_options::recursive);
+  fs::create_directories(dir_ + "/rank_3_ascend_pt/ASCEND_PROFILER_OUTPUT");
+  std::ofstream(dir_ + "/rank_3_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv") << "not,a,kernel table\n1,2,3\n";
+  auto job = LoadProfile(dir_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  auto alone = LoadProfile(job_dir + "/rank_1_ascend_pt");
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(job->metadata["ranks"], "1");
+  EXPECT_EQ(job->device_tasks.size(), alone->device_tasks.size());
+  EXPECT_EQ(job->steps.size(), alone->steps.size());
+  const std::string kLost = "multi-rank: a rank's folder did not load";
+  ASSERT_EQ(job->data_loss.count(kLost), 1u);
+  EXPECT_NE(job->data_loss[kLost].first_location.find("rank_3_ascend_pt: rank not loaded: "), std::string::npos)
+      << job->data_loss[kLost].first_location;
+  EXPECT_NE(job->data_loss[kLost].first_location.find("missing required column"), std::string::npos);
+
+  // Both ranks whole: both read (in parallel), merged in rank order as before.
+  auto both = LoadProfile(job_dir);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->metadata["ranks"], "2");
+  EXPECT_EQ(both->data_loss.count(kLost), 0u);
+}
+
 }  // namespace
 }  // namespace pypto
