@@ -545,7 +545,7 @@ void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in) {
     in->shape_source = fmt::format("operator {} has no Input Dims (record_shapes off?)", p.Str(p.host_ops.name[op]));
     return;
   }
-  Status st = ParseKinetoShapes(p.Str(dims), p.Str(p.host_ops.input_types[op]), &in->shapes);
+  Status st = ParseHostOpShapes(p.Str(dims), p.Str(p.host_ops.input_types[op]), &in->shapes);
   if (!st.ok()) {
     in->shape_source = st.message();
     return;

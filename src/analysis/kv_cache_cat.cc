@@ -38,7 +38,7 @@ std::optional<KvCacheCat> FindKvCacheCat(const Profile& p) {
     const std::string_view name = p.Str(h.name[op]);
     if (!name.ends_with("::cat")) continue;
     OpShapes s;
-    if (!ParseKinetoShapes(p.Str(h.input_dims[op]), p.Str(h.input_types[op]), &s).ok()) continue;
+    if (!ParseHostOpShapes(p.Str(h.input_dims[op]), p.Str(h.input_types[op]), &s).ok()) continue;
     std::optional<KvCacheCat> c = ReadKvCacheCat(s);
     if (c && (c->bnsd() || c->bsnd())) return c;
   }

@@ -265,6 +265,13 @@ Status ParseAscendShapes(std::string_view shapes, std::string_view types, OpShap
   return Status::Ok();
 }
 
+Status ParseHostOpShapes(std::string_view dims, std::string_view types, OpShapes* out) {
+  size_t first = 0;
+  while (first < dims.size() && IsSpace(dims[first])) ++first;
+  if (first < dims.size() && dims[first] != '[') return ParseAscendShapes(dims, types, out);
+  return ParseKinetoShapes(dims, types, out);
+}
+
 int DecodeStorageFormats(std::string_view formats, OpShapes* shapes) {
   int decoded = 0;
   size_t start = 0;

@@ -48,6 +48,12 @@ Status ParseKinetoShapes(std::string_view dims, std::string_view types, OpShapes
 // Ascend kernel_details text (quotes already removed by the importer; stray
 // '"' are ignored). Empty entries are scalar/None inputs.
 Status ParseAscendShapes(std::string_view shapes, std::string_view types, OpShapes* out);
+// A host operator's "Input Dims" / "Input type" as the profiler wrote them:
+// Kineto's nested list ("[[8, 1, 3584], [3584]]", types ["c10::BFloat16", …])
+// or torch_npu's trace_view text ("8,1,3584;\r\n3584", types
+// "BFloat16;\r\nBFloat16", the Ascend list form with line breaks), told
+// apart by the first character.
+Status ParseHostOpShapes(std::string_view dims, std::string_view types, OpShapes* out);
 
 // Ascend tiled storage formats, written per input in "Input Formats" /
 // "Output Formats" (';'-separated, as the shapes; a "FORMAT_" prefix is

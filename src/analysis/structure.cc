@@ -167,7 +167,7 @@ void DecideByKvCacheGrowth(const Profile& profile, const std::vector<StepInfo>& 
                                [&](uint32_t op, TimeNs t) { return h.ts[op] < t; });
     for (; it != cats.end() && h.ts[*it] < window.end; ++it) {
       OpShapes shapes;
-      if (!ParseKinetoShapes(profile.Str(h.input_dims[*it]), profile.Str(h.input_types[*it]), &shapes).ok()) continue;
+      if (!ParseHostOpShapes(profile.Str(h.input_dims[*it]), profile.Str(h.input_types[*it]), &shapes).ok()) continue;
       const std::optional<KvCacheCat> cat = ReadKvCacheCat(shapes);
       if (!cat || cat->fresh_len != 1) continue;
       ss.phase = StepPhase::kDecode;
@@ -461,7 +461,7 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
     if (sub != "cat" && sub != "index_copy") continue;
     if (ops.input_dims[i] == kEmptyStr) continue;
     OpShapes s;
-    if (!ParseKinetoShapes(profile.Str(ops.input_dims[i]), profile.Str(ops.input_types[i]), &s).ok()) continue;
+    if (!ParseHostOpShapes(profile.Str(ops.input_dims[i]), profile.Str(ops.input_types[i]), &s).ok()) continue;
     if (sub == "index_copy") {
       const TensorShape* target = s.tensor(0);
       if (target != nullptr && target->rank >= 3)

@@ -80,7 +80,7 @@ class KvCacheLayout final : public Detector {
         any_attention = true;
         OpShapes att;
         int64_t q_elems = 0;
-        if (ParseKinetoShapes(p.Str(h.input_dims[seq[j]]), p.Str(h.input_types[seq[j]]), &att).ok() && att.tensor(0))
+        if (ParseHostOpShapes(p.Str(h.input_dims[seq[j]]), p.Str(h.input_types[seq[j]]), &att).ok() && att.tensor(0))
           q_elems = att.tensor(0)->elements();
         for (size_t back = 1; back <= size_t(window) && back <= j; ++back) {
           uint32_t op = seq[j - back];
@@ -88,7 +88,7 @@ class KvCacheLayout final : public Detector {
           std::string n = detectors::LowerAscii(p.Str(h.name[op]));
           OpShapes s;
           bool parsed = h.input_dims[op] != kEmptyStr &&
-                        ParseKinetoShapes(p.Str(h.input_dims[op]), p.Str(h.input_types[op]), &s).ok();
+                        ParseHostOpShapes(p.Str(h.input_dims[op]), p.Str(h.input_types[op]), &s).ok();
           if (parsed) any_shapes = true;
           if (EndsWith(n, "::cat") && parsed) CheckCat(ctx, op, s, &cat, &used);
           else if (IsCopyName(n) && parsed) {

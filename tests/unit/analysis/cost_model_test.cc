@@ -52,6 +52,31 @@ TEST(Shapes, Ascend) {
   EXPECT_FALSE(ParseAscendShapes("4096,a", "", &s).ok());
 }
 
+TEST(Shapes, HostOpDimsInEitherProfilerForm) {
+  // torch_npu's trace_view writes a cpu_op's shapes in the Ascend list form with line breaks (the real
+  // CANN 9 / torch_npu 2.10 file beside ascend/pta_llm_decode_910b_torchair_cann9 in its source repo:
+  // "Input Dims": "8,1,3584;\r\n3584", "Input type": "BFloat16;\r\nBFloat16"): an RmsNorm of 8 tokens.
+  OpShapes npu;
+  ASSERT_TRUE(ParseHostOpShapes("8,1,3584;\r\n3584", "BFloat16;\r\nBFloat16", &npu).ok());
+  ASSERT_EQ(npu.count, 2);
+  EXPECT_EQ(npu.inputs[0].rank, 3);
+  EXPECT_EQ(npu.inputs[0].dims[2], 3584);
+  EXPECT_EQ(npu.inputs[1].rank, 1);
+  EXPECT_EQ(npu.inputs[0].dtype, DType::kBf16);
+  EXPECT_EQ(npu.inputs[1].dtype, DType::kBf16);
+  // Kineto's nested lists still read as before.
+  OpShapes kineto;
+  ASSERT_TRUE(ParseHostOpShapes(" [[8, 1, 3584], [3584]]", R"(["c10::BFloat16", "c10::BFloat16"])", &kineto).ok());
+  ASSERT_EQ(kineto.count, 2);
+  EXPECT_EQ(kineto.inputs[0].dims[0], 8);
+  EXPECT_EQ(kineto.inputs[1].dtype, DType::kBf16);
+  // Neither form: refused with the text in the message.
+  OpShapes bad;
+  Status st = ParseHostOpShapes("8,x,3", "", &bad);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("bad dimension 'x'"), std::string::npos) << st.message();
+}
+
 TEST(Dtypes, Spellings) {
   EXPECT_EQ(ParseDType("c10::BFloat16"), DType::kBf16);
   EXPECT_EQ(ParseDType("c10::Half"), DType::kFp16);
