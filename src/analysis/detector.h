@@ -193,6 +193,7 @@ struct DiagnosisContext {
   // Steps analysed (indices into graph->Steps()) and their windows.
   std::vector<size_t> steps;
   std::vector<TimeWindow> step_windows;          // [min(cpu.start, device_start), max(cpu.end, device_end))
+  bool step_windows_ordered = false;             // ascending and disjoint: StepOf binary-searches them
   TimeNs step_time_ns = 0;                       // sum of latencies: the severity / speedup basis
 
   // Device tasks (kAnnotation and kSync excluded) whose start lies in an

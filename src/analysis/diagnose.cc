@@ -92,6 +92,15 @@ std::string_view DiagnosisContext::TaskAttributeText(uint32_t task, std::string_
 bool DiagnosisContext::InWindow(TimeNs ts) const { return StepOf(ts) >= 0; }
 
 int DiagnosisContext::StepOf(TimeNs ts) const {
+  if (step_windows_ordered) {
+    // The last window starting at or before ts is the only one that can hold it (a scan of every
+    // window per task was steps x tasks: a tenth of diagnose on a 1M-task profiler DB).
+    auto after = std::upper_bound(step_windows.begin(), step_windows.end(), ts,
+                                  [](TimeNs v, const TimeWindow& w) { return v < w.start; });
+    if (after == step_windows.begin()) return -1;
+    const auto it = std::prev(after);
+    return ts < it->end ? static_cast<int>(it - step_windows.begin()) : -1;
+  }
   for (size_t i = 0; i < step_windows.size(); ++i) {
     if (ts >= step_windows[i].start && ts < step_windows[i].end) return static_cast<int>(i);
   }
@@ -190,13 +199,7 @@ void FillProfileOpName(const DiagnosisContext& ctx, Issue* issue) {
 }  // namespace
 
 const CriticalPath& DiagnosisContext::StepPath(size_t k) const {
-  if (step_paths.size() != steps.size()) {
-    step_paths.assign(steps.size(), CriticalPath{});
-    for (size_t i = 0; i < steps.size(); ++i) {
-      StatusOr<CriticalPath> path = graph->ComputeCriticalPathTotals(steps[i]);
-      if (path.ok()) step_paths[i] = std::move(path).value();
-    }
-  }
+  if (step_paths.size() != steps.size()) step_paths = graph->ComputeStepCriticalPathTotals(steps);
   return step_paths[k];
 }
 
@@ -344,6 +347,9 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
     report.step_numbers.push_back(st.number);
     if (step_source.empty()) step_source = st.source;
   }
+  ctx.step_windows_ordered = true;
+  for (size_t i = 1; i < ctx.step_windows.size(); ++i)
+    ctx.step_windows_ordered &= ctx.step_windows[i - 1].end <= ctx.step_windows[i].start;
   if (ctx.step_windows.empty()) {
     // No usable step: the whole window.
     ctx.steps.clear();

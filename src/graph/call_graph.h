@@ -343,6 +343,10 @@ class OperatorCallGraph {
   // run on up to kMaxCriticalPathThreads threads, each holding one step's DAG,
   // so memory follows the largest step, not the profile.
   std::vector<CriticalPath> ComputeEveryStepCriticalPathTotals() const;
+  // The same for the steps listed (indices into Steps(); an index out of range gives an empty path):
+  // one builder per thread, reused across its steps, so what a builder caches per device (the host
+  // tracks that launch onto it: a pass over every task) is computed once per thread, not per step.
+  std::vector<CriticalPath> ComputeStepCriticalPathTotals(const std::vector<size_t>& steps) const;
   // Latency of ComputeCriticalPath(step) in ns (Python: get_critical_path_latency()).
   StatusOr<TimeNs> CriticalPathLatency(std::optional<size_t> step = std::nullopt) const;
   StatusOr<TimeNs> get_critical_path_latency(std::optional<size_t> step = std::nullopt) const {

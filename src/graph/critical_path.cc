@@ -787,14 +787,25 @@ bool OperatorCallGraph::HasSeparateHostSteps() const {
 }
 
 std::vector<CriticalPath> OperatorCallGraph::ComputeEveryStepCriticalPathTotals() const {
-  const size_t steps = steps_.size();
+  std::vector<size_t> all(steps_.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return ComputeStepCriticalPathTotals(all);
+}
+
+std::vector<CriticalPath> OperatorCallGraph::ComputeStepCriticalPathTotals(const std::vector<size_t>& which) const {
+  const size_t steps = which.size();
   std::vector<CriticalPath> paths(steps);
   const size_t threads = std::min<size_t>(
       {steps, kMaxCriticalPathThreads, std::max<size_t>(1, std::thread::hardware_concurrency())});
   std::atomic<size_t> next{0};
   auto work = [&] {
     CriticalPathBuilder builder(*this, /*keep_segments=*/false);
-    for (size_t i = next++; i < steps; i = next++) paths[i] = builder.Run(steps_[i].cpu, steps_[i].device);
+    for (size_t i = next++; i < steps; i = next++) {
+      if (which[i] >= steps_.size()) continue;
+      const StepInfo& step = steps_[which[i]];
+      if (step.cpu.end < step.cpu.start) continue;   // as ComputeCriticalPathTotals refuses it
+      paths[i] = builder.Run(step.cpu, step.device);
+    }
   };
   {
     std::vector<std::jthread> helpers;  // joined at the end of this block
