@@ -56,6 +56,15 @@ $(STAMPS)/venv-bench: $(STAMPS)/venv
 	@$(PIP) install -q torch==2.13.0 $(PIP_BENCH_PACKAGES)
 	@touch $@
 
+# Huawei's own Ascend analyzer, measured by `make bench` on the same profiler DB as pypto. A venv of
+# its own: its pandas/numpy pins are not the project's. A failed install leaves it out of the bench.
+MSPROF_VENV := build/msprof-venv
+MSPROF_PACKAGE := msprof-analyze==26.2.0
+$(STAMPS)/venv-msprof: $(STAMPS)/apt
+	@[ -x $(MSPROF_VENV)/bin/python ] || python3 -m venv $(MSPROF_VENV)
+	@$(MSPROF_VENV)/bin/pip install -q $(MSPROF_PACKAGE) || echo "[setup] $(MSPROF_PACKAGE) did not install: make bench leaves it out"
+	@mkdir -p $(STAMPS) && touch $@
+
 # The release build also makes the Python extension (python/pypto/_engine*.so)
 # with the venv's Python and pybind11; the venv sees python/ through a .pth file.
 PY_CMAKE_ARGS = -DPython_EXECUTABLE=$(CURDIR)/$(PY) -Dpybind11_DIR=$$($(PY) -c 'import pybind11; print(pybind11.get_cmake_dir())')
@@ -137,8 +146,9 @@ demo: build venv
 demo-trace: build venv
 	@PYPTO=$(PYPTO) PY=$(PY) bash examples/demo.sh
 
-bench: build $(STAMPS)/venv-bench
-	@PYPTO=$(PYPTO) PY=$(PY) BUILD=build/release bash bench/run_bench.sh
+bench: build $(STAMPS)/venv-bench $(STAMPS)/venv-msprof
+	@MSPROF_ANALYZE=$${MSPROF_ANALYZE:-$(CURDIR)/$(MSPROF_VENV)/bin/msprof-analyze} \
+	  PYPTO=$(PYPTO) PY=$(PY) BUILD=build/release bash bench/run_bench.sh
 
 # Fuzzing (docs/reliability.md): clang + libFuzzer from Debian.
 FUZZ_SECONDS ?= 60

@@ -128,6 +128,22 @@ def main():
               f"{fmt(asc['rss_pct_of_input'] if ok else None, 1)} | {status_text(asc)} |")
         p("")
 
+    # The other Ascend inputs and the peer on the same data: one row per measured command.
+    ascend_rows = [(label, r) for label, r in by.items() if label.startswith(("trace_view:", "db_"))]
+    if ascend_rows:
+        p("## Ascend trace_view.json and profiler DB (same folder for every tool of a block)")
+        p("")
+        p("| command | input MB | task rows | wall s | MB/s | CPU s | peak RSS MB | RSS/input % | status |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for label, r in ascend_rows:
+            ok = r.get("status") == "ok"
+            cpu = (r.get("user_s") or 0) + (r.get("sys_s") or 0)
+            rows = r.get("rows")
+            p(f"| {r.get('tool', label)} | {r['bytes'] / 1e6:,.0f} | {f'{int(rows):,}' if rows else '–'} | "
+              f"{fmt(r['wall_s'])} | {fmt(r['mb_s'] if ok else None, 1)} | {fmt(cpu)} | {fmt(r['max_rss_mb'], 0)} | "
+              f"{fmt(r['rss_pct_of_input'] if ok else None, 1)} | {status_text(r)} |")
+        p("")
+
     p("## Targets")
     p("")
     p("| target | measured | result |")

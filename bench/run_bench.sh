@@ -7,7 +7,11 @@
 #      (from step 1), `pypto analyze --json` on the .json.gz against
 #      `gzip -dc file.gz > /dev/null`, the naive simdjson DOM loader, Python's
 #      json.load, and HolisticTraceAnalysis (HTA);
-#   3. `pypto analyze` on a large synthetic Ascend kernel_details.csv.
+#   3. `pypto analyze` on a large synthetic Ascend kernel_details.csv;
+#   3b. `pypto analyze`, `pypto diagnose` and `pypto report` on a synthetic
+#      torch_npu trace_view.json (an *_ascend_pt directory);
+#   3c. `pypto analyze` and `pypto diagnose` on a synthetic profiler DB, and
+#      msprof-analyze (advisor, cluster_time_summary) on the same folder.
 # Prints the table with the targets (PASS/MISS) and writes it to
 # bench/results/latest.md (raw records: bench/results/latest.jsonl).
 #
@@ -17,11 +21,15 @@
 #   BENCH_SIZES_MB         trace sizes in MB (1 MB = 1e6 bytes), default "100 300 1000"
 #   BENCH_SEED             generator seed, default 1
 #   BENCH_ASCEND_ROWS      kernel_details.csv rows (at least; whole steps), default 1000000
+#   BENCH_TRACE_VIEW_MB    size of the synthetic trace_view.json in MB (whole steps), default 300
+#   BENCH_DB_ROWS          TASK rows of the synthetic profiler DB (whole steps), default 1000000
+#   BENCH_MSPROF_TIMEOUT_S limit for each msprof-analyze run, default 1800
+#   MSPROF_ANALYZE         the msprof-analyze to measure (make bench: build/msprof-venv/bin/msprof-analyze)
 #   BENCH_TIMEOUT_S        limit per measured command, default 900
 #   BENCH_HTA_TIMEOUT_S    limit for HTA, default 600 (HTA is ~100x slower)
 #   BENCH_PY_MEM_LIMIT_MB  address-space cap for json.load and HTA, default 16000
-#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend memory python
-#                          serving seed
+#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend trace_view db msprof
+#                          memory python serving seed
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -31,6 +39,7 @@ BUILD=${BUILD:-build/release}
 SIZES=${BENCH_SIZES_MB:-"100 300 1000"}
 SEED=${BENCH_SEED:-1}
 ASCEND_ROWS=${BENCH_ASCEND_ROWS:-1000000}
+TRACE_VIEW_MB=${BENCH_TRACE_VIEW_MB:-300}
 TIMEOUT=${BENCH_TIMEOUT_S:-900}
 HTA_TIMEOUT=${BENCH_HTA_TIMEOUT_S:-600}
 # json.load of a 1 GB trace peaks near 6 GB RSS and HTA a little above; 16 GB
@@ -41,6 +50,7 @@ DATA=bench/data
 RESULTS=bench/results
 GEN=$BUILD/bench/gen_kineto_trace
 GEN_ASCEND=$BUILD/bench/gen_ascend_kernel_details
+GEN_TRACE_VIEW=$BUILD/bench/gen_ascend_trace_view
 DOM=$BUILD/bench/naive_dom_load
 MEASURE="$PY bench/measure.py"
 
@@ -50,6 +60,9 @@ say() { printf '[bench] %s\n' "$*" >&2; }
 for tool in "$PYPTO" "$GEN" "$GEN_ASCEND" "$DOM"; do
   [[ -x "$tool" ]] || { say "missing $tool (build first: make build)"; exit 1; }
 done
+if ! skipped trace_view && [[ ! -x "$GEN_TRACE_VIEW" ]]; then
+  say "missing $GEN_TRACE_VIEW (build first: make build)"; exit 1
+fi
 [[ -x "$PY" ]] || { say "missing $PY (make venv)"; exit 1; }
 
 mkdir -p "$DATA" "$RESULTS"
@@ -92,6 +105,16 @@ if ! skipped ascend && ! fresh "$ascend_csv" "$GEN_ASCEND"; then
   say "generating $ascend_csv"
   mkdir -p "$(dirname "$ascend_csv")"
   "$GEN_ASCEND" --out "$ascend_csv" --rows "$ASCEND_ROWS" --seed "$SEED"
+fi
+
+# torch_npu trace_view.json, laid out as the profiler writes it so that the
+# ascend-pt importer reads it as a run: DIR_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json.
+tv_dir=$DATA/llm_decode_${TRACE_VIEW_MB}MB_seed${SEED}_ascend_pt
+tv_json=$tv_dir/ASCEND_PROFILER_OUTPUT/trace_view.json
+if ! skipped trace_view && ! fresh "$tv_json" "$GEN_TRACE_VIEW"; then
+  say "generating $tv_json"
+  mkdir -p "$(dirname "$tv_json")"
+  "$GEN_TRACE_VIEW" --out "$tv_json" --bytes "${TRACE_VIEW_MB}M" --seed "$SEED"
 fi
 
 # Warm the page cache so that every tool reads from memory (figures are for
@@ -143,6 +166,81 @@ if ! skipped ascend; then
   run ascend "pypto analyze (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
     "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/ascend.stderr.log" \
     --extra "rows=$(( $(wc -l < "$ascend_csv") - 1 ))" -- "$PYPTO" analyze "$ascend_dir"
+fi
+
+# ---- 3b. Ascend trace_view.json (torch_npu timeline) ---------------------------------
+# The three commands on the same *_ascend_pt directory; MB/s over the JSON's
+# size. The records are in latest.jsonl (labels trace_view:*) and on the lines
+# measure.py prints; report.py's tables do not list them.
+if ! skipped trace_view; then
+  tv_bytes=$(stat -c %s "$tv_json")
+  tv_mb=$(( tv_bytes / 1000000 ))
+  # `pypto report` refuses an existing output without --force: a scratch file.
+  tv_report=$DATA/trace_view_report.tmp.html
+  warm "$tv_json"
+  run trace_view:analyze "pypto analyze (Ascend trace_view)" "$tv_mb" "$tv_bytes" --timeout "$TIMEOUT" --quiet \
+    --stderr-log "$RESULTS/trace_view_analyze.stderr.log" -- "$PYPTO" analyze "$tv_dir"
+  run trace_view:diagnose "pypto diagnose (Ascend trace_view)" "$tv_mb" "$tv_bytes" --timeout "$TIMEOUT" --quiet \
+    --stderr-log "$RESULTS/trace_view_diagnose.stderr.log" -- "$PYPTO" diagnose "$tv_dir"
+  run trace_view:report "pypto report (Ascend trace_view)" "$tv_mb" "$tv_bytes" --timeout "$TIMEOUT" --quiet \
+    --stderr-log "$RESULTS/trace_view_report.stderr.log" -- "$PYPTO" report "$tv_dir" -o "$tv_report" --force
+  rm -f "$tv_report"
+fi
+
+# ---- 3c. Ascend profiler database (ascend_pytorch_profiler_0.db) --------------------
+# One rank of a tensor-parallel decode job as torch_npu writes it with
+# export_type=db (DB_ascend_pt/: profiler_info_0.json, profiler_metadata.json,
+# ASCEND_PROFILER_OUTPUT/{ascend_pytorch_profiler_0.db, analysis.db}), at least
+# BENCH_DB_ROWS TASK rows (whole steps), from bench/gen_ascend_profiler_db. Measured
+# on that one folder: `pypto analyze`, `pypto diagnose` and, when msprof-analyze is
+# installed (MSPROF_ANALYZE; `make bench` puts it in a venv of its own,
+# build/msprof-venv), `msprof-analyze advisor all` and `msprof-analyze cluster -m
+# cluster_time_summary`: Huawei's analyzer on the same data. BENCH_SKIP="db" leaves
+# the block out, BENCH_SKIP="msprof" only msprof-analyze (limit BENCH_MSPROF_TIMEOUT_S).
+DB_ROWS=${BENCH_DB_ROWS:-1000000}
+MSPROF_TIMEOUT=${BENCH_MSPROF_TIMEOUT_S:-1800}
+GEN_DB=$BUILD/bench/gen_ascend_profiler_db
+MSA=${MSPROF_ANALYZE:-$(command -v msprof-analyze || true)}
+if ! skipped db; then
+  [[ -x "$GEN_DB" ]] || { say "missing $GEN_DB (build first: make build)"; exit 1; }
+  db_dir=$DATA/llm_decode_db_${DB_ROWS}rows_seed${SEED}_ascend_pt
+  db_file=$db_dir/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db
+  # profiler_metadata.json is written last: a run cut short leaves it stale.
+  if ! fresh "$db_dir/profiler_metadata.json" "$GEN_DB"; then
+    say "generating $db_dir"
+    "$GEN_DB" --run-dir "$db_dir" --rows "$DB_ROWS" --seed "$SEED"
+  fi
+  db_files=("$db_file" "$db_dir/ASCEND_PROFILER_OUTPUT/analysis.db")
+  db_bytes=$(( $(stat -c %s "${db_files[0]}") + $(stat -c %s "${db_files[1]}") ))
+  db_mb=$(( db_bytes / 1000000 ))
+  db_rows=$("$PY" -c 'import sqlite3, sys
+print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SELECT count(*) FROM TASK").fetchone()[0])' "$db_file")
+  warm "${db_files[@]}"
+  run db_analyze "pypto analyze (Ascend DB)" "$db_mb" "$db_bytes" --timeout "$TIMEOUT" --quiet \
+    --stderr-log "$RESULTS/db_analyze.stderr.log" --extra "rows=$db_rows" -- "$PYPTO" analyze "$db_dir"
+  run db_diagnose "pypto diagnose (Ascend DB)" "$db_mb" "$db_bytes" --timeout "$TIMEOUT" --quiet \
+    --stderr-log "$RESULTS/db_diagnose.stderr.log" --extra "rows=$db_rows" -- "$PYPTO" diagnose "$db_dir"
+  if ! skipped msprof; then
+    if [[ -n "$MSA" && -x "$MSA" ]]; then
+      # Their outputs go to bench/results, never into the cached data folder.
+      msa_out=$RESULTS/msprof
+      rm -rf "$msa_out" && mkdir -p "$msa_out/advisor" "$msa_out/cluster"
+      run db_msprof_advisor "msprof-analyze advisor all" "$db_mb" "$db_bytes" --timeout "$MSPROF_TIMEOUT" \
+        --mem-limit-mb "$PY_MEM_LIMIT" --quiet --stderr-log "$RESULTS/msprof_advisor.stderr.log" \
+        --extra "rows=$db_rows" -- "$MSA" advisor all -d "$db_dir" -o "$msa_out/advisor" -l en
+      run db_msprof_cluster "msprof-analyze cluster_time_summary" "$db_mb" "$db_bytes" --timeout "$MSPROF_TIMEOUT" \
+        --mem-limit-mb "$PY_MEM_LIMIT" --quiet --stderr-log "$RESULTS/msprof_cluster.stderr.log" \
+        --extra "rows=$db_rows" -- "$MSA" cluster -d "$db_dir" -m cluster_time_summary --export_type text \
+        -o "$msa_out/cluster"
+      # msprof-analyze exits 0 even when a recipe finds nothing: say so.
+      compgen -G "$msa_out/cluster/cluster_analysis_output/ClusterTimeSummary/*.csv" > /dev/null ||
+        say "msprof-analyze cluster_time_summary wrote no CSV (see $RESULTS/msprof_cluster.stderr.log)"
+      compgen -G "$msa_out/advisor/mstt_advisor_*.html" > /dev/null ||
+        say "msprof-analyze advisor wrote no report (see $RESULTS/msprof_advisor.stderr.log)"
+    else
+      say "msprof-analyze not found (set MSPROF_ANALYZE to a venv's bin/msprof-analyze): skipped"
+    fi
+  fi
 fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
