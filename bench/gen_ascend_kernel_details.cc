@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gen_common.h"
+
 namespace {
 
 // Epoch start of the trace in ns (2025-11-27, like the CANN 8.3 sample).
@@ -70,19 +72,11 @@ const char kHeader[] =
     "aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,aiv_mte3_time(us),"
     "aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)\n";
 
-class Rng {
+class Rng : public pypto::bench::SplitMix64 {
  public:
-  explicit Rng(uint64_t s) : s_(s) {}
-  double Uniform() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
-  }
+  using SplitMix64::SplitMix64;
   double Jitter(double v, double rel) { return v * (1.0 + rel * (2.0 * Uniform() - 1.0)); }
 
- private:
-  uint64_t s_;
 };
 
 class Out {
@@ -345,21 +339,7 @@ class Gen {
   int64_t rows_ = 0;
 };
 
-bool ParseSize(const char* s, uint64_t* out) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || v < 0) return false;
-  switch (*end) {
-    case 'k': case 'K': v *= 1e3; ++end; break;
-    case 'm': case 'M': v *= 1e6; ++end; break;
-    case 'g': case 'G': v *= 1e9; ++end; break;
-    default: break;
-  }
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end) return false;
-  *out = static_cast<uint64_t>(v);
-  return true;
-}
+using pypto::bench::ParseSize;
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gen_ascend_kernel_details: %s\n", why);

@@ -73,6 +73,8 @@
 #include <utility>
 #include <vector>
 
+#include "gen_common.h"
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -200,21 +202,12 @@ constexpr int kPmuMetrics = sizeof kPmuNames / sizeof kPmuNames[0];
 
 // ---------------------------------------------------------------------------
 
-class Rng {
+class Rng : public pypto::bench::SplitMix64 {
  public:
-  explicit Rng(uint64_t s) : s_(s) {}
-  double Uniform() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0);
-  }
+  using SplitMix64::SplitMix64;
   double Jitter(double v, double rel) { return v * (1.0 + rel * (2.0 * Uniform() - 1.0)); }
   // A host cost in ns: `us` +-30%.
   int64_t HostNs(double us) { return std::max<int64_t>(20, std::llround(Jitter(us, 0.3) * 1000.0)); }
-
- private:
-  uint64_t s_;
 };
 
 // Heterogeneous lookup: interning a string_view allocates only for new strings.

@@ -45,6 +45,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gen_common.h"
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -104,16 +106,9 @@ constexpr int64_t kDefaultSteps = 32;
 
 // ---------------------------------------------------------------------------
 // Deterministic RNG (splitmix64).
-class Rng {
+class Rng : public pypto::bench::SplitMix64 {
  public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double Uniform() { return (Next() >> 11) * (1.0 / 9007199254740992.0); }
+  using SplitMix64::SplitMix64;
   // value x (1 +- rel), at least 1
   int64_t Jitter(int64_t v, double rel) {
     double f = 1.0 + rel * (2.0 * Uniform() - 1.0);
@@ -121,8 +116,6 @@ class Rng {
     return r < 1 ? 1 : r;
   }
 
- private:
-  uint64_t s_;
 };
 
 // ---------------------------------------------------------------------------
@@ -1226,21 +1219,7 @@ void WriteHeader(Sink* out) {
   out->Put(",\n  \"traceEvents\": [\n");
 }
 
-bool ParseSize(const char* s, uint64_t* out) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || v < 0) return false;
-  switch (*end) {
-    case 'k': case 'K': v *= 1e3; ++end; break;
-    case 'm': case 'M': v *= 1e6; ++end; break;
-    case 'g': case 'G': v *= 1e9; ++end; break;
-    default: break;
-  }
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end) return false;
-  *out = static_cast<uint64_t>(v);
-  return true;
-}
+using pypto::bench::ParseSize;
 
 [[noreturn]] void Usage(const char* why) {
   if (why) std::fprintf(stderr, "gen_kineto_trace: %s\n", why);
