@@ -8,12 +8,11 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <atomic>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "graph/call_graph.h"
 #include "graph/graph_internal.h"
 
@@ -793,25 +792,16 @@ std::vector<CriticalPath> OperatorCallGraph::ComputeEveryStepCriticalPathTotals(
 }
 
 std::vector<CriticalPath> OperatorCallGraph::ComputeStepCriticalPathTotals(const std::vector<size_t>& which) const {
-  const size_t steps = which.size();
-  std::vector<CriticalPath> paths(steps);
-  const size_t threads = std::min<size_t>(
-      {steps, kMaxCriticalPathThreads, std::max<size_t>(1, std::thread::hardware_concurrency())});
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    CriticalPathBuilder builder(*this, /*keep_segments=*/false);
-    for (size_t i = next++; i < steps; i = next++) {
-      if (which[i] >= steps_.size()) continue;
-      const StepInfo& step = steps_[which[i]];
-      if (step.cpu.end < step.cpu.start) continue;   // as ComputeCriticalPathTotals refuses it
-      paths[i] = builder.Run(step.cpu, step.device);
-    }
-  };
-  {
-    std::vector<std::jthread> helpers;  // joined at the end of this block
-    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-    work();
-  }
+  std::vector<CriticalPath> paths(which.size());
+  ParallelForWithState(
+      which.size(), std::min(kMaxCriticalPathThreads, DefaultParallelism()),
+      [&] { return CriticalPathBuilder(*this, /*keep_segments=*/false); },
+      [&](CriticalPathBuilder& builder, size_t i) {
+        if (which[i] >= steps_.size()) return;
+        const StepInfo& step = steps_[which[i]];
+        if (step.cpu.end < step.cpu.start) return;   // as ComputeCriticalPathTotals refuses it
+        paths[i] = builder.Run(step.cpu, step.device);
+      });
   return paths;
 }
 

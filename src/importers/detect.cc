@@ -4,7 +4,6 @@
 #include <charconv>
 #include <map>
 
-#include "core/parallel.h"
 #include "importers/common/shared_progress.h"
 #include "model/profile_merge.h"
 
@@ -215,14 +214,11 @@ struct RankProfile {
 StatusOr<Profile> LoadRanks(const std::string& dir, const Resolved& resolved, const ImportOptions& options) {
   // The ranks are read side by side, one per core: each import fills only its own RankProfile.
   std::vector<RankProfile> ranks(resolved.rank_files.size());
-  SharedProgress progress(options.progress, ranks.size());
-  ParallelFor(ranks.size(), DefaultParallelism(), [&](size_t i) {
+  ImportSideBySide(ranks.size(), options, [&](size_t i, const ImportOptions& rank_options) {
     RankProfile& r = ranks[i];
     const std::string& file = resolved.rank_files[i];
     r.file = file;
     r.profile.metadata["source_path"] = file;
-    ImportOptions rank_options = options;
-    rank_options.progress = progress.ForSlot(i);
     auto importer = BestImporter(file, io::PathKind::kFile, rank_options, kDirectoryScanPrefixBytes);
     const Importer* chosen = importer.ok() && importer->first ? importer->first : resolved.importer;
     r.status = chosen->Import(file, rank_options, &r.profile);

@@ -8,7 +8,6 @@
 #include "importers/ascend_db/analysis_db.h"
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
-#include "core/parallel.h"
 #include "importers/common/shared_progress.h"
 #include "model/profile_merge.h"
 
@@ -275,8 +274,7 @@ class AscendPtImporterImpl final : public Importer {
     };
     // The ranks are read side by side, one per core: each import fills only its own Run.
     std::vector<Run> imported(runs.size());
-    SharedProgress progress(options.progress, runs.size());
-    ParallelFor(runs.size(), DefaultParallelism(), [&](size_t i) {
+    ImportSideBySide(runs.size(), options, [&](size_t i, const ImportOptions& rank_options) {
       const io::DirEntry& run = *runs[i];
       // Without a rank in the name, the folder's place stands in only when
       // there are several (one run keeps the Device_id its files write).
@@ -284,8 +282,6 @@ class AscendPtImporterImpl final : public Importer {
       if (hint < 0 && runs.size() > 1) hint = static_cast<int32_t>(i);
       Run& r = imported[i];
       r.label = run.name;
-      ImportOptions rank_options = options;
-      rank_options.progress = progress.ForSlot(i);
       StatusOr<int> read = ImportRunDir(run.path, hint, rank_options, &r.profile);
       if (!read.ok()) {
         r.status = read.status();

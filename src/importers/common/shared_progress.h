@@ -1,5 +1,5 @@
-// One progress callback fed by several imports running at once (the ranks of
-// one job read side by side): each import reports its own bytes done / total
+// Imports run side by side (the ranks of one job, ImportSideBySide) and the
+// one progress callback they feed: each import reports its own bytes done / total
 // into its slot, and the caller's callback sees the sums, one call at a time,
 // so a progress line written for one file stays correct and is never called
 // from two threads together.
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/parallel.h"
 #include "importers/importer.h"
 
 namespace pypto {
@@ -37,5 +38,18 @@ class SharedProgress {
   std::vector<uint64_t> done_;
   std::vector<uint64_t> total_;
 };
+
+// Runs import(i, options_i) for every i in [0, n) side by side, one per core
+// (the ranks of one job): options_i is the caller's options with its own slot
+// of one SharedProgress. Each call must touch only its own output.
+template <typename Fn>
+void ImportSideBySide(size_t n, const ImportOptions& options, Fn import) {
+  SharedProgress progress(options.progress, n);
+  ParallelFor(n, DefaultParallelism(), [&](size_t i) {
+    ImportOptions own = options;
+    own.progress = progress.ForSlot(i);
+    import(i, static_cast<const ImportOptions&>(own));
+  });
+}
 
 }  // namespace pypto
