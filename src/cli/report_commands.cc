@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "cli/exit_codes.h"
@@ -91,32 +92,41 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* args) {
 
 namespace {
 
+// The percent --fail-on-regression allows: nullopt when the option is not given, 0 when given without a
+// value, nullopt with *bad set for a value that is not a percent >= 0.
+std::optional<double> AllowedRegressionPct(const CompareArgs& args, bool* bad) {
+  *bad = false;
+  if (args.fail_on_regression == nullptr || args.fail_on_regression->count() == 0) return std::nullopt;
+  if (args.regression_pct.empty()) return 0.0;
+  char* end = nullptr;
+  const double pct = std::strtod(args.regression_pct.c_str(), &end);
+  *bad = end == args.regression_pct.c_str() || *end != '\0' || !(pct >= 0) || !std::isfinite(pct);
+  return *bad ? std::nullopt : std::optional<double>(pct);
+}
+
 // The --fail-on-regression gate: kExitRegression (with the reason on stderr) when the step latency is
 // significantly slower than the baseline by more than the allowed percent, else kExitOk.
-int RegressionGate(const CompareArgs& args, const ComparisonReport& rep) {
-  if (args.fail_on_regression == nullptr || args.fail_on_regression->count() == 0) return kExitOk;
-  const double allowed_pct = args.regression_pct.empty() ? 0.0 : std::strtod(args.regression_pct.c_str(), nullptr);
+int RegressionGate(std::optional<double> allowed_pct, const ComparisonReport& rep) {
+  if (!allowed_pct) return kExitOk;
   const SignificanceTest& t = rep.step_latency;
   const double slower_pct = t.relative_delta * 100.0;
-  if (!t.significant || !(t.delta > 0) || !(slower_pct > allowed_pct)) return kExitOk;
+  if (!t.significant || !(t.delta > 0) || !(slower_pct > *allowed_pct)) return kExitOk;
   std::fprintf(stderr,
                "pypto compare: regression: per-step latency %.3f -> %.3f ms, %.1f %% slower (p = %.2g), "
                "over the %.1f %% allowed by --fail-on-regression\n",
-               t.mean_baseline / 1e6, t.mean_candidate / 1e6, slower_pct, t.p_value, allowed_pct);
+               t.mean_baseline / 1e6, t.mean_candidate / 1e6, slower_pct, t.p_value, *allowed_pct);
   return kExitRegression;
 }
 
 }  // namespace
 
 int RunCompare(const CompareArgs& args) {
-  if (args.fail_on_regression != nullptr && args.fail_on_regression->count() > 0 && !args.regression_pct.empty()) {
-    char* end = nullptr;
-    const double pct = std::strtod(args.regression_pct.c_str(), &end);
-    if (end == args.regression_pct.c_str() || *end != '\0' || !(pct >= 0) || !std::isfinite(pct)) {
-      std::fprintf(stderr, "pypto compare: error: --fail-on-regression %s: expected a percent >= 0, e.g. 5\n",
-                   args.regression_pct.c_str());
-      return kExitInvalidArgument;
-    }
+  bool bad_pct = false;
+  const std::optional<double> allowed_pct = AllowedRegressionPct(args, &bad_pct);
+  if (bad_pct) {
+    std::fprintf(stderr, "pypto compare: error: --fail-on-regression %s: expected a percent >= 0, e.g. 5\n",
+                 args.regression_pct.c_str());
+    return kExitInvalidArgument;
   }
   if (!args.html.empty()) {
     if (Status s = io::CheckOutputPath(args.html, args.force); !s.ok()) return Fail(s);
@@ -136,10 +146,10 @@ int RunCompare(const CompareArgs& args) {
   if (!args.html.empty()) {
     if (Status s = io::WriteTextFile(args.html, rep->to_html(), args.force); !s.ok()) return Fail(s);
     std::printf("wrote %s\n", args.html.c_str());
-    return RegressionGate(args, *rep);
+    return RegressionGate(allowed_pct, *rep);
   }
   const int printed = PrintText(args.json ? rep->to_json() : args.markdown ? rep->to_markdown() : rep->to_text());
-  return printed != kExitOk ? printed : RegressionGate(args, *rep);
+  return printed != kExitOk ? printed : RegressionGate(allowed_pct, *rep);
 }
 
 CLI::App* AddReportCommand(CLI::App* app, ReportArgs* args) {
