@@ -27,7 +27,6 @@ import contextlib
 import copy
 import os
 import json
-import math
 import statistics
 import sys
 import time
@@ -45,8 +44,8 @@ from pypto.collection import Profiler  # noqa: E402
 from pypto.comparison import ProfileComparer  # noqa: E402
 from pypto.diagnostics import HotspotDetector  # noqa: E402
 from pypto.hardware import ensure_calibrated  # noqa: E402
-from pypto.abtest import ABResult, device_synchronizer, generate_round, interleaved_ab  # noqa: E402
-from pypto.optimizers import apply_all_optimizations  # noqa: E402
+from pypto.abtest import ABResult, device_synchronizer, finite_or_none, generate_round, interleaved_ab  # noqa: E402
+from pypto.optimizers import apply_all_optimizations, workload_runner  # noqa: E402
 from pypto._progress import Progress  # noqa: E402
 
 # The brief's four hotspot kinds and the issue types that show each.
@@ -111,25 +110,17 @@ def phase(label: str, total: Optional[int] = None, unit: str = "rounds") -> Iter
 
 
 def build(name: str, small: bool):
-    """The model, a function making its `generate(ids, n)`, its prompt maker and its config."""
+    """The model, a function making its `generate(ids, n)` (pypto.optimizers.workload_runner: greedy, exactly
+    n new tokens, as the verification of apply_all_optimizations runs it), its prompt maker and its config."""
+    overrides = dict(num_hidden_layers=2) if small else {}
     if name == "hf":
         from examples.models.hf_llama import build_hf_llama, make_prompt
-        overrides = dict(num_hidden_layers=2) if small else {}
         model = build_hf_llama(**overrides)
         vocab = model.config.vocab_size
-
-        def make_generate(m):
-            return lambda ids, n: m.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False)
-
-        return model, make_generate, lambda b, p: make_prompt(b, p, vocab=vocab, seed=1), model.config
+        return model, workload_runner, lambda b, p: make_prompt(b, p, vocab=vocab, seed=1), model.config
     from examples.models.handwritten_decoder import build_handwritten_decoder
-    overrides = dict(num_hidden_layers=2) if small else {}
     model = build_handwritten_decoder(**overrides)
-
-    def make_generate(m):
-        return lambda ids, n: m.generate(ids, max_new_tokens=n)
-
-    return model, make_generate, lambda b, p: model.make_prompt(b, p, seed=1), model.config
+    return model, workload_runner, lambda b, p: model.make_prompt(b, p, seed=1), model.config
 
 
 def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: int,
@@ -364,17 +355,6 @@ def collection_overhead(model: Any, generate: Callable, ids: torch.Tensor, n: in
         f"{ci[1]:+.1f} %), {m.baseline_ms:.2f} -> {m.candidate_ms:.2f} ms: per-step wall-time hooks on every "
         f"forward, the recorded step in detail")
     return {"overhead_pct": pct, "ci_pct": ci, "verdict": result.verdict, "ab": result.to_dict()}
-
-
-def finite_or_none(value: Any) -> Any:
-    """`value` with every NaN or infinity replaced by None, so that summary.json is strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_or_none(v) for v in value]
-    return value
 
 
 def main(argv=None) -> int:

@@ -43,6 +43,18 @@ DEFAULT_TIME_BUDGET_S = 120.0
 DEFAULT_ALPHA = 0.05
 
 
+def finite_or_none(value: Any) -> Any:
+    """`value` with every NaN or infinity (nested in dicts and lists too) replaced by None, so that it
+    dumps as strict JSON (a test that is not testable has NaN bounds)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
 def _load_average() -> Optional[float]:
     try:
         return os.getloadavg()[0]
@@ -95,7 +107,7 @@ class ABMetric:
              **{k: self.test[k] for k in ("speedup", "ci_low", "ci_high", "relative_half_width", "p_value",
                                            "rounds", "verdict")},
              **self.saved_ms(), "baseline_ms": self.baseline, "candidate_ms": self.candidate}
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+        return finite_or_none(d)
 
     def line(self) -> str:
         t = self.test
@@ -239,5 +251,5 @@ def generate_round(generate: Callable[[Any, int], Any], ids: Any, new_tokens: in
             "decode_cpu": max((cpu2 - cpu1) - (cpu1 - cpu0), 0.0) * 1e3 / decode_tokens}
 
 
-__all__ = ["interleaved_ab", "generate_round", "device_synchronizer", "ABResult", "ABMetric", "DEFAULT_MIN_ROUNDS", "DEFAULT_MAX_ROUNDS",
+__all__ = ["interleaved_ab", "generate_round", "device_synchronizer", "finite_or_none", "ABResult", "ABMetric", "DEFAULT_MIN_ROUNDS", "DEFAULT_MAX_ROUNDS",
            "DEFAULT_TARGET_HALF_WIDTH", "DEFAULT_TIME_BUDGET_S"]
