@@ -111,321 +111,379 @@ void BindReal(sqlite3_stmt* s, int i, double v) {
   if (std::isnan(v)) sqlite3_bind_null(s, i); else sqlite3_bind_double(s, i, v);
 }
 
-Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* diagnosis, SqliteExportStats* stats) {
-  const Profile& p = graph.profile();
+Status BeginSchema(Db& db) {
   PYPTO_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"));
   // Header marks that let a sniffer that sees only the first bytes know the file.
   PYPTO_RETURN_IF_ERROR(db.Exec(("PRAGMA application_id=" + std::to_string(pypto_db::kApplicationId) +
                                  "; PRAGMA user_version=" + std::to_string(kSqliteSchemaVersion) + ";")
                                     .c_str()));
   PYPTO_RETURN_IF_ERROR(db.Exec("BEGIN"));
-  PYPTO_RETURN_IF_ERROR(db.Exec(pypto_db::CreateTablesSql() + kViewSql));
-  const OpClassification classes = ClassifyProfile(p, graph, OpClassifier::Builtin());
+  return db.Exec(pypto_db::CreateTablesSql() + kViewSql);
+}
 
-  // meta
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("meta"));
-    if (!s.ok()) return s.status();
-    auto put = [&](std::string_view k, std::string_view v) {
-      BindText(*s, 1, k);
-      BindText(*s, 2, v);
-      return db.Step(*s);
-    };
-    PYPTO_RETURN_IF_ERROR(put("schema", kSqliteSchemaName));
-    PYPTO_RETURN_IF_ERROR(put("schema_version", std::to_string(kSqliteSchemaVersion)));
-    PYPTO_RETURN_IF_ERROR(put("pypto_version", PYPTO_VERSION));
-    for (const auto& [k, v] : p.metadata) PYPTO_RETURN_IF_ERROR(put("profile." + k, v));
-    for (size_t i = 0; i < p.source_files.size(); ++i)
-      PYPTO_RETURN_IF_ERROR(put("source_file." + std::to_string(i), p.source_files[i]));
-    if (diagnosis) {
-      PYPTO_RETURN_IF_ERROR(put("diagnosis.hardware_id", diagnosis->hardware_id));
-      PYPTO_RETURN_IF_ERROR(put("diagnosis.step_basis", diagnosis->step_basis));
-      PYPTO_RETURN_IF_ERROR(put("diagnosis.step_time_ns", std::to_string(diagnosis->step_time_ns)));
-      PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_saved_ns", std::to_string(diagnosis->estimated_saved_ns)));
-      PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_combined_speedup", std::to_string(diagnosis->estimated_combined_speedup)));
-    }
+Status WriteMeta(Db& db, const Profile& p, const DiagnosticReport* diagnosis) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("meta"));
+  if (!s.ok()) return s.status();
+  auto put = [&](std::string_view k, std::string_view v) {
+    BindText(*s, 1, k);
+    BindText(*s, 2, v);
+    return db.Step(*s);
+  };
+  PYPTO_RETURN_IF_ERROR(put("schema", kSqliteSchemaName));
+  PYPTO_RETURN_IF_ERROR(put("schema_version", std::to_string(kSqliteSchemaVersion)));
+  PYPTO_RETURN_IF_ERROR(put("pypto_version", PYPTO_VERSION));
+  for (const auto& [k, v] : p.metadata) PYPTO_RETURN_IF_ERROR(put("profile." + k, v));
+  for (size_t i = 0; i < p.source_files.size(); ++i)
+    PYPTO_RETURN_IF_ERROR(put("source_file." + std::to_string(i), p.source_files[i]));
+  if (diagnosis) {
+    PYPTO_RETURN_IF_ERROR(put("diagnosis.hardware_id", diagnosis->hardware_id));
+    PYPTO_RETURN_IF_ERROR(put("diagnosis.step_basis", diagnosis->step_basis));
+    PYPTO_RETURN_IF_ERROR(put("diagnosis.step_time_ns", std::to_string(diagnosis->step_time_ns)));
+    PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_saved_ns", std::to_string(diagnosis->estimated_saved_ns)));
+    PYPTO_RETURN_IF_ERROR(put("diagnosis.estimated_combined_speedup", std::to_string(diagnosis->estimated_combined_speedup)));
   }
-  // strings
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("strings"));
-    if (!s.ok()) return s.status();
-    for (StrId id = 0; id < static_cast<StrId>(p.strings.size()); ++id) {
-      sqlite3_bind_int64(*s, 1, id);
-      BindTextStatic(*s, 2, p.Str(id));
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-    }
+  return Status::Ok();
+}
+
+Status WriteStrings(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("strings"));
+  if (!s.ok()) return s.status();
+  for (StrId id = 0; id < static_cast<StrId>(p.strings.size()); ++id) {
+    sqlite3_bind_int64(*s, 1, id);
+    BindTextStatic(*s, 2, p.Str(id));
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
   }
-  // tracks
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("tracks"));
-    if (!s.ok()) return s.status();
-    const TrackTable& t = p.tracks;
-    for (size_t i = 0; i < t.size(); ++i) {
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
-      BindTextStatic(*s, 2, p.Str(t.pid_token[i]));
-      BindTextStatic(*s, 3, p.Str(t.tid_token[i]));
-      BindTextStatic(*s, 4, p.Str(t.name[i]));
-      BindTextStatic(*s, 5, p.Str(t.process_name[i]));
-      BindTextStatic(*s, 6, TrackKindName(t.kind[i]));
-      BindRow(*s, 7, t.device[i]);
-      BindRow(*s, 8, t.stream[i]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-      ++stats->tracks;
-    }
+  return Status::Ok();
+}
+
+Status WriteTracks(Db& db, const Profile& p, SqliteExportStats* stats) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("tracks"));
+  if (!s.ok()) return s.status();
+  const TrackTable& t = p.tracks;
+  for (size_t i = 0; i < t.size(); ++i) {
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+    BindTextStatic(*s, 2, p.Str(t.pid_token[i]));
+    BindTextStatic(*s, 3, p.Str(t.tid_token[i]));
+    BindTextStatic(*s, 4, p.Str(t.name[i]));
+    BindTextStatic(*s, 5, p.Str(t.process_name[i]));
+    BindTextStatic(*s, 6, TrackKindName(t.kind[i]));
+    BindRow(*s, 7, t.device[i]);
+    BindRow(*s, 8, t.stream[i]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    ++stats->tracks;
   }
-  // devices
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("devices"));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < p.devices.rows.size(); ++i) {
-      const DeviceRow& d = p.devices.rows[i];
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));  // row: what device attributes name as owner
-      sqlite3_bind_int64(*s, 2, d.index);
-      BindTextStatic(*s, 3, DeviceKindName(d.kind));
-      BindTextStatic(*s, 4, p.Str(d.name));
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-    }
+  return Status::Ok();
+}
+
+Status WriteDevices(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("devices"));
+  if (!s.ok()) return s.status();
+  for (size_t i = 0; i < p.devices.rows.size(); ++i) {
+    const DeviceRow& d = p.devices.rows[i];
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));  // row: what device attributes name as owner
+    sqlite3_bind_int64(*s, 2, d.index);
+    BindTextStatic(*s, 3, DeviceKindName(d.kind));
+    BindTextStatic(*s, 4, p.Str(d.name));
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
   }
-  // host ops
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("host_ops"));
-    if (!s.ok()) return s.status();
-    const HostOpTable& h = p.host_ops;
-    for (size_t i = 0; i < h.size(); ++i) {
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
-      sqlite3_bind_int64(*s, 2, h.name[i]);
-      sqlite3_bind_int64(*s, 3, h.category[i]);
-      BindTextStatic(*s, 4, HostOpKindName(h.kind[i]));
-      sqlite3_bind_int64(*s, 5, h.track[i]);
-      sqlite3_bind_int64(*s, 6, h.ts[i]);
-      sqlite3_bind_int64(*s, 7, h.dur[i]);
-      sqlite3_bind_int64(*s, 8, graph.SelfTime(static_cast<uint32_t>(i)));
-      if (i < h.depth.size()) sqlite3_bind_int64(*s, 9, h.depth[i]); else sqlite3_bind_null(*s, 9);
-      BindRow(*s, 10, i < h.parent.size() ? h.parent[i] : kNoIndex);
-      BindTextStatic(*s, 11, OpClassName(classes.host_class[i]));
-      sqlite3_bind_int64(*s, 12, h.input_dims[i]);
-      sqlite3_bind_int64(*s, 13, h.input_types[i]);
-      BindId(*s, 14, h.correlation[i]);
-      BindId(*s, 15, h.external_id[i]);
-      BindId(*s, 16, h.sequence_number[i]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-      ++stats->host_ops;
-    }
+  return Status::Ok();
+}
+
+Status WriteHostOps(Db& db, const OperatorCallGraph& graph, const OpClassification& classes,
+                    SqliteExportStats* stats) {
+  const Profile& p = graph.profile();
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("host_ops"));
+  if (!s.ok()) return s.status();
+  const HostOpTable& h = p.host_ops;
+  for (size_t i = 0; i < h.size(); ++i) {
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+    sqlite3_bind_int64(*s, 2, h.name[i]);
+    sqlite3_bind_int64(*s, 3, h.category[i]);
+    BindTextStatic(*s, 4, HostOpKindName(h.kind[i]));
+    sqlite3_bind_int64(*s, 5, h.track[i]);
+    sqlite3_bind_int64(*s, 6, h.ts[i]);
+    sqlite3_bind_int64(*s, 7, h.dur[i]);
+    sqlite3_bind_int64(*s, 8, graph.SelfTime(static_cast<uint32_t>(i)));
+    if (i < h.depth.size()) sqlite3_bind_int64(*s, 9, h.depth[i]); else sqlite3_bind_null(*s, 9);
+    BindRow(*s, 10, i < h.parent.size() ? h.parent[i] : kNoIndex);
+    BindTextStatic(*s, 11, OpClassName(classes.host_class[i]));
+    sqlite3_bind_int64(*s, 12, h.input_dims[i]);
+    sqlite3_bind_int64(*s, 13, h.input_types[i]);
+    BindId(*s, 14, h.correlation[i]);
+    BindId(*s, 15, h.external_id[i]);
+    BindId(*s, 16, h.sequence_number[i]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    ++stats->host_ops;
   }
-  // device tasks
-  {
-    StatusOr<sqlite3_stmt*> s =
-        db.Prepare(pypto_db::InsertSql("device_tasks"));
-    if (!s.ok()) return s.status();
-    const DeviceTaskTable& t = p.device_tasks;
-    for (size_t i = 0; i < t.size(); ++i) {
-      const uint32_t row = static_cast<uint32_t>(i);
-      const uint32_t track = t.track[i];
-      sqlite3_bind_int64(*s, 1, row);
-      sqlite3_bind_int64(*s, 2, t.name[i]);
-      sqlite3_bind_int64(*s, 3, t.category[i]);
-      BindTextStatic(*s, 4, DeviceTaskKindName(t.kind[i]));
-      sqlite3_bind_int64(*s, 5, track);
-      BindRow(*s, 6, track < p.tracks.size() ? p.tracks.device[track] : -1);
-      BindRow(*s, 7, track < p.tracks.size() ? p.tracks.stream[track] : -1);
-      sqlite3_bind_int64(*s, 8, t.ts[i]);
-      sqlite3_bind_int64(*s, 9, t.dur[i]);
-      BindTextStatic(*s, 10, OpClassName(classes.task_class[i]));
-      BindTextStatic(*s, 11, ClassSourceName(classes.task_source[i]));
-      BindRow(*s, 12, graph.LauncherOf(row));
-      BindRow(*s, 13, graph.OperatorOf(row));
-      BindTextStatic(*s, 14, TaskLinkName(graph.LinkOf(row)));
-      sqlite3_bind_int(*s, 15, graph.IsGraphLaunched(row) ? 1 : 0);
-      BindId(*s, 16, t.correlation[i]);
-      BindId(*s, 17, t.external_id[i]);
-      BindRow(*s, 18, t.bytes[i]);
-      sqlite3_bind_int64(*s, 19, t.core_type[i]);
-      sqlite3_bind_int64(*s, 20, t.op_type(i));
-      BindRow(*s, 21, t.block_dim(i));
-      sqlite3_bind_int64(*s, 22, t.input_shapes(i));
-      for (int k = 0; k < 3; ++k) {
-        if (t.grid[i][k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid[i][k]); else sqlite3_bind_null(*s, 23 + k);
-        if (t.block[i][k] > 0) sqlite3_bind_int(*s, 26 + k, t.block[i][k]); else sqlite3_bind_null(*s, 26 + k);
-      }
-      BindRow(*s, 29, t.mix_block_dim(i));
-      sqlite3_bind_int64(*s, 30, t.input_types(i));
-      sqlite3_bind_int64(*s, 31, t.input_formats(i));
-      sqlite3_bind_int64(*s, 32, t.output_shapes(i));
-      sqlite3_bind_int64(*s, 33, t.output_types(i));
-      sqlite3_bind_int64(*s, 34, t.output_formats(i));
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-      ++stats->device_tasks;
+  return Status::Ok();
+}
+
+Status WriteDeviceTasks(Db& db, const OperatorCallGraph& graph, const OpClassification& classes,
+                        SqliteExportStats* stats) {
+  const Profile& p = graph.profile();
+  StatusOr<sqlite3_stmt*> s =
+      db.Prepare(pypto_db::InsertSql("device_tasks"));
+  if (!s.ok()) return s.status();
+  const DeviceTaskTable& t = p.device_tasks;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const uint32_t row = static_cast<uint32_t>(i);
+    const uint32_t track = t.track[i];
+    sqlite3_bind_int64(*s, 1, row);
+    sqlite3_bind_int64(*s, 2, t.name[i]);
+    sqlite3_bind_int64(*s, 3, t.category[i]);
+    BindTextStatic(*s, 4, DeviceTaskKindName(t.kind[i]));
+    sqlite3_bind_int64(*s, 5, track);
+    BindRow(*s, 6, track < p.tracks.size() ? p.tracks.device[track] : -1);
+    BindRow(*s, 7, track < p.tracks.size() ? p.tracks.stream[track] : -1);
+    sqlite3_bind_int64(*s, 8, t.ts[i]);
+    sqlite3_bind_int64(*s, 9, t.dur[i]);
+    BindTextStatic(*s, 10, OpClassName(classes.task_class[i]));
+    BindTextStatic(*s, 11, ClassSourceName(classes.task_source[i]));
+    BindRow(*s, 12, graph.LauncherOf(row));
+    BindRow(*s, 13, graph.OperatorOf(row));
+    BindTextStatic(*s, 14, TaskLinkName(graph.LinkOf(row)));
+    sqlite3_bind_int(*s, 15, graph.IsGraphLaunched(row) ? 1 : 0);
+    BindId(*s, 16, t.correlation[i]);
+    BindId(*s, 17, t.external_id[i]);
+    BindRow(*s, 18, t.bytes[i]);
+    sqlite3_bind_int64(*s, 19, t.core_type[i]);
+    sqlite3_bind_int64(*s, 20, t.op_type(i));
+    BindRow(*s, 21, t.block_dim(i));
+    sqlite3_bind_int64(*s, 22, t.input_shapes(i));
+    for (int k = 0; k < 3; ++k) {
+      if (t.grid[i][k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid[i][k]); else sqlite3_bind_null(*s, 23 + k);
+      if (t.block[i][k] > 0) sqlite3_bind_int(*s, 26 + k, t.block[i][k]); else sqlite3_bind_null(*s, 26 + k);
     }
+    BindRow(*s, 29, t.mix_block_dim(i));
+    sqlite3_bind_int64(*s, 30, t.input_types(i));
+    sqlite3_bind_int64(*s, 31, t.input_formats(i));
+    sqlite3_bind_int64(*s, 32, t.output_shapes(i));
+    sqlite3_bind_int64(*s, 33, t.output_types(i));
+    sqlite3_bind_int64(*s, 34, t.output_formats(i));
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    ++stats->device_tasks;
   }
-  // attributes
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("attributes"));
-    if (!s.ok()) return s.status();
-    const AttributeTable& a = p.attributes;
-    for (size_t i = 0; i < a.size(); ++i) {
-      BindTextStatic(*s, 1, OwnerKindName(a.owner_kind[i]));
-      sqlite3_bind_int64(*s, 2, a.owner[i]);
-      BindTextStatic(*s, 3, p.Str(a.key[i]));
-      BindTextStatic(*s, 4, p.Str(a.text[i]));
-      BindReal(*s, 5, a.number[i]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-    }
+  return Status::Ok();
+}
+
+Status WriteAttributes(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("attributes"));
+  if (!s.ok()) return s.status();
+  const AttributeTable& a = p.attributes;
+  for (size_t i = 0; i < a.size(); ++i) {
+    BindTextStatic(*s, 1, OwnerKindName(a.owner_kind[i]));
+    sqlite3_bind_int64(*s, 2, a.owner[i]);
+    BindTextStatic(*s, 3, p.Str(a.key[i]));
+    BindTextStatic(*s, 4, p.Str(a.text[i]));
+    BindReal(*s, 5, a.number[i]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
   }
-  // steps (as the graph found them)
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("steps"));
-    if (!s.ok()) return s.status();
-    const auto& steps = graph.Steps();
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const StepInfo& st = steps[i];
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
-      sqlite3_bind_int64(*s, 2, st.number);
-      BindText(*s, 3, st.name);
-      BindText(*s, 4, st.source);
-      BindRow(*s, 5, st.device);
-      sqlite3_bind_int64(*s, 6, st.cpu.start);
-      sqlite3_bind_int64(*s, 7, st.cpu.end);
-      BindTime(*s, 8, st.device_start);
-      BindTime(*s, 9, st.device_end);
-      sqlite3_bind_int64(*s, 10, static_cast<int64_t>(st.device_task_count));
-      sqlite3_bind_int64(*s, 11, st.latency_ns());
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-      ++stats->steps;
-    }
+  return Status::Ok();
+}
+
+// The steps as the graph found them (table "steps").
+Status WriteGraphSteps(Db& db, const OperatorCallGraph& graph, SqliteExportStats* stats) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("steps"));
+  if (!s.ok()) return s.status();
+  const auto& steps = graph.Steps();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const StepInfo& st = steps[i];
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+    sqlite3_bind_int64(*s, 2, st.number);
+    BindText(*s, 3, st.name);
+    BindText(*s, 4, st.source);
+    BindRow(*s, 5, st.device);
+    sqlite3_bind_int64(*s, 6, st.cpu.start);
+    sqlite3_bind_int64(*s, 7, st.cpu.end);
+    BindTime(*s, 8, st.device_start);
+    BindTime(*s, 9, st.device_end);
+    sqlite3_bind_int64(*s, 10, static_cast<int64_t>(st.device_task_count));
+    sqlite3_bind_int64(*s, 11, st.latency_ns());
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    ++stats->steps;
   }
-  // the model's own step rows (the table the graph reads; Ascend breakdown included)
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("profile_steps"));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < p.steps.rows.size(); ++i) {
-      const StepRow& st = p.steps.rows[i];
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
-      sqlite3_bind_int64(*s, 2, st.number);
-      sqlite3_bind_int64(*s, 3, st.name);
-      BindUnknown(*s, 4, st.ts);
-      BindUnknown(*s, 5, st.dur);
-      sqlite3_bind_int64(*s, 6, st.source);
-      BindRow(*s, 7, st.device);
-      const TimeNs breakdown[] = {st.computing, st.communication_not_overlapped, st.overlapped, st.communication,
-                                  st.free, st.stage, st.bubble, st.communication_not_overlapped_excluding_receive,
-                                  st.preparing};
-      for (int k = 0; k < 9; ++k) BindUnknown(*s, 8 + k, breakdown[k]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-    }
+  return Status::Ok();
+}
+
+// The model's own step rows (the table the graph reads; Ascend breakdown included).
+Status WriteProfileSteps(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("profile_steps"));
+  if (!s.ok()) return s.status();
+  for (size_t i = 0; i < p.steps.rows.size(); ++i) {
+    const StepRow& st = p.steps.rows[i];
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+    sqlite3_bind_int64(*s, 2, st.number);
+    sqlite3_bind_int64(*s, 3, st.name);
+    BindUnknown(*s, 4, st.ts);
+    BindUnknown(*s, 5, st.dur);
+    sqlite3_bind_int64(*s, 6, st.source);
+    BindRow(*s, 7, st.device);
+    const TimeNs breakdown[] = {st.computing, st.communication_not_overlapped, st.overlapped, st.communication,
+                                st.free, st.stage, st.bubble, st.communication_not_overlapped_excluding_receive,
+                                st.preparing};
+    for (int k = 0; k < 9; ++k) BindUnknown(*s, 8 + k, breakdown[k]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
   }
-  // flows and counters as imported
-  {
-    StatusOr<sqlite3_stmt*> f = db.Prepare(pypto_db::InsertSql("flows"));
-    if (!f.ok()) return f.status();
-    const FlowTable& fl = p.flows;
-    for (size_t i = 0; i < fl.size(); ++i) {
-      sqlite3_bind_int64(*f, 1, static_cast<int64_t>(fl.id[i]));  // uint64 kept as its int64 bit pattern
-      sqlite3_bind_int64(*f, 2, fl.category[i]);
-      const char phase[1] = {fl.phase[i]};
-      BindText(*f, 3, std::string_view(phase, 1));
-      sqlite3_bind_int64(*f, 4, fl.track[i]);
-      sqlite3_bind_int64(*f, 5, fl.ts[i]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*f));
-    }
-    StatusOr<sqlite3_stmt*> c = db.Prepare(pypto_db::InsertSql("counters"));
-    if (!c.ok()) return c.status();
-    const CounterTable& ct = p.counters;
-    for (size_t i = 0; i < ct.size(); ++i) {
-      sqlite3_bind_int64(*c, 1, ct.name[i]);
-      sqlite3_bind_int64(*c, 2, ct.track[i]);
-      sqlite3_bind_int64(*c, 3, ct.ts[i]);
-      BindReal(*c, 4, ct.value[i]);
-      PYPTO_RETURN_IF_ERROR(db.Step(*c));
-    }
+  return Status::Ok();
+}
+
+Status WriteFlows(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> f = db.Prepare(pypto_db::InsertSql("flows"));
+  if (!f.ok()) return f.status();
+  const FlowTable& fl = p.flows;
+  for (size_t i = 0; i < fl.size(); ++i) {
+    sqlite3_bind_int64(*f, 1, static_cast<int64_t>(fl.id[i]));  // uint64 kept as its int64 bit pattern
+    sqlite3_bind_int64(*f, 2, fl.category[i]);
+    const char phase[1] = {fl.phase[i]};
+    BindText(*f, 3, std::string_view(phase, 1));
+    sqlite3_bind_int64(*f, 4, fl.track[i]);
+    sqlite3_bind_int64(*f, 5, fl.ts[i]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*f));
   }
-  // data loss and notes
-  {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("data_loss"));
-    if (!s.ok()) return s.status();
-    for (const auto& [reason, e] : p.data_loss) {
-      BindText(*s, 1, reason);
-      sqlite3_bind_int64(*s, 2, static_cast<int64_t>(e.count));
-      BindText(*s, 3, e.first_location);
-      BindTextStatic(*s, 4, DescribeLoss(e.kind).name);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-    }
-    StatusOr<sqlite3_stmt*> n = db.Prepare("INSERT INTO notes(source, text) VALUES(?,?)");
-    if (!n.ok()) return n.status();
-    for (const std::string& note : p.notes) {
-      BindTextStatic(*n, 1, "import");
+  return Status::Ok();
+}
+
+Status WriteCounters(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> c = db.Prepare(pypto_db::InsertSql("counters"));
+  if (!c.ok()) return c.status();
+  const CounterTable& ct = p.counters;
+  for (size_t i = 0; i < ct.size(); ++i) {
+    sqlite3_bind_int64(*c, 1, ct.name[i]);
+    sqlite3_bind_int64(*c, 2, ct.track[i]);
+    sqlite3_bind_int64(*c, 3, ct.ts[i]);
+    BindReal(*c, 4, ct.value[i]);
+    PYPTO_RETURN_IF_ERROR(db.Step(*c));
+  }
+  return Status::Ok();
+}
+
+Status WriteDataLoss(Db& db, const Profile& p) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("data_loss"));
+  if (!s.ok()) return s.status();
+  for (const auto& [reason, e] : p.data_loss) {
+    BindText(*s, 1, reason);
+    sqlite3_bind_int64(*s, 2, static_cast<int64_t>(e.count));
+    BindText(*s, 3, e.first_location);
+    BindTextStatic(*s, 4, DescribeLoss(e.kind).name);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+  }
+  return Status::Ok();
+}
+
+// The import's notes, then the diagnosis's.
+Status WriteNotes(Db& db, const Profile& p, const DiagnosticReport* diagnosis) {
+  StatusOr<sqlite3_stmt*> n = db.Prepare("INSERT INTO notes(source, text) VALUES(?,?)");
+  if (!n.ok()) return n.status();
+  for (const std::string& note : p.notes) {
+    BindTextStatic(*n, 1, "import");
+    BindText(*n, 2, note);
+    PYPTO_RETURN_IF_ERROR(db.Step(*n));
+  }
+  if (diagnosis) {
+    for (const std::string& note : diagnosis->notes) {
+      BindTextStatic(*n, 1, "diagnosis");
       BindText(*n, 2, note);
       PYPTO_RETURN_IF_ERROR(db.Step(*n));
     }
-    if (diagnosis) {
-      for (const std::string& note : diagnosis->notes) {
-        BindTextStatic(*n, 1, "diagnosis");
-        BindText(*n, 2, note);
-        PYPTO_RETURN_IF_ERROR(db.Step(*n));
-      }
-    }
   }
-  // findings
+  return Status::Ok();
+}
+
+// Issue `issue`'s metrics (statement m) and evidence rows (statement r).
+Status WriteIssueEvidence(Db& db, sqlite3_stmt* m, sqlite3_stmt* r, size_t issue, const Issue& is) {
+  for (const Metric& met : is.evidence.metrics) {
+    sqlite3_bind_int64(m, 1, static_cast<int64_t>(issue));
+    BindText(m, 2, met.name);
+    BindReal(m, 3, met.value);
+    BindText(m, 4, met.unit);
+    PYPTO_RETURN_IF_ERROR(db.Step(m));
+  }
+  for (uint32_t row : is.evidence.tasks) {
+    sqlite3_bind_int64(r, 1, static_cast<int64_t>(issue));
+    BindTextStatic(r, 2, "device_task");
+    sqlite3_bind_int64(r, 3, row);
+    PYPTO_RETURN_IF_ERROR(db.Step(r));
+  }
+  for (uint32_t row : is.evidence.host_ops) {
+    sqlite3_bind_int64(r, 1, static_cast<int64_t>(issue));
+    BindTextStatic(r, 2, "host_op");
+    sqlite3_bind_int64(r, 3, row);
+    PYPTO_RETURN_IF_ERROR(db.Step(r));
+  }
+  return Status::Ok();
+}
+
+Status WriteIssues(Db& db, const DiagnosticReport& diagnosis, SqliteExportStats* stats) {
+  StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("issues"));
+  StatusOr<sqlite3_stmt*> m = db.Prepare(pypto_db::InsertSql("issue_metrics"));
+  StatusOr<sqlite3_stmt*> r = db.Prepare(pypto_db::InsertSql("issue_rows"));
+  if (!s.ok()) return s.status();
+  if (!m.ok()) return m.status();
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; i < diagnosis.issues.size(); ++i) {
+    const Issue& is = diagnosis.issues[i];
+    sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
+    BindTextStatic(*s, 2, IssueTypeName(is.type));
+    BindTextStatic(*s, 3, SeverityName(is.severity));
+    BindText(*s, 4, is.op_name);
+    BindText(*s, 5, is.op_type);
+    BindText(*s, 6, is.phase);
+    BindText(*s, 7, is.detail);
+    sqlite3_bind_int64(*s, 8, is.affected_ns);
+    BindReal(*s, 9, is.affected_share);
+    sqlite3_bind_int64(*s, 10, is.saved_ns);
+    BindTextStatic(*s, 11, SavingMethodName(is.method));
+    BindText(*s, 12, is.saving_formula);
+    sqlite3_bind_int64(*s, 13, static_cast<int64_t>(is.evidence.count));
+    sqlite3_bind_int64(*s, 14, is.evidence.total_ns);
+    BindReal(*s, 15, is.compute_ratio);
+    BindReal(*s, 16, is.memory_ratio);
+    PYPTO_RETURN_IF_ERROR(db.Step(*s));
+    ++stats->issues;
+    PYPTO_RETURN_IF_ERROR(WriteIssueEvidence(db, *m, *r, i, is));
+  }
+  return Status::Ok();
+}
+
+Status WriteRecommendations(Db& db, const DiagnosticReport& diagnosis) {
+  bool available = false;
+  const std::vector<ReportRecommendation> recs = CollectRecommendations(diagnosis, &available);
+  StatusOr<sqlite3_stmt*> rc = db.Prepare(pypto_db::InsertSql("recommendations"));
+  if (!rc.ok()) return rc.status();
+  for (size_t i = 0; i < recs.size(); ++i) {
+    sqlite3_bind_int64(*rc, 1, static_cast<int64_t>(i));
+    BindText(*rc, 2, recs[i].hotspot_type);
+    BindText(*rc, 3, recs[i].title);
+    BindText(*rc, 4, recs[i].description);
+    BindText(*rc, 5, recs[i].action);
+    BindText(*rc, 6, recs[i].code);
+    BindReal(*rc, 7, recs[i].estimated_speedup);
+    PYPTO_RETURN_IF_ERROR(db.Step(*rc));
+  }
+  return Status::Ok();
+}
+
+// One transaction: schema, the profile model, the findings, then the indexes.
+Status WriteAll(Db& db, const OperatorCallGraph& graph, const DiagnosticReport* diagnosis, SqliteExportStats* stats) {
+  const Profile& p = graph.profile();
+  PYPTO_RETURN_IF_ERROR(BeginSchema(db));
+  const OpClassification classes = ClassifyProfile(p, graph, OpClassifier::Builtin());
+  PYPTO_RETURN_IF_ERROR(WriteMeta(db, p, diagnosis));
+  PYPTO_RETURN_IF_ERROR(WriteStrings(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteTracks(db, p, stats));
+  PYPTO_RETURN_IF_ERROR(WriteDevices(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteHostOps(db, graph, classes, stats));
+  PYPTO_RETURN_IF_ERROR(WriteDeviceTasks(db, graph, classes, stats));
+  PYPTO_RETURN_IF_ERROR(WriteAttributes(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteGraphSteps(db, graph, stats));
+  PYPTO_RETURN_IF_ERROR(WriteProfileSteps(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteFlows(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteCounters(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteDataLoss(db, p));
+  PYPTO_RETURN_IF_ERROR(WriteNotes(db, p, diagnosis));
   if (diagnosis) {
-    StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("issues"));
-    StatusOr<sqlite3_stmt*> m = db.Prepare(pypto_db::InsertSql("issue_metrics"));
-    StatusOr<sqlite3_stmt*> r = db.Prepare(pypto_db::InsertSql("issue_rows"));
-    if (!s.ok()) return s.status();
-    if (!m.ok()) return m.status();
-    if (!r.ok()) return r.status();
-    for (size_t i = 0; i < diagnosis->issues.size(); ++i) {
-      const Issue& is = diagnosis->issues[i];
-      sqlite3_bind_int64(*s, 1, static_cast<int64_t>(i));
-      BindTextStatic(*s, 2, IssueTypeName(is.type));
-      BindTextStatic(*s, 3, SeverityName(is.severity));
-      BindText(*s, 4, is.op_name);
-      BindText(*s, 5, is.op_type);
-      BindText(*s, 6, is.phase);
-      BindText(*s, 7, is.detail);
-      sqlite3_bind_int64(*s, 8, is.affected_ns);
-      BindReal(*s, 9, is.affected_share);
-      sqlite3_bind_int64(*s, 10, is.saved_ns);
-      BindTextStatic(*s, 11, SavingMethodName(is.method));
-      BindText(*s, 12, is.saving_formula);
-      sqlite3_bind_int64(*s, 13, static_cast<int64_t>(is.evidence.count));
-      sqlite3_bind_int64(*s, 14, is.evidence.total_ns);
-      BindReal(*s, 15, is.compute_ratio);
-      BindReal(*s, 16, is.memory_ratio);
-      PYPTO_RETURN_IF_ERROR(db.Step(*s));
-      ++stats->issues;
-      for (const Metric& met : is.evidence.metrics) {
-        sqlite3_bind_int64(*m, 1, static_cast<int64_t>(i));
-        BindText(*m, 2, met.name);
-        BindReal(*m, 3, met.value);
-        BindText(*m, 4, met.unit);
-        PYPTO_RETURN_IF_ERROR(db.Step(*m));
-      }
-      for (uint32_t row : is.evidence.tasks) {
-        sqlite3_bind_int64(*r, 1, static_cast<int64_t>(i));
-        BindTextStatic(*r, 2, "device_task");
-        sqlite3_bind_int64(*r, 3, row);
-        PYPTO_RETURN_IF_ERROR(db.Step(*r));
-      }
-      for (uint32_t row : is.evidence.host_ops) {
-        sqlite3_bind_int64(*r, 1, static_cast<int64_t>(i));
-        BindTextStatic(*r, 2, "host_op");
-        sqlite3_bind_int64(*r, 3, row);
-        PYPTO_RETURN_IF_ERROR(db.Step(*r));
-      }
-    }
-    bool available = false;
-    const std::vector<ReportRecommendation> recs = CollectRecommendations(*diagnosis, &available);
-    StatusOr<sqlite3_stmt*> rc = db.Prepare(pypto_db::InsertSql("recommendations"));
-    if (!rc.ok()) return rc.status();
-    for (size_t i = 0; i < recs.size(); ++i) {
-      sqlite3_bind_int64(*rc, 1, static_cast<int64_t>(i));
-      BindText(*rc, 2, recs[i].hotspot_type);
-      BindText(*rc, 3, recs[i].title);
-      BindText(*rc, 4, recs[i].description);
-      BindText(*rc, 5, recs[i].action);
-      BindText(*rc, 6, recs[i].code);
-      BindReal(*rc, 7, recs[i].estimated_speedup);
-      PYPTO_RETURN_IF_ERROR(db.Step(*rc));
-    }
+    PYPTO_RETURN_IF_ERROR(WriteIssues(db, *diagnosis, stats));
+    PYPTO_RETURN_IF_ERROR(WriteRecommendations(db, *diagnosis));
   }
   PYPTO_RETURN_IF_ERROR(db.Exec(kIndexSql));
   return db.Exec("COMMIT");

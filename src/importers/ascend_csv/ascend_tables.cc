@@ -119,52 +119,67 @@ void EnrichTask(Profile* profile, uint32_t task, const DeviceTaskRow& row) {
   d.output_shapes[k] = row.output_shapes; d.output_types[k] = row.output_types; d.output_formats[k] = row.output_formats;
 }
 
-Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
-                       const RunContext& run, Profile* profile) {
+// The column adapter: the forced cann_version, else the run's, else the one
+// whose spelling the header uses; `why` says which, for the note.
+Status ChooseTaskAdapter(const std::vector<std::string>& header, const RunContext& run,
+                         const TaskColumnAdapter** adapter, std::string* why) {
   const TableStyle style = StyleOfHeader(header);
-  const TaskColumnAdapter* adapter = nullptr;
-  std::string why;
   const std::string forced = run.options ? run.options->cann_version : std::string();
   if (!forced.empty()) {
     auto v = ParseCannVersion(forced);
     if (!v) return InvalidArgumentError("cann version '" + forced + "' is not a version like 8.3.RC1");
-    adapter = AdapterForVersion(style, *v);
-    why = "forced cann_version " + forced;
+    *adapter = AdapterForVersion(style, *v);
+    *why = "forced cann_version " + forced;
   } else if (auto v = ParseCannVersion(run.cann_version); v && !run.cann_version.empty()) {
-    adapter = AdapterForVersion(style, *v);
-    why = "cann_version " + run.cann_version + " from " + run.version_source;
+    *adapter = AdapterForVersion(style, *v);
+    *why = "cann_version " + run.cann_version + " from " + run.version_source;
   } else {
-    adapter = AdapterForHeader(header);
-    why = "inferred from the header";
+    *adapter = AdapterForHeader(header);
+    *why = "inferred from the header";
   }
-  TaskColumnMap map = MapTaskColumns(header, *adapter);
-  auto col = [&](TaskField f) { return map.index[static_cast<size_t>(f)]; };
+  return Status::Ok();
+}
 
+Status CheckRequiredTaskColumns(const TaskColumnMap& map, const TaskColumnAdapter& adapter, const std::string& path) {
   for (TaskField required : {TaskField::kName, TaskField::kStart, TaskField::kDuration}) {
-    if (col(required) >= 0) continue;
+    if (map.index[static_cast<size_t>(required)] >= 0) continue;
     std::string looked;
     for (std::string_view alias : TaskFieldAliases(required)) looked += (looked.empty() ? "'" : ", '") + std::string(alias) + "'";
-    std::string own(adapter->columns[static_cast<size_t>(required)]);
+    std::string own(adapter.columns[static_cast<size_t>(required)]);
     return CorruptError(path + ": line 1: missing required column '" + (own.empty() ? looked : own) +
-                         "' (" + std::string(TaskFieldName(required)) + "; adapter " + std::string(adapter->id) +
+                         "' (" + std::string(TaskFieldName(required)) + "; adapter " + std::string(adapter.id) +
                          ", also looked for " + looked + ")");
   }
+  return Status::Ok();
+}
 
+void RecordTaskAdapter(const TaskColumnMap& map, const TaskColumnAdapter& adapter, const std::string& why,
+                       const std::string& path, Profile* profile) {
   const std::string base = BaseName(path);
-  profile->metadata["adapter." + base] = std::string(adapter->id);
-  AddMetadataValue(profile, "format_version", adapter->id);
-  profile->notes.push_back(path + ": adapter " + std::string(adapter->id) + " (" + why + ")");
+  profile->metadata["adapter." + base] = std::string(adapter.id);
+  AddMetadataValue(profile, "format_version", adapter.id);
+  profile->notes.push_back(path + ": adapter " + std::string(adapter.id) + " (" + why + ")");
   for (const auto& m : map.alias_matches)
     profile->notes.push_back(path + ": column " + m + " (spelling of another generation than adapter " +
-                             std::string(adapter->id) + ")");
+                             std::string(adapter.id) + ")");
+}
 
-  // Columns kept as attributes: PMU metrics, unknown columns, and the task
-  // fields the model has no column for.
-  struct ExtraColumn {
-    int index;
-    StrId key;
-    bool numeric;
-  };
+// Columns kept as attributes: PMU metrics, unknown columns, and the task
+// fields the model has no column for.
+struct ExtraColumn {
+  int index;
+  StrId key;
+  bool numeric;
+};
+struct FieldAttributeColumn {
+  TaskField field;
+  int index;
+  StrId key;
+  bool numeric;
+};
+
+std::vector<ExtraColumn> ExtraColumns(const TaskColumnMap& map, const std::vector<std::string>& header,
+                                      const std::string& path, Profile* profile) {
   std::vector<ExtraColumn> extras;
   for (size_t i = 0; i < header.size(); ++i) {
     if (map.is_field_column[i]) continue;
@@ -176,6 +191,11 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
     }
     extras.push_back({static_cast<int>(i), profile->Intern(header[i]), pmu});
   }
+  return extras;
+}
+
+std::vector<FieldAttributeColumn> FieldAttributeColumns(const TaskColumnMap& map,
+                                                        const std::vector<std::string>& header, Profile* profile) {
   struct FieldAttribute {
     TaskField field;
     bool numeric;
@@ -185,157 +205,263 @@ Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& h
       {TaskField::kWait, true},     {TaskField::kOpState, false},     {TaskField::kHf32Eligible, false},
       {TaskField::kContextId, true},
   };
-  struct FieldAttributeColumn {
-    TaskField field;
-    int index;
-    StrId key;
-    bool numeric;
-  };
+  auto col = [&](TaskField f) { return map.index[static_cast<size_t>(f)]; };
   std::vector<FieldAttributeColumn> field_attributes;
   for (const auto& fa : kFieldAttributes)
     if (col(fa.field) >= 0) field_attributes.push_back({fa.field, col(fa.field), profile->Intern(header[col(fa.field)]), fa.numeric});
-  const StrId device_id_key = profile->Intern("Device_id");
+  return field_attributes;
+}
 
+// Where a task table's cells are (-1: no such column), resolved once from its header.
+struct TaskColumns {
+  int name, start, dur, core, type, device, stream, block, mix;
+  int input_shapes, input_types, input_formats, output_shapes, output_types, output_formats;
+  std::vector<ExtraColumn> extras;
+  std::vector<FieldAttributeColumn> field_attributes;
+  StrId device_id_key;
+};
+
+TaskColumns ResolveTaskColumns(const TaskColumnMap& map, const std::vector<std::string>& header,
+                               const std::string& path, Profile* profile) {
+  auto col = [&](TaskField f) { return map.index[static_cast<size_t>(f)]; };
+  TaskColumns c;
+  c.extras = ExtraColumns(map, header, path, profile);
+  c.field_attributes = FieldAttributeColumns(map, header, profile);
+  c.device_id_key = profile->Intern("Device_id");
+  c.name = col(TaskField::kName), c.start = col(TaskField::kStart), c.dur = col(TaskField::kDuration);
+  c.core = col(TaskField::kCoreType), c.type = col(TaskField::kOpType);
+  c.device = col(TaskField::kDeviceId), c.stream = col(TaskField::kStreamId);
+  c.block = col(TaskField::kBlockDim), c.mix = col(TaskField::kMixBlockDim);
+  c.input_shapes = col(TaskField::kInputShapes), c.input_types = col(TaskField::kInputTypes);
+  c.input_formats = col(TaskField::kInputFormats), c.output_shapes = col(TaskField::kOutputShapes);
+  c.output_types = col(TaskField::kOutputTypes), c.output_formats = col(TaskField::kOutputFormats);
+  return c;
+}
+
+// What every row reads; fixed for the whole table.
+struct TaskTableInput {
+  csv::CsvReader& reader;
+  const std::vector<std::string>& header;
+  const std::string& path;
+  const RunContext& run;
+  const TaskColumns& cols;
+  Profile* profile;
+};
+
+// What the rows accumulate.
+struct TaskTableState {
   std::map<std::pair<int32_t, int64_t>, uint32_t> tracks;
   std::unordered_map<StrId, DeviceTaskKind> kinds;
   std::unordered_multimap<TimeNs, uint32_t> trace_tasks;  // start → task read from trace_view.json
-  for (size_t i = run.merge_from_task; i < profile->device_tasks.size(); ++i)
-    trace_tasks.emplace(profile->device_tasks.ts[i], static_cast<uint32_t>(i));
   uint64_t merged = 0, unmatched = 0;
-  const size_t width = header.size();
-  const int c_name = col(TaskField::kName), c_start = col(TaskField::kStart), c_dur = col(TaskField::kDuration);
-  const int c_core = col(TaskField::kCoreType), c_type = col(TaskField::kOpType);
-  const int c_device = col(TaskField::kDeviceId), c_stream = col(TaskField::kStreamId);
-  const int c_block = col(TaskField::kBlockDim), c_mix = col(TaskField::kMixBlockDim);
-  uint64_t rows = 0;
-  while (true) {
-    PYPTO_ASSIGN_OR_RETURN(bool more, reader.Next());
-    if (!more) break;
-    if (++rows % kRowsBetweenProgressChecks == 0) {
-      if (CheckCancel(run, path)) return CancelledError(At(path, reader.line()) + ": import cancelled");
-      Progress(run, reader);
+};
+
+// Start and duration in ns; false (loss counted) when the row has no usable times.
+bool ReadTaskTimes(const TaskTableInput& in, uint64_t line, TimeNs* start, TimeNs* dur) {
+  const csv::CsvReader& reader = in.reader;
+  std::string_view start_text = reader[in.cols.start], dur_text = reader[in.cols.dur];
+  if (csv::IsAbsent(start_text) || csv::IsAbsent(dur_text)) {
+    in.profile->CountLoss(LossKind::kRowSkipped, kLossNoTime, At(in.path, line));
+    return false;
+  }
+  auto s = number_text::MicrosToNs(start_text);
+  if (!s) {
+    in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[in.cols.start]));
+    return false;
+  }
+  auto d = number_text::MicrosToNs(dur_text);
+  if (!d) {
+    in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[in.cols.dur]));
+    return false;
+  }
+  *start = *s;
+  *dur = *d;
+  return true;
+}
+
+// `file_device`: the row's Device_id (-1 when absent or unreadable);
+// `device`: the device the task goes to (the run's, else the file's, else 0).
+void ReadDeviceAndStream(const TaskTableInput& in, uint64_t line, int32_t* file_device, int32_t* device,
+                         int64_t* stream) {
+  const csv::CsvReader& reader = in.reader;
+  const int c_device = in.cols.device, c_stream = in.cols.stream;
+  *file_device = -1;
+  if (c_device >= 0 && !csv::IsAbsent(reader[c_device])) {
+    *file_device = DeviceFromText(reader[c_device]);
+    if (*file_device < 0) in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[c_device]));
+  }
+  *device = in.run.device >= 0 ? in.run.device : (*file_device >= 0 ? *file_device : 0);
+  *stream = -1;
+  if (c_stream >= 0 && !csv::IsAbsent(reader[c_stream])) {
+    auto s = number_text::ParseInt64(reader[c_stream]);
+    if (s) *stream = *s;
+    else in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[c_stream]));
+  }
+}
+
+DeviceTaskKind CachedKindOfCoreType(const TaskTableInput& in, TaskTableState& state, StrId core_type) {
+  auto [kind_it, kind_new] = state.kinds.try_emplace(core_type, DeviceTaskKind::kKernel);
+  if (kind_new) kind_it->second = KindOfCoreType(in.profile->Str(core_type));
+  return kind_it->second;
+}
+
+uint32_t TrackOfTask(const TaskTableInput& in, TaskTableState& state, int32_t device, int64_t stream,
+                     DeviceTaskKind kind) {
+  Profile* profile = in.profile;
+  auto [track_it, track_new] = state.tracks.try_emplace({device, stream}, 0);
+  if (track_new) {
+    std::string pid = "NPU " + std::to_string(device);
+    // Communication rows carry no stream id (N/A): they get their own track.
+    std::string tid = stream >= 0 ? "Stream " + std::to_string(stream)
+                                  : (kind == DeviceTaskKind::kCommunication ? "Communication" : "Stream N/A");
+    uint32_t t = profile->DeviceTrack(pid, tid, device, stream);
+    profile->tracks.name[t] = profile->Intern(tid);
+    profile->tracks.process_name[t] = profile->Intern(pid);
+    track_it->second = t;
+    EnsureNpuDevice(profile, device);
+  }
+  return track_it->second;
+}
+
+void ReadBlockDim(const TaskTableInput& in, int c, uint64_t line, int32_t* out) {
+  if (c < 0 || csv::IsAbsent(in.reader[c])) return;
+  auto v = number_text::ParseInt64(in.reader[c]);
+  if (v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max()) *out = static_cast<int32_t>(*v);
+  else in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[c]));
+}
+
+StrId InternListCell(const TaskTableInput& in, int c, bool formats) {
+  if (c < 0 || csv::IsAbsent(in.reader[c])) return kEmptyStr;
+  std::string_view cell = in.reader[c];
+  if (cell.find('"') == std::string_view::npos && (!formats || cell.find("FORMAT_") == std::string_view::npos))
+    return in.profile->Intern(cell);
+  return in.profile->Intern(csv::NormalizeListCell(cell, formats));
+}
+
+// Op type, block dims and the shape / type / format lists.
+void ReadTaskDetails(const TaskTableInput& in, uint64_t line, DeviceTaskRow* row) {
+  const TaskColumns& c = in.cols;
+  if (c.type >= 0 && !csv::IsAbsent(in.reader[c.type])) row->op_type = in.profile->Intern(in.reader[c.type]);
+  ReadBlockDim(in, c.block, line, &row->block_dim);
+  ReadBlockDim(in, c.mix, line, &row->mix_block_dim);
+  row->input_shapes = InternListCell(in, c.input_shapes, false);
+  row->input_types = InternListCell(in, c.input_types, false);
+  row->input_formats = InternListCell(in, c.input_formats, true);
+  row->output_shapes = InternListCell(in, c.output_shapes, false);
+  row->output_types = InternListCell(in, c.output_types, false);
+  row->output_formats = InternListCell(in, c.output_formats, true);
+}
+
+// Enriches the trace_view.json task with the same start and name, else adds
+// the row as a new task; returns the task.
+uint32_t MergeOrAddTask(const TaskTableInput& in, TaskTableState& state, const DeviceTaskRow& row) {
+  Profile* profile = in.profile;
+  uint32_t task = UINT32_MAX;
+  if (!state.trace_tasks.empty()) {
+    auto range = state.trace_tasks.equal_range(row.ts);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (profile->device_tasks.name[it->second] != row.name) continue;
+      task = it->second;
+      state.trace_tasks.erase(it);
+      break;
     }
-    if (!RowUsable(reader, width, path, profile)) continue;
-    const uint64_t line = reader.line();
-    std::string_view start_text = reader[c_start], dur_text = reader[c_dur];
-    if (csv::IsAbsent(start_text) || csv::IsAbsent(dur_text)) {
-      profile->CountLoss(LossKind::kRowSkipped, kLossNoTime, At(path, line));
+    if (task == UINT32_MAX) ++state.unmatched;
+    else ++state.merged;
+  }
+  if (task == UINT32_MAX) task = profile->device_tasks.Add(row);
+  else EnrichTask(profile, task, row);
+  return task;
+}
+
+void AddTaskAttributes(const TaskTableInput& in, uint32_t task, uint64_t line, int32_t file_device, int32_t device) {
+  const csv::CsvReader& reader = in.reader;
+  Profile* profile = in.profile;
+  const std::vector<std::string>& header = in.header;
+  if (file_device >= 0 && file_device != device)
+    profile->attributes.Add(OwnerKind::kDeviceTask, task, in.cols.device_id_key,
+                            profile->Intern(reader[in.cols.device]), file_device);
+  for (const auto& fa : in.cols.field_attributes) {
+    std::string_view cell = reader[fa.index];
+    if (csv::IsAbsent(cell)) continue;
+    if (!fa.numeric) {
+      profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
       continue;
     }
-    auto start = number_text::MicrosToNs(start_text);
-    if (!start) {
-      profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_start]));
-      continue;
-    }
-    auto dur = number_text::MicrosToNs(dur_text);
-    if (!dur) {
-      profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_dur]));
-      continue;
-    }
-
-    int32_t file_device = -1;
-    if (c_device >= 0 && !csv::IsAbsent(reader[c_device])) {
-      file_device = DeviceFromText(reader[c_device]);
-      if (file_device < 0) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_device]));
-    }
-    int32_t device = run.device >= 0 ? run.device : (file_device >= 0 ? file_device : 0);
-    int64_t stream = -1;
-    if (c_stream >= 0 && !csv::IsAbsent(reader[c_stream])) {
-      auto s = number_text::ParseInt64(reader[c_stream]);
-      if (s) stream = *s;
-      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c_stream]));
-    }
-
-    DeviceTaskRow row;
-    row.name = profile->Intern(reader[c_name]);
-    if (c_core >= 0 && !csv::IsAbsent(reader[c_core])) row.core_type = profile->Intern(reader[c_core]);
-    row.category = row.core_type;
-    auto [kind_it, kind_new] = kinds.try_emplace(row.core_type, DeviceTaskKind::kKernel);
-    if (kind_new) kind_it->second = KindOfCoreType(profile->Str(row.core_type));
-    row.kind = kind_it->second;
-
-    auto [track_it, track_new] = tracks.try_emplace({device, stream}, 0);
-    if (track_new) {
-      std::string pid = "NPU " + std::to_string(device);
-      // Communication rows carry no stream id (N/A): they get their own track.
-      std::string tid = stream >= 0 ? "Stream " + std::to_string(stream)
-                                    : (row.kind == DeviceTaskKind::kCommunication ? "Communication" : "Stream N/A");
-      uint32_t t = profile->DeviceTrack(pid, tid, device, stream);
-      profile->tracks.name[t] = profile->Intern(tid);
-      profile->tracks.process_name[t] = profile->Intern(pid);
-      track_it->second = t;
-      EnsureNpuDevice(profile, device);
-    }
-    row.track = track_it->second;
-    row.ts = *start;
-    row.dur = *dur;
-    if (c_type >= 0 && !csv::IsAbsent(reader[c_type])) row.op_type = profile->Intern(reader[c_type]);
-    auto block = [&](int c, int32_t* out) {
-      if (c < 0 || csv::IsAbsent(reader[c])) return;
-      auto v = number_text::ParseInt64(reader[c]);
-      if (v && *v >= 0 && *v <= std::numeric_limits<int32_t>::max()) *out = static_cast<int32_t>(*v);
-      else profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, header[c]));
-    };
-    block(c_block, &row.block_dim);
-    block(c_mix, &row.mix_block_dim);
-    auto list = [&](TaskField f, bool formats) -> StrId {
-      int c = col(f);
-      if (c < 0 || csv::IsAbsent(reader[c])) return kEmptyStr;
-      std::string_view cell = reader[c];
-      if (cell.find('"') == std::string_view::npos && (!formats || cell.find("FORMAT_") == std::string_view::npos))
-        return profile->Intern(cell);
-      return profile->Intern(csv::NormalizeListCell(cell, formats));
-    };
-    row.input_shapes = list(TaskField::kInputShapes, false);
-    row.input_types = list(TaskField::kInputTypes, false);
-    row.input_formats = list(TaskField::kInputFormats, true);
-    row.output_shapes = list(TaskField::kOutputShapes, false);
-    row.output_types = list(TaskField::kOutputTypes, false);
-    row.output_formats = list(TaskField::kOutputFormats, true);
-    uint32_t task = UINT32_MAX;
-    if (!trace_tasks.empty()) {
-      auto range = trace_tasks.equal_range(row.ts);
-      for (auto it = range.first; it != range.second; ++it) {
-        if (profile->device_tasks.name[it->second] != row.name) continue;
-        task = it->second;
-        trace_tasks.erase(it);
-        break;
-      }
-      if (task == UINT32_MAX) ++unmatched;
-      else ++merged;
-    }
-    if (task == UINT32_MAX) task = profile->device_tasks.Add(row);
-    else EnrichTask(profile, task, row);
-
-    if (file_device >= 0 && file_device != device)
-      profile->attributes.Add(OwnerKind::kDeviceTask, task, device_id_key, profile->Intern(reader[c_device]),
-                              file_device);
-    for (const auto& fa : field_attributes) {
-      std::string_view cell = reader[fa.index];
-      if (csv::IsAbsent(cell)) continue;
-      if (!fa.numeric) {
-        profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
-        continue;
-      }
-      if (fa.field == TaskField::kModelId && number_text::ParseInt64(cell) == kModelIdNotApplicable) continue;
-      AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, fa.key, cell, path, line, header[fa.index]);
-    }
-    for (const auto& extra : extras) {
-      std::string_view cell = reader[extra.index];
-      if (csv::IsAbsent(cell)) continue;
-      if (extra.numeric) {
-        AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, extra.key, cell, path, line, header[extra.index]);
-      } else {
-        auto number = csv::ParseDouble(cell);
-        profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->Intern(cell),
-                                number ? *number : kNaN);
-      }
+    if (fa.field == TaskField::kModelId && number_text::ParseInt64(cell) == kModelIdNotApplicable) continue;
+    AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, fa.key, cell, in.path, line, header[fa.index]);
+  }
+  for (const auto& extra : in.cols.extras) {
+    std::string_view cell = reader[extra.index];
+    if (csv::IsAbsent(cell)) continue;
+    if (extra.numeric) {
+      AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, extra.key, cell, in.path, line, header[extra.index]);
+    } else {
+      auto number = csv::ParseDouble(cell);
+      profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->Intern(cell),
+                              number ? *number : kNaN);
     }
   }
+}
+
+// One usable row → one task (new or merged) with its attributes; rows
+// without usable times are counted as loss and skipped.
+void ImportTaskRow(const TaskTableInput& in, TaskTableState& state) {
+  const csv::CsvReader& reader = in.reader;
+  const uint64_t line = reader.line();
+  TimeNs start, dur;
+  if (!ReadTaskTimes(in, line, &start, &dur)) return;
+  int32_t file_device, device;
+  int64_t stream;
+  ReadDeviceAndStream(in, line, &file_device, &device, &stream);
+
+  DeviceTaskRow row;
+  row.name = in.profile->Intern(reader[in.cols.name]);
+  if (in.cols.core >= 0 && !csv::IsAbsent(reader[in.cols.core])) row.core_type = in.profile->Intern(reader[in.cols.core]);
+  row.category = row.core_type;
+  row.kind = CachedKindOfCoreType(in, state, row.core_type);
+  row.track = TrackOfTask(in, state, device, stream, row.kind);
+  row.ts = start;
+  row.dur = dur;
+  ReadTaskDetails(in, line, &row);
+  const uint32_t task = MergeOrAddTask(in, state, row);
+  AddTaskAttributes(in, task, line, file_device, device);
+}
+
+Status ImportTaskRows(const TaskTableInput& in, TaskTableState& state) {
+  const size_t width = in.header.size();
+  uint64_t rows = 0;
+  while (true) {
+    PYPTO_ASSIGN_OR_RETURN(bool more, in.reader.Next());
+    if (!more) break;
+    if (++rows % kRowsBetweenProgressChecks == 0) {
+      if (CheckCancel(in.run, in.path)) return CancelledError(At(in.path, in.reader.line()) + ": import cancelled");
+      Progress(in.run, in.reader);
+    }
+    if (!RowUsable(in.reader, width, in.path, in.profile)) continue;
+    ImportTaskRow(in, state);
+  }
+  return Status::Ok();
+}
+
+Status ImportTaskTable(csv::CsvReader& reader, const std::vector<std::string>& header, const std::string& path,
+                       const RunContext& run, Profile* profile) {
+  const TaskColumnAdapter* adapter = nullptr;
+  std::string why;
+  PYPTO_RETURN_IF_ERROR(ChooseTaskAdapter(header, run, &adapter, &why));
+  const TaskColumnMap map = MapTaskColumns(header, *adapter);
+  PYPTO_RETURN_IF_ERROR(CheckRequiredTaskColumns(map, *adapter, path));
+  RecordTaskAdapter(map, *adapter, why, path, profile);
+  const TaskColumns cols = ResolveTaskColumns(map, header, path, profile);
+
+  const TaskTableInput in{reader, header, path, run, cols, profile};
+  TaskTableState state;
+  for (size_t i = run.merge_from_task; i < profile->device_tasks.size(); ++i)
+    state.trace_tasks.emplace(profile->device_tasks.ts[i], static_cast<uint32_t>(i));
+  PYPTO_RETURN_IF_ERROR(ImportTaskRows(in, state));
   Progress(run, reader);
   if (run.merge_from_task != SIZE_MAX && run.merge_from_task < profile->device_tasks.size())
-    profile->notes.push_back(path + ": " + std::to_string(merged) + " rows matched a trace_view.json task (same start "
-                             "and name) and enriched it; " + std::to_string(unmatched) + " rows added as new tasks");
+    profile->notes.push_back(path + ": " + std::to_string(state.merged) + " rows matched a trace_view.json task (same start "
+                             "and name) and enriched it; " + std::to_string(state.unmatched) + " rows added as new tasks");
   return Status::Ok();
 }
 
