@@ -470,6 +470,389 @@ std::vector<double> AddVec(std::vector<double> a, const std::vector<double>& b) 
 // Issues keyed by type + normalised op name.
 std::string IssueKey(const Issue& i) { return std::string(IssueTypeName(i.type)) + "|" + NormalizeKernelName(i.op_name); }
 
+// Classes and structure of each run (0 = baseline, 1 = candidate). A run's
+// session computed them already (CompareRun::classes/structure); a bare graph
+// gets them computed here, owned by this struct: it is not copyable because
+// class_of / structure may point into it.
+struct RunAnalyses {
+  OpClassification own_classes[2];
+  std::optional<StatusOr<ModelStructure>> own_structure[2];
+  const OpClassification* class_of[2] = {nullptr, nullptr};
+  const ModelStructure* structure[2] = {nullptr, nullptr};
+
+  RunAnalyses() = default;
+  RunAnalyses(const RunAnalyses&) = delete;
+  RunAnalyses& operator=(const RunAnalyses&) = delete;
+};
+
+void ResolveClassesAndStructure(const CompareRun* const runs[2], RunAnalyses* out, std::vector<std::string>* notes) {
+  for (int r = 0; r < 2; ++r) {
+    const OperatorCallGraph& g = *runs[r]->graph;
+    out->class_of[r] = runs[r]->classes;
+    if (!out->class_of[r]) {
+      out->own_classes[r] = ClassifyProfile(g.profile(), g, OpClassifier::Builtin());
+      out->class_of[r] = &out->own_classes[r];
+    }
+    const StatusOr<ModelStructure>* s = runs[r]->structure;
+    if (!s) s = &out->own_structure[r].emplace(AnalyzeStructure(g.profile(), g, *out->class_of[r]));
+    if (s->ok()) out->structure[r] = &s->value();
+    else notes->push_back(std::string(r ? "candidate" : "baseline") + ": no structure (" + s->status().ToString() + ")");
+  }
+}
+
+// The run's source, format, hardware and totals, from its diagnosis and graph.
+void DescribeRun(const CompareRun& run, RunSide* side) {
+  const OperatorCallGraph& g = *run.graph;
+  const DiagnosticReport& d = *run.diagnosis;
+  side->source_path = d.source_path;
+  if (side->source_path.empty()) {
+    auto it = g.profile().metadata.find("source_path");
+    if (it != g.profile().metadata.end()) side->source_path = it->second;
+  }
+  side->format = d.format;
+  side->hardware = d.hardware_name.empty() ? d.hardware_id : d.hardware_name;
+  side->steps_total = g.Steps().size();
+  side->issues = d.issues.size();
+  side->estimated_combined_speedup = d.estimated_combined_speedup;
+}
+
+// Numbers and latencies of the compared steps (indices into graph.Steps()).
+void RecordComparedSteps(const OperatorCallGraph& g, const std::vector<size_t>& steps, RunSide* side) {
+  std::vector<TimeNs> lat;
+  for (size_t i : steps) {
+    side->compared_steps.push_back(g.Steps()[i].number);
+    lat.push_back(g.Steps()[i].latency_ns());
+    side->step_latency_ns.push_back(double(g.Steps()[i].latency_ns()));
+  }
+  side->latency = ComputeLatencyStats(lat);
+}
+
+// Run totals become per-step figures divided by the compared step counts (at
+// least 1); an op group missing from one side counts there as all-zero steps.
+struct StepBasis {
+  double baseline_step_count = 1;
+  double candidate_step_count = 1;
+  std::vector<double> baseline_zeros;
+  std::vector<double> candidate_zeros;
+};
+
+StepBasis MakeStepBasis(const std::vector<size_t>& baseline_steps, const std::vector<size_t>& candidate_steps) {
+  StepBasis basis;
+  basis.baseline_step_count = double(std::max<size_t>(baseline_steps.size(), 1));
+  basis.candidate_step_count = double(std::max<size_t>(candidate_steps.size(), 1));
+  basis.baseline_zeros.assign(baseline_steps.size(), 0.0);
+  basis.candidate_zeros.assign(candidate_steps.size(), 0.0);
+  return basis;
+}
+
+void CompareStepLatency(double alpha, ComparisonReport* rep) {
+  rep->step_latency = WelchTest(rep->baseline.step_latency_ns, rep->candidate.step_latency_ns, alpha);
+  if (rep->step_latency.mean_candidate > 0)
+    rep->measured_speedup = rep->step_latency.mean_baseline / rep->step_latency.mean_candidate;
+}
+
+// Per op class present in either run, the largest per-step change first.
+std::vector<ClassDelta> CompareClasses(const RunOps& base, const RunOps& cand, const StepBasis& basis, double alpha) {
+  std::vector<ClassDelta> out;
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    if (base.class_count[c] == 0 && cand.class_count[c] == 0) continue;
+    ClassDelta d;
+    d.op_class = OpClassName(static_cast<OpClass>(c));
+    d.baseline_count = base.class_count[c];
+    d.candidate_count = cand.class_count[c];
+    d.baseline_ns = base.class_ns[c];
+    d.candidate_ns = cand.class_ns[c];
+    d.baseline_per_step_ns = double(d.baseline_ns) / basis.baseline_step_count;
+    d.candidate_per_step_ns = double(d.candidate_ns) / basis.candidate_step_count;
+    d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
+    d.test = WelchTest(base.class_per_step[c], cand.class_per_step[c], alpha);
+    out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(), [](const ClassDelta& a, const ClassDelta& b) {
+    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
+      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
+    return a.op_class < b.op_class;
+  });
+  return out;
+}
+
+// The keyed levels, strictest first: exact, normalised name, class + shape, class + normalised name.
+void MatchByKeyLevels(const Profile* const prof[2], std::vector<OpGroup>& A, std::vector<OpGroup>& B,
+                      std::vector<Pair>* pairs) {
+  auto cls_prefix = [](const OpGroup& g) { return std::to_string(int(g.cls)) + "\x1f"; };
+  MatchLevelPass(A, B, MatchLevel::kExact, [&](const OpGroup& g, int side, std::string* k) {
+    *k = cls_prefix(g) + std::string(prof[side]->Str(g.name)) + "\x1f" + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, pairs);
+  MatchLevelPass(A, B, MatchLevel::kNormalizedName, [&](const OpGroup& g, int side, std::string* k) {
+    *k = cls_prefix(g) + g.norm + "\x1f" + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, pairs);
+  MatchLevelPass(A, B, MatchLevel::kClassShape, [&](const OpGroup& g, int side, std::string* k) {
+    if (g.shape == kEmptyStr) return false;
+    *k = cls_prefix(g) + std::string(prof[side]->Str(g.shape));
+    return true;
+  }, pairs);
+  MatchLevelPass(A, B, MatchLevel::kClassName, [&](const OpGroup& g, int, std::string* k) {
+    *k = cls_prefix(g) + g.norm;
+    return true;
+  }, pairs);
+}
+
+// Appends one group merging the groups `idx` of G (named after the one with
+// the most time) and marks them matched; returns the new group's index.
+int32_t MergeGroups(std::vector<OpGroup>& G, const std::vector<int32_t>& idx) {
+  int32_t top = idx[0];
+  for (int32_t i : idx) if (G[i].total_ns > G[top].total_ns) top = i;
+  OpGroup m;
+  m.cls = G[top].cls;
+  m.name = G[top].name;
+  m.shape = G[top].shape;
+  m.norm = G[top].norm;
+  m.per_step.assign(G[top].per_step.size(), 0.0);
+  m.merged = static_cast<uint32_t>(idx.size());
+  for (int32_t i : idx) {
+    G[i].matched = true;
+    m.count += G[i].count;
+    m.total_ns += G[i].total_ns;
+    for (size_t k = 0; k < m.per_step.size(); ++k) m.per_step[k] += G[i].per_step[k];
+  }
+  m.matched = true;
+  G.push_back(std::move(m));
+  return static_cast<int32_t>(G.size() - 1);
+}
+
+// Class level: the ops of a class still unmatched on both sides are merged
+// per side into one group each and compared as a whole (e.g. eager
+// attention's bmm/softmax kernels vs one fused kernel).
+void MatchRemainingByClass(std::vector<OpGroup>& A, std::vector<OpGroup>& B, std::vector<Pair>* pairs) {
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    std::vector<int32_t> ua, ub;
+    for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i) if (!A[i].matched && size_t(A[i].cls) == c) ua.push_back(i);
+    for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i) if (!B[i].matched && size_t(B[i].cls) == c) ub.push_back(i);
+    if (ua.empty() || ub.empty()) continue;
+    const int32_t ma = MergeGroups(A, ua);
+    const int32_t mb = MergeGroups(B, ub);
+    pairs->push_back(Pair{ma, mb, MatchLevel::kClass});
+  }
+}
+
+void AddUnmatched(const std::vector<OpGroup>& A, const std::vector<OpGroup>& B, std::vector<Pair>* pairs) {
+  for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i)
+    if (!A[i].matched) pairs->push_back(Pair{i, -1, MatchLevel::kBaselineOnly});
+  for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i)
+    if (!B[i].matched) pairs->push_back(Pair{-1, i, MatchLevel::kCandidateOnly});
+}
+
+// Pairs every op group of A (baseline) and B (candidate); class-level matches
+// append merged groups to A and B.
+std::vector<Pair> MatchOpGroups(const Profile& pa, const Profile& pb, std::vector<OpGroup>& A, std::vector<OpGroup>& B) {
+  const Profile* prof[2] = {&pa, &pb};
+  std::vector<Pair> pairs;
+  MatchByKeyLevels(prof, A, B, &pairs);
+  MatchRemainingByClass(A, B, &pairs);
+  AddUnmatched(A, B, &pairs);
+  return pairs;
+}
+
+// What the op-level comparisons share: both runs' groups, their pairs and the per-step basis.
+struct MatchedOps {
+  const std::vector<Pair>& pairs;
+  const std::vector<OpGroup>& baseline;
+  const std::vector<OpGroup>& candidate;
+  const StepBasis& basis;
+
+  const OpGroup* BaselineOf(const Pair& pr) const { return pr.a >= 0 ? &baseline[pr.a] : nullptr; }
+  const OpGroup* CandidateOf(const Pair& pr) const { return pr.b >= 0 ? &candidate[pr.b] : nullptr; }
+};
+
+OpDelta MakeOpDelta(const MatchedOps& m, const Pair& pr, const Profile& pa, const Profile& pb, double alpha) {
+  OpDelta d;
+  d.match = pr.level;
+  const OpGroup* ga = m.BaselineOf(pr);
+  const OpGroup* gb = m.CandidateOf(pr);
+  d.op_class = OpClassName(ga ? ga->cls : gb->cls);
+  if (ga) {
+    d.baseline_name = std::string(pa.Str(ga->name));
+    d.baseline_shape = std::string(pa.Str(ga->shape));
+    d.baseline_count = ga->count;
+    d.baseline_ns = ga->total_ns;
+    d.baseline_ops = ga->merged;
+  }
+  if (gb) {
+    d.candidate_name = std::string(pb.Str(gb->name));
+    d.candidate_shape = std::string(pb.Str(gb->shape));
+    d.candidate_count = gb->count;
+    d.candidate_ns = gb->total_ns;
+    d.candidate_ops = gb->merged;
+  }
+  d.baseline_per_step_ns = double(d.baseline_ns) / m.basis.baseline_step_count;
+  d.candidate_per_step_ns = double(d.candidate_ns) / m.basis.candidate_step_count;
+  d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
+  d.test = WelchTest(ga ? ga->per_step : m.basis.baseline_zeros, gb ? gb->per_step : m.basis.candidate_zeros, alpha);
+  return d;
+}
+
+// One row per pair, the largest per-step change first; counts the pairs per match level.
+void CompareMatchedOps(const MatchedOps& m, const Profile& pa, const Profile& pb, double alpha, ComparisonReport* rep) {
+  for (const Pair& pr : m.pairs) {
+    ++rep->match_counts[static_cast<size_t>(pr.level)];
+    rep->ops.push_back(MakeOpDelta(m, pr, pa, pb, alpha));
+  }
+  std::sort(rep->ops.begin(), rep->ops.end(), [](const OpDelta& a, const OpDelta& b) {
+    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
+      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
+    if (a.baseline_ns + a.candidate_ns != b.baseline_ns + b.candidate_ns)
+      return a.baseline_ns + a.candidate_ns > b.baseline_ns + b.candidate_ns;
+    return std::tie(a.baseline_name, a.candidate_name, a.baseline_shape) <
+           std::tie(b.baseline_name, b.candidate_name, b.baseline_shape);
+  });
+}
+
+// Each run's issues by IssueKey; the first (most severe) issue of a key wins.
+struct IssueIndex {
+  std::map<std::string, const Issue*> baseline;
+  std::map<std::string, const Issue*> candidate;
+};
+
+IssueIndex IndexIssues(const DiagnosticReport& da, const DiagnosticReport& dc) {
+  IssueIndex index;
+  for (const Issue& i : da.issues) index.baseline.emplace(IssueKey(i), &i);
+  for (const Issue& i : dc.issues) index.candidate.emplace(IssueKey(i), &i);
+  return index;
+}
+
+// Whether `issue` is the one its run keeps for its key.
+bool WinsItsKey(std::map<std::string, const Issue*>& run_index, const Issue& issue) {
+  return run_index[IssueKey(issue)] == &issue;
+}
+
+// A baseline issue: resolved, or remaining when the candidate has its key.
+IssueDelta BaselineIssueDelta(const Issue& i, const std::map<std::string, const Issue*>& candidate_index) {
+  IssueDelta d;
+  d.type = IssueTypeName(i.type);
+  d.op_name = i.op_name;
+  d.baseline_severity = SeverityName(i.severity);
+  d.baseline_affected_ns = i.affected_ns;
+  d.baseline_saved_ns = i.saved_ns;
+  auto it = candidate_index.find(IssueKey(i));
+  if (it == candidate_index.end()) {
+    d.change = IssueChange::kResolved;
+  } else {
+    d.change = IssueChange::kRemaining;
+    d.candidate_severity = SeverityName(it->second->severity);
+    d.candidate_affected_ns = it->second->affected_ns;
+    d.candidate_saved_ns = it->second->saved_ns;
+  }
+  return d;
+}
+
+IssueDelta NewIssueDelta(const Issue& i) {
+  IssueDelta d;
+  d.change = IssueChange::kNew;
+  d.type = IssueTypeName(i.type);
+  d.op_name = i.op_name;
+  d.candidate_severity = SeverityName(i.severity);
+  d.candidate_affected_ns = i.affected_ns;
+  d.candidate_saved_ns = i.saved_ns;
+  return d;
+}
+
+// Resolved, then remaining, then new issues.
+std::vector<IssueDelta> CompareIssues(const DiagnosticReport& da, const DiagnosticReport& dc, IssueIndex& index) {
+  std::vector<IssueDelta> resolved, remaining, added;
+  for (const Issue& i : da.issues) {
+    if (!WinsItsKey(index.baseline, i)) continue;
+    IssueDelta d = BaselineIssueDelta(i, index.candidate);
+    (d.change == IssueChange::kResolved ? resolved : remaining).push_back(std::move(d));
+  }
+  for (const Issue& i : dc.issues) {
+    if (!WinsItsKey(index.candidate, i) || index.baseline.count(IssueKey(i))) continue;
+    added.push_back(NewIssueDelta(i));
+  }
+  std::vector<IssueDelta> out;
+  for (auto* v : {&resolved, &remaining, &added}) out.insert(out.end(), v->begin(), v->end());
+  return out;
+}
+
+// The actions given, else (when allowed) every baseline issue the candidate
+// no longer shows, with the diagnosis' estimated saving.
+std::vector<AppliedAction> ActionsToMeasure(const CompareOptions& options, const DiagnosticReport& da,
+                                            IssueIndex& index, std::vector<std::string>* notes) {
+  std::vector<AppliedAction> actions = options.actions;
+  if (!actions.empty() || !options.actions_from_resolved_issues) return actions;
+  for (const Issue& i : da.issues) {
+    if (!WinsItsKey(index.baseline, i) || index.candidate.count(IssueKey(i))) continue;
+    AppliedAction a;
+    a.id = std::string(IssueTypeName(i.type)) + (i.op_name.empty() ? "" : ":" + i.op_name);
+    a.description = i.detail;
+    a.issue_type = IssueTypeName(i.type);
+    a.target_op = i.op_name;
+    a.estimated_saved_ns = i.saved_ns;
+    a.estimate_steps = da.steps.size();
+    a.source = "baseline issue resolved in candidate";
+    actions.push_back(std::move(a));
+  }
+  if (!actions.empty())
+    notes->push_back("no applied actions given: the baseline issues absent from the candidate are taken as applied");
+  return actions;
+}
+
+// Adds to vb / vc the per-step times of the pairs the action targets: by
+// normalised op name (`target`), else by its class; returns the pairs hit.
+uint64_t AddTargetedOpTimes(const AppliedAction& a, const std::string& target, const MatchedOps& m,
+                            std::vector<double>* vb, std::vector<double>* vc) {
+  bool cls_ok = false;
+  const OpClass target_cls = a.target_class.empty() ? OpClass::kOther : OpClassFromName(a.target_class, &cls_ok);
+  uint64_t hits = 0;
+  for (const Pair& pr : m.pairs) {
+    const OpGroup* ga = m.BaselineOf(pr);
+    const OpGroup* gb = m.CandidateOf(pr);
+    bool hit = false;
+    if (!target.empty()) hit = (ga && ga->norm == target) || (gb && gb->norm == target);
+    else if (cls_ok) hit = (ga ? ga->cls : gb->cls) == target_cls;
+    if (!hit) continue;
+    ++hits;
+    if (ga) *vb = AddVec(std::move(*vb), ga->per_step);
+    if (gb) *vc = AddVec(std::move(*vc), gb->per_step);
+  }
+  return hits;
+}
+
+const char* ActionVerdict(const ActionOutcome& o, double estimate_tolerance) {
+  if (!o.test.testable) return "not testable";
+  if (!o.test.significant) return "no measurable change";
+  if (std::isnan(o.measured_over_estimated)) return o.measured_per_step_ns > 0 ? "saved (no estimate)" : "slower";
+  if (std::fabs(o.measured_over_estimated - 1) <= estimate_tolerance) return "as estimated";
+  return o.measured_over_estimated < 1 ? "below estimate" : "above estimate";
+}
+
+// Measured against estimated saving per step of one action: on the ops it
+// targets, else on the step latency.
+ActionOutcome MeasureAction(const AppliedAction& a, const MatchedOps& m, const ComparisonReport& rep,
+                            size_t baseline_diagnosed_steps, const CompareOptions& options) {
+  ActionOutcome o;
+  o.action = a;
+  const double est_steps = double(a.estimate_steps ? a.estimate_steps : std::max<size_t>(baseline_diagnosed_steps, 1));
+  o.estimated_per_step_ns = double(a.estimated_saved_ns) / est_steps;
+  const std::string target = NormalizeKernelName(a.target_op);
+  std::vector<double> vb = m.basis.baseline_zeros, vc = m.basis.candidate_zeros;
+  o.matched_ops = AddTargetedOpTimes(a, target, m, &vb, &vc);
+  if (o.matched_ops > 0) {
+    o.measured_on = !target.empty() ? "ops named " + a.target_op + " (" + std::to_string(o.matched_ops) + " matched)"
+                                    : "class " + a.target_class + " (" + std::to_string(o.matched_ops) + " ops)";
+  } else {
+    o.measured_on = "step latency";
+    vb = rep.baseline.step_latency_ns;
+    vc = rep.candidate.step_latency_ns;
+  }
+  o.measured_per_step_ns = SumVec(vb) / m.basis.baseline_step_count - SumVec(vc) / m.basis.candidate_step_count;
+  if (o.estimated_per_step_ns > 0) o.measured_over_estimated = o.measured_per_step_ns / o.estimated_per_step_ns;
+  o.test = WelchTest(vb, vc, options.alpha);
+  o.verdict = ActionVerdict(o, options.estimate_tolerance);
+  return o;
+}
+
 }  // namespace
 
 StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const CompareRun& candidate,
@@ -482,285 +865,38 @@ StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const Com
   const CompareRun* runs[2] = {&baseline, &candidate};
   RunSide* sides[2] = {&rep.baseline, &rep.candidate};
 
-  // Classes and structure of each run.
-  // A run's session computed them already (CompareRun::classes/structure); a
-  // bare graph gets them computed here.
-  OpClassification own_classes[2];
-  std::optional<StatusOr<ModelStructure>> own_structure[2];
-  const OpClassification* class_of[2];
-  const ModelStructure* structure[2] = {nullptr, nullptr};
-  for (int r = 0; r < 2; ++r) {
-    const OperatorCallGraph& g = *runs[r]->graph;
-    class_of[r] = runs[r]->classes;
-    if (!class_of[r]) {
-      own_classes[r] = ClassifyProfile(g.profile(), g, OpClassifier::Builtin());
-      class_of[r] = &own_classes[r];
-    }
-    const StatusOr<ModelStructure>* s = runs[r]->structure;
-    if (!s) s = &own_structure[r].emplace(AnalyzeStructure(g.profile(), g, *class_of[r]));
-    if (s->ok()) structure[r] = &s->value();
-    else rep.notes.push_back(std::string(r ? "candidate" : "baseline") + ": no structure (" + s->status().ToString() + ")");
-  }
-  const bool decode = DecodeStepCount(structure[0]) >= kMinSamplesForTest &&
-                      DecodeStepCount(structure[1]) >= kMinSamplesForTest;
+  RunAnalyses analyses;
+  ResolveClassesAndStructure(runs, &analyses, &rep.notes);
+  const bool decode = DecodeStepCount(analyses.structure[0]) >= kMinSamplesForTest &&
+                      DecodeStepCount(analyses.structure[1]) >= kMinSamplesForTest;
   rep.step_basis = decode ? "decode steps" : "all steps";
   std::vector<size_t> steps[2];
   RunOps ops[2];
   for (int r = 0; r < 2; ++r) {
     const OperatorCallGraph& g = *runs[r]->graph;
-    const DiagnosticReport& d = *runs[r]->diagnosis;
-    RunSide& side = *sides[r];
-    side.source_path = d.source_path;
-    if (side.source_path.empty()) {
-      auto it = g.profile().metadata.find("source_path");
-      if (it != g.profile().metadata.end()) side.source_path = it->second;
-    }
-    side.format = d.format;
-    side.hardware = d.hardware_name.empty() ? d.hardware_id : d.hardware_name;
-    side.steps_total = g.Steps().size();
-    side.issues = d.issues.size();
-    side.estimated_combined_speedup = d.estimated_combined_speedup;
-    steps[r] = PickSteps(g, structure[r], decode);
-    std::vector<TimeNs> lat;
-    for (size_t i : steps[r]) {
-      side.compared_steps.push_back(g.Steps()[i].number);
-      lat.push_back(g.Steps()[i].latency_ns());
-      side.step_latency_ns.push_back(double(g.Steps()[i].latency_ns()));
-    }
-    side.latency = ComputeLatencyStats(lat);
-    ops[r] = CollectOps(g, *class_of[r], steps[r], &side);
+    DescribeRun(*runs[r], sides[r]);
+    steps[r] = PickSteps(g, analyses.structure[r], decode);
+    RecordComparedSteps(g, steps[r], sides[r]);
+    ops[r] = CollectOps(g, *analyses.class_of[r], steps[r], sides[r]);
   }
   if (rep.baseline.device_ops != rep.candidate.device_ops)
     rep.notes.push_back("one run has device tasks and the other only host operators: op deltas compare unlike times");
-  const double nb = double(std::max<size_t>(steps[0].size(), 1));
-  const double nc = double(std::max<size_t>(steps[1].size(), 1));
+  const StepBasis basis = MakeStepBasis(steps[0], steps[1]);
 
-  // Step latency.
-  rep.step_latency = WelchTest(rep.baseline.step_latency_ns, rep.candidate.step_latency_ns, options.alpha);
-  if (rep.step_latency.mean_candidate > 0) rep.measured_speedup = rep.step_latency.mean_baseline / rep.step_latency.mean_candidate;
+  CompareStepLatency(options.alpha, &rep);
+  rep.classes = CompareClasses(ops[0], ops[1], basis, options.alpha);
 
-  // Per class.
-  for (size_t c = 0; c < kOpClassCount; ++c) {
-    if (ops[0].class_count[c] == 0 && ops[1].class_count[c] == 0) continue;
-    ClassDelta d;
-    d.op_class = OpClassName(static_cast<OpClass>(c));
-    d.baseline_count = ops[0].class_count[c];
-    d.candidate_count = ops[1].class_count[c];
-    d.baseline_ns = ops[0].class_ns[c];
-    d.candidate_ns = ops[1].class_ns[c];
-    d.baseline_per_step_ns = double(d.baseline_ns) / nb;
-    d.candidate_per_step_ns = double(d.candidate_ns) / nc;
-    d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
-    d.test = WelchTest(ops[0].class_per_step[c], ops[1].class_per_step[c], options.alpha);
-    rep.classes.push_back(std::move(d));
-  }
-  std::sort(rep.classes.begin(), rep.classes.end(), [](const ClassDelta& a, const ClassDelta& b) {
-    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
-      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
-    return a.op_class < b.op_class;
-  });
-
-  // Op matching.
-  std::vector<OpGroup>& A = ops[0].groups;
-  std::vector<OpGroup>& B = ops[1].groups;
   const Profile& pa = baseline.graph->profile();
   const Profile& pb = candidate.graph->profile();
-  const Profile* prof[2] = {&pa, &pb};
-  auto cls_prefix = [](const OpGroup& g) { return std::to_string(int(g.cls)) + "\x1f"; };
-  std::vector<Pair> pairs;
-  MatchLevelPass(A, B, MatchLevel::kExact, [&](const OpGroup& g, int side, std::string* k) {
-    *k = cls_prefix(g) + std::string(prof[side]->Str(g.name)) + "\x1f" + std::string(prof[side]->Str(g.shape));
-    return true;
-  }, &pairs);
-  MatchLevelPass(A, B, MatchLevel::kNormalizedName, [&](const OpGroup& g, int side, std::string* k) {
-    *k = cls_prefix(g) + g.norm + "\x1f" + std::string(prof[side]->Str(g.shape));
-    return true;
-  }, &pairs);
-  MatchLevelPass(A, B, MatchLevel::kClassShape, [&](const OpGroup& g, int side, std::string* k) {
-    if (g.shape == kEmptyStr) return false;
-    *k = cls_prefix(g) + std::string(prof[side]->Str(g.shape));
-    return true;
-  }, &pairs);
-  MatchLevelPass(A, B, MatchLevel::kClassName, [&](const OpGroup& g, int, std::string* k) {
-    *k = cls_prefix(g) + g.norm;
-    return true;
-  }, &pairs);
-  // Class level: the ops of a class still unmatched on both sides are merged
-  // per side into one group each and compared as a whole (e.g. eager
-  // attention's bmm/softmax kernels vs one fused kernel).
-  for (size_t c = 0; c < kOpClassCount; ++c) {
-    std::vector<int32_t> ua, ub;
-    for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i) if (!A[i].matched && size_t(A[i].cls) == c) ua.push_back(i);
-    for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i) if (!B[i].matched && size_t(B[i].cls) == c) ub.push_back(i);
-    if (ua.empty() || ub.empty()) continue;
-    auto merge = [](std::vector<OpGroup>& G, const std::vector<int32_t>& idx) {
-      int32_t top = idx[0];
-      for (int32_t i : idx) if (G[i].total_ns > G[top].total_ns) top = i;
-      OpGroup m;
-      m.cls = G[top].cls;
-      m.name = G[top].name;
-      m.shape = G[top].shape;
-      m.norm = G[top].norm;
-      m.per_step.assign(G[top].per_step.size(), 0.0);
-      m.merged = static_cast<uint32_t>(idx.size());
-      for (int32_t i : idx) {
-        G[i].matched = true;
-        m.count += G[i].count;
-        m.total_ns += G[i].total_ns;
-        for (size_t k = 0; k < m.per_step.size(); ++k) m.per_step[k] += G[i].per_step[k];
-      }
-      m.matched = true;
-      G.push_back(std::move(m));
-      return static_cast<int32_t>(G.size() - 1);
-    };
-    const int32_t ma = merge(A, ua);
-    const int32_t mb = merge(B, ub);
-    pairs.push_back(Pair{ma, mb, MatchLevel::kClass});
-  }
-  for (int32_t i = 0; i < static_cast<int32_t>(A.size()); ++i)
-    if (!A[i].matched) pairs.push_back(Pair{i, -1, MatchLevel::kBaselineOnly});
-  for (int32_t i = 0; i < static_cast<int32_t>(B.size()); ++i)
-    if (!B[i].matched) pairs.push_back(Pair{-1, i, MatchLevel::kCandidateOnly});
+  const std::vector<Pair> pairs = MatchOpGroups(pa, pb, ops[0].groups, ops[1].groups);
+  const MatchedOps matched{pairs, ops[0].groups, ops[1].groups, basis};
+  CompareMatchedOps(matched, pa, pb, options.alpha, &rep);
 
-  const std::vector<double> zeros_b(steps[0].size(), 0.0), zeros_c(steps[1].size(), 0.0);
-  for (const Pair& pr : pairs) {
-    OpDelta d;
-    d.match = pr.level;
-    ++rep.match_counts[static_cast<size_t>(pr.level)];
-    const OpGroup* ga = pr.a >= 0 ? &A[pr.a] : nullptr;
-    const OpGroup* gb = pr.b >= 0 ? &B[pr.b] : nullptr;
-    d.op_class = OpClassName(ga ? ga->cls : gb->cls);
-    if (ga) {
-      d.baseline_name = std::string(pa.Str(ga->name));
-      d.baseline_shape = std::string(pa.Str(ga->shape));
-      d.baseline_count = ga->count;
-      d.baseline_ns = ga->total_ns;
-      d.baseline_ops = ga->merged;
-    }
-    if (gb) {
-      d.candidate_name = std::string(pb.Str(gb->name));
-      d.candidate_shape = std::string(pb.Str(gb->shape));
-      d.candidate_count = gb->count;
-      d.candidate_ns = gb->total_ns;
-      d.candidate_ops = gb->merged;
-    }
-    d.baseline_per_step_ns = double(d.baseline_ns) / nb;
-    d.candidate_per_step_ns = double(d.candidate_ns) / nc;
-    d.delta_per_step_ns = d.candidate_per_step_ns - d.baseline_per_step_ns;
-    d.test = WelchTest(ga ? ga->per_step : zeros_b, gb ? gb->per_step : zeros_c, options.alpha);
-    rep.ops.push_back(std::move(d));
-  }
-  std::sort(rep.ops.begin(), rep.ops.end(), [](const OpDelta& a, const OpDelta& b) {
-    if (std::fabs(a.delta_per_step_ns) != std::fabs(b.delta_per_step_ns))
-      return std::fabs(a.delta_per_step_ns) > std::fabs(b.delta_per_step_ns);
-    if (a.baseline_ns + a.candidate_ns != b.baseline_ns + b.candidate_ns)
-      return a.baseline_ns + a.candidate_ns > b.baseline_ns + b.candidate_ns;
-    return std::tie(a.baseline_name, a.candidate_name, a.baseline_shape) <
-           std::tie(b.baseline_name, b.candidate_name, b.baseline_shape);
-  });
-
-  // Issues.
   const DiagnosticReport& da = *baseline.diagnosis;
-  const DiagnosticReport& dc = *candidate.diagnosis;
-  std::map<std::string, const Issue*> ia, ic;
-  for (const Issue& i : da.issues) ia.emplace(IssueKey(i), &i);  // first (most severe) wins
-  for (const Issue& i : dc.issues) ic.emplace(IssueKey(i), &i);
-  std::vector<IssueDelta> resolved, remaining, added;
-  for (const Issue& i : da.issues) {
-    if (ia[IssueKey(i)] != &i) continue;
-    IssueDelta d;
-    d.type = IssueTypeName(i.type);
-    d.op_name = i.op_name;
-    d.baseline_severity = SeverityName(i.severity);
-    d.baseline_affected_ns = i.affected_ns;
-    d.baseline_saved_ns = i.saved_ns;
-    auto it = ic.find(IssueKey(i));
-    if (it == ic.end()) {
-      d.change = IssueChange::kResolved;
-      resolved.push_back(std::move(d));
-    } else {
-      d.change = IssueChange::kRemaining;
-      d.candidate_severity = SeverityName(it->second->severity);
-      d.candidate_affected_ns = it->second->affected_ns;
-      d.candidate_saved_ns = it->second->saved_ns;
-      remaining.push_back(std::move(d));
-    }
-  }
-  for (const Issue& i : dc.issues) {
-    if (ic[IssueKey(i)] != &i || ia.count(IssueKey(i))) continue;
-    IssueDelta d;
-    d.change = IssueChange::kNew;
-    d.type = IssueTypeName(i.type);
-    d.op_name = i.op_name;
-    d.candidate_severity = SeverityName(i.severity);
-    d.candidate_affected_ns = i.affected_ns;
-    d.candidate_saved_ns = i.saved_ns;
-    added.push_back(std::move(d));
-  }
-  for (auto* v : {&resolved, &remaining, &added}) rep.issues.insert(rep.issues.end(), v->begin(), v->end());
-
-  // Applied actions.
-  std::vector<AppliedAction> actions = options.actions;
-  if (actions.empty() && options.actions_from_resolved_issues) {
-    for (const Issue& i : da.issues) {
-      if (ia[IssueKey(i)] != &i || ic.count(IssueKey(i))) continue;
-      AppliedAction a;
-      a.id = std::string(IssueTypeName(i.type)) + (i.op_name.empty() ? "" : ":" + i.op_name);
-      a.description = i.detail;
-      a.issue_type = IssueTypeName(i.type);
-      a.target_op = i.op_name;
-      a.estimated_saved_ns = i.saved_ns;
-      a.estimate_steps = da.steps.size();
-      a.source = "baseline issue resolved in candidate";
-      actions.push_back(std::move(a));
-    }
-    if (!actions.empty())
-      rep.notes.push_back("no applied actions given: the baseline issues absent from the candidate are taken as applied");
-  }
-  for (const AppliedAction& a : actions) {
-    ActionOutcome o;
-    o.action = a;
-    const double est_steps = double(a.estimate_steps ? a.estimate_steps : std::max<size_t>(da.steps.size(), 1));
-    o.estimated_per_step_ns = double(a.estimated_saved_ns) / est_steps;
-    const std::string target = NormalizeKernelName(a.target_op);
-    bool cls_ok = false;
-    const OpClass target_cls = a.target_class.empty() ? OpClass::kOther : OpClassFromName(a.target_class, &cls_ok);
-    std::vector<double> vb = zeros_b, vc = zeros_c;
-    for (const Pair& pr : pairs) {
-      const OpGroup* ga = pr.a >= 0 ? &A[pr.a] : nullptr;
-      const OpGroup* gb = pr.b >= 0 ? &B[pr.b] : nullptr;
-      bool hit = false;
-      if (!target.empty()) hit = (ga && ga->norm == target) || (gb && gb->norm == target);
-      else if (cls_ok) hit = (ga ? ga->cls : gb->cls) == target_cls;
-      if (!hit) continue;
-      ++o.matched_ops;
-      if (ga) vb = AddVec(std::move(vb), ga->per_step);
-      if (gb) vc = AddVec(std::move(vc), gb->per_step);
-    }
-    if (o.matched_ops > 0) {
-      o.measured_on = !target.empty() ? "ops named " + a.target_op + " (" + std::to_string(o.matched_ops) + " matched)"
-                                      : "class " + a.target_class + " (" + std::to_string(o.matched_ops) + " ops)";
-    } else {
-      o.measured_on = "step latency";
-      vb = rep.baseline.step_latency_ns;
-      vc = rep.candidate.step_latency_ns;
-    }
-    o.measured_per_step_ns = SumVec(vb) / nb - SumVec(vc) / nc;
-    if (o.estimated_per_step_ns > 0) o.measured_over_estimated = o.measured_per_step_ns / o.estimated_per_step_ns;
-    o.test = WelchTest(vb, vc, options.alpha);
-    if (!o.test.testable) {
-      o.verdict = "not testable";
-    } else if (!o.test.significant) {
-      o.verdict = "no measurable change";
-    } else if (std::isnan(o.measured_over_estimated)) {
-      o.verdict = o.measured_per_step_ns > 0 ? "saved (no estimate)" : "slower";
-    } else if (std::fabs(o.measured_over_estimated - 1) <= options.estimate_tolerance) {
-      o.verdict = "as estimated";
-    } else {
-      o.verdict = o.measured_over_estimated < 1 ? "below estimate" : "above estimate";
-    }
-    rep.actions.push_back(std::move(o));
-  }
+  IssueIndex issue_index = IndexIssues(da, *candidate.diagnosis);
+  rep.issues = CompareIssues(da, *candidate.diagnosis, issue_index);
+  for (const AppliedAction& a : ActionsToMeasure(options, da, issue_index, &rep.notes))
+    rep.actions.push_back(MeasureAction(a, matched, rep, da.steps.size(), options));
   if (!decode)
     rep.notes.push_back("fewer than 2 decode steps in a run: per-step figures use all steps (prefill included)");
   return rep;
