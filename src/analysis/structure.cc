@@ -206,18 +206,10 @@ void DecideByOpStatistics(const Profile& profile, ModelStructure* ms) {
   }
 }
 
-}  // namespace
-
-StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const OperatorCallGraph& graph,
-                                          const OpClassification& classes, const StructureOptions& options) {
-  ModelStructure ms;
-  ms.model_arch = options.model_arch;
+// The compute kernels of the device with most of them, which carries the
+// model (one rank's view), in device order.
+std::vector<uint32_t> ModelDeviceKernels(const Profile& profile, const OpClassification& classes) {
   const DeviceTaskTable& tasks = profile.device_tasks;
-  const HostOpTable& ops = profile.host_ops;
-  if (classes.task_class.size() != tasks.size() || classes.host_class.size() != ops.size())
-    return InvalidArgumentError("structure: classification does not match the profile");
-
-  // The device with most compute kernels carries the model (one rank's view).
   std::map<int32_t, uint64_t> per_device;
   for (uint32_t t = 0; t < tasks.size(); ++t)
     if (IsComputeKernel(profile, classes, t)) ++per_device[profile.tracks.device[tasks.track[t]]];
@@ -225,259 +217,360 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
   uint64_t most = 0;
   for (auto [d, n] : per_device)
     if (n > most) { most = n; device = d; }
-
-  // Task anchors (as the graph uses them): launcher start, else operator start, else own start.
-  auto anchor = [&](uint32_t t) -> TimeNs {
-    int32_t l = t < tasks.launcher.size() ? tasks.launcher[t] : kNoIndex;
-    if (l >= 0) return ops.ts[l];
-    int32_t o = graph.OperatorOf(t);
-    if (o >= 0) return ops.ts[o];
-    return tasks.ts[t];
-  };
   std::vector<uint32_t> kernels;
   for (uint32_t t = 0; t < tasks.size(); ++t)
     if (IsComputeKernel(profile, classes, t) && profile.tracks.device[tasks.track[t]] == device) kernels.push_back(t);
   std::sort(kernels.begin(), kernels.end(), [&](uint32_t a, uint32_t b) {
     return tasks.ts[a] != tasks.ts[b] ? tasks.ts[a] < tasks.ts[b] : a < b;
   });
+  return kernels;
+}
 
-  const auto& steps = graph.Steps();
-  // A step's kernels are those anchored inside its CPU window, in device order. Found by binary search
-  // on the kernels sorted by anchor, not by a scan of every kernel per step: that scan made the analysis
-  // quadratic (844 steps x 500k kernels of a 166 MB kernel_details.csv: a third of `analyze`).
-  struct Anchored {
-    TimeNs at;
-    uint32_t order;  // place in `kernels` (device order)
-  };
-  std::vector<Anchored> by_anchor(kernels.size());
-  for (uint32_t k = 0; k < kernels.size(); ++k) by_anchor[k] = Anchored{anchor(kernels[k]), k};
-  std::sort(by_anchor.begin(), by_anchor.end(),
-            [](const Anchored& a, const Anchored& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; });
-  // Operators sorted by start the same way, for the CPU-only fallback.
+// Task anchors (as the graph uses them): launcher start, else operator start, else own start.
+TimeNs TaskAnchor(const Profile& profile, const OperatorCallGraph& graph, uint32_t t) {
+  const DeviceTaskTable& tasks = profile.device_tasks;
+  int32_t l = t < tasks.launcher.size() ? tasks.launcher[t] : kNoIndex;
+  if (l >= 0) return profile.host_ops.ts[l];
+  int32_t o = graph.OperatorOf(t);
+  if (o >= 0) return profile.host_ops.ts[o];
+  return tasks.ts[t];
+}
+
+struct AnchoredKernel {
+  TimeNs at;
+  uint32_t order;  // place in the kernels in device order
+};
+
+std::vector<AnchoredKernel> KernelsByAnchor(const Profile& profile, const OperatorCallGraph& graph,
+                                            const std::vector<uint32_t>& kernels) {
+  std::vector<AnchoredKernel> by_anchor(kernels.size());
+  for (uint32_t k = 0; k < kernels.size(); ++k) by_anchor[k] = AnchoredKernel{TaskAnchor(profile, graph, kernels[k]), k};
+  std::sort(by_anchor.begin(), by_anchor.end(), [](const AnchoredKernel& a, const AnchoredKernel& b) {
+    return a.at != b.at ? a.at < b.at : a.order < b.order;
+  });
+  return by_anchor;
+}
+
+// Operators sorted by start the same way, for the CPU-only fallback.
+std::vector<uint32_t> OperatorsByStart(const HostOpTable& ops) {
   std::vector<uint32_t> ops_by_ts;
   for (uint32_t i = 0; i < ops.size(); ++i)
     if (ops.kind[i] == HostOpKind::kOperator) ops_by_ts.push_back(i);
   std::sort(ops_by_ts.begin(), ops_by_ts.end(),
             [&](uint32_t a, uint32_t b) { return ops.ts[a] != ops.ts[b] ? ops.ts[a] < ops.ts[b] : a < b; });
+  return ops_by_ts;
+}
 
-  std::vector<int64_t> step_tokens(steps.size(), -1);
-  for (size_t si = 0; si < steps.size(); ++si) {
-    const StepInfo& step = steps[si];
-    StepStructure ss;
-    ss.step = si;
-    ss.latency_ns = step.latency_ns();
-    std::vector<SeqItem> seq;
-    std::vector<uint32_t> in_step;  // places in `kernels`
-    if (steps.size() > 1) {
-      auto lo = std::lower_bound(by_anchor.begin(), by_anchor.end(), step.cpu.start,
-                                 [](const Anchored& a, TimeNs v) { return a.at < v; });
-      auto hi = std::lower_bound(lo, by_anchor.end(), step.cpu.end, [](const Anchored& a, TimeNs v) { return a.at < v; });
-      for (auto it = lo; it != hi; ++it) in_step.push_back(it->order);
-      std::sort(in_step.begin(), in_step.end());
-    } else {
-      in_step.resize(kernels.size());
-      for (uint32_t k = 0; k < kernels.size(); ++k) in_step[k] = k;
-    }
-    for (uint32_t k : in_step) {
-      const uint32_t t = kernels[k];
-      StrId op_type = tasks.op_type(t);
-      seq.push_back(SeqItem{true, t, op_type != kEmptyStr ? op_type : tasks.name[t], classes.task_class[t],
-                            classes.task_sub_kind[t]});
-    }
-    if (seq.empty()) {
-      // CPU-only: top-level operators of the step, views and allocations left out.
-      ss.from_device_tasks = false;
-      std::vector<uint32_t> candidates;
-      if (steps.size() > 1) {
-        auto lo = std::lower_bound(ops_by_ts.begin(), ops_by_ts.end(), step.cpu.start,
-                                   [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
-        auto hi = std::lower_bound(lo, ops_by_ts.end(), step.cpu.end, [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
-        candidates.assign(lo, hi);
-        std::sort(candidates.begin(), candidates.end());  // row order, as the sort below has always seen them
-      } else {
-        candidates = ops_by_ts;
-        std::sort(candidates.begin(), candidates.end());
-      }
-      std::vector<uint32_t> rows;
-      for (uint32_t i : candidates) {
-        int32_t parent = i < ops.parent.size() ? ops.parent[i] : kNoIndex;
-        int32_t enc = parent >= 0 ? graph.EnclosingOperator(static_cast<uint32_t>(parent)) : kNoIndex;
-        if (enc >= 0 && ops.kind[enc] == HostOpKind::kOperator) continue;
-        std::string_view sub = classes.host_sub_kind[i];
-        if (sub == "view" || sub == "alloc" || sub == "sync") continue;
-        rows.push_back(i);
-      }
-      std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return ops.ts[a] < ops.ts[b]; });
-      for (uint32_t i : rows) seq.push_back(SeqItem{false, i, ops.name[i], classes.host_class[i], classes.host_sub_kind[i]});
-    }
-    ss.ops = seq.size();
+// What each step's analysis reads. A step's kernels are those anchored inside
+// its CPU window, in device order. Found by binary search on the kernels
+// sorted by anchor, not by a scan of every kernel per step: that scan made the
+// analysis quadratic (844 steps x 500k kernels of a 166 MB kernel_details.csv:
+// a third of `analyze`). The operators are searched the same way.
+struct StepScan {
+  const Profile& profile;
+  const OperatorCallGraph& graph;
+  const OpClassification& classes;
+  const std::vector<StepInfo>& steps;
+  const std::vector<uint32_t>& kernels;       // the model device's compute kernels, in device order
+  std::vector<AnchoredKernel> by_anchor;      // the same kernels by anchor
+  std::vector<uint32_t> ops_by_ts;            // operators by start
+};
 
-    PeriodResult pr = FindPeriod(seq, options.max_period);
-    if (pr.period > 0) {
-      LayerPattern& lp = ss.pattern;
-      // Rotate the unit so that it starts at its first norm (pre-norm transformer layer start).
-      int64_t rot = 0;
-      for (int64_t k = 0; k < pr.period; ++k)
-        if (seq[pr.start + k].cls == OpClass::kNorm) { rot = k; break; }
-      int64_t first = pr.start + rot;
-      int64_t layers = (pr.coverage - rot) / pr.period;
-      bool useful = false;
-      for (int64_t k = 0; k < pr.period; ++k) {
-        OpClass c = seq[first + k].cls;
-        useful |= c == OpClass::kMatmul || c == OpClass::kAttention;
-      }
-      if (useful && layers >= kMinLayerRepeats) {
-        lp.period = pr.period;
-        lp.layers = static_cast<int32_t>(layers);
-        lp.first_op = static_cast<int32_t>(first);
-        lp.prologue_ops = static_cast<int32_t>(first);
-        lp.epilogue_ops = static_cast<int32_t>(static_cast<int64_t>(seq.size()) - first - layers * pr.period);
-        for (int64_t k = 0; k < pr.period; ++k) {
-          const SeqItem& it = seq[first + k];
-          lp.classes.push_back(it.cls);
-          lp.names.emplace_back(profile.Str(it.symbol));
-        }
-        AssignRoles(&lp);
-      }
-    }
-
-    // Tokens and query length from the first GEMM / attention of layer 0 (else of the step).
-    int64_t from = ss.pattern.period > 0 ? ss.pattern.first_op : 0;
-    int64_t to = ss.pattern.period > 0 ? from + ss.pattern.period : static_cast<int64_t>(seq.size());
-    HardwareSpec none;
-    bool attn_done = false, gemm_done = false;
-    std::string attention_source = "attention";  // what gave S_q: a fused attention op or the unfused Q.K^T
-    for (int64_t k = from; k < to && !(attn_done && gemm_done); ++k) {
-      const SeqItem& it = seq[k];
-      CostInput in = it.task ? CostInputForTask(profile, graph, classes, it.row)
-                             : CostInputForHostOp(profile, graph, classes, it.row, none);
-      if (!attn_done && it.cls == OpClass::kAttention) {
-        if (it.sub == "decode") {
-          ss.phase = StepPhase::kDecode;
-          ss.phase_reason = fmt::format("decode attention kernel {}", profile.Str(it.symbol));
-          ss.phase_rule = "decode attention kernel";
-          attn_done = true;
-        } else if (it.sub == "qk_bmm" && in.has_shapes) {
-          // Unfused attention: Q·K^T is a (batched) GEMM with M = S_q and N = S_kv.
-          GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
-          if (g.ok) {
-            ss.query_len = g.m;
-            ss.kv_len = g.n;
-            attention_source = "unfused attention Q.K^T";
-            attn_done = true;
-          }
-        } else {
-          OpCost c = EstimateCost(in, none);
-          if (c.s_q > 0) {
-            ss.query_len = c.s_q;
-            ss.kv_len = c.s_kv;
-            attn_done = true;
-          } else if (it.sub == "paged") {
-            ss.phase = StepPhase::kDecode;
-            ss.phase_reason = fmt::format("paged attention kernel {} (decode path)", profile.Str(it.symbol));
-            ss.phase_rule = "paged attention kernel";
-            attn_done = true;
-          }
-        }
-      }
-      if (!gemm_done && it.cls == OpClass::kMatmul && in.has_shapes) {
-        GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
-        if (g.ok) {
-          ss.tokens = g.m * g.batch;
-          gemm_done = true;
-        }
-      }
-    }
-    if (ss.query_len > 0) {
-      ss.phase = ss.query_len == 1 ? StepPhase::kDecode : StepPhase::kPrefill;
-      ss.phase_reason = fmt::format("{} S_q = {} (S_kv = {})", attention_source,
-                                    ss.query_len, ss.kv_len);
-      ss.phase_rule = attention_source + " S_q";
-    }
-    step_tokens[si] = ss.tokens;
-    ms.steps.push_back(std::move(ss));
+// The step's kernels as a sequence (every kernel when the profile is one window).
+std::vector<SeqItem> DeviceKernelSequence(const StepScan& scan, const StepInfo& step) {
+  const DeviceTaskTable& tasks = scan.profile.device_tasks;
+  std::vector<uint32_t> in_step;  // places in `kernels`
+  if (scan.steps.size() > 1) {
+    auto lo = std::lower_bound(scan.by_anchor.begin(), scan.by_anchor.end(), step.cpu.start,
+                               [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
+    auto hi = std::lower_bound(lo, scan.by_anchor.end(), step.cpu.end,
+                               [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
+    for (auto it = lo; it != hi; ++it) in_step.push_back(it->order);
+    std::sort(in_step.begin(), in_step.end());
+  } else {
+    in_step.resize(scan.kernels.size());
+    for (uint32_t k = 0; k < scan.kernels.size(); ++k) in_step[k] = k;
   }
+  std::vector<SeqItem> seq;
+  for (uint32_t k : in_step) {
+    const uint32_t t = scan.kernels[k];
+    StrId op_type = tasks.op_type(t);
+    seq.push_back(SeqItem{true, t, op_type != kEmptyStr ? op_type : tasks.name[t], scan.classes.task_class[t],
+                          scan.classes.task_sub_kind[t]});
+  }
+  return seq;
+}
 
-  // Steps still unknown: what the KV cache and the statistics say, then the
-  // relative token counts across steps.
-  DecideByKvCacheGrowth(profile, steps, &ms);
-  DecideByOpStatistics(profile, &ms);
+// CPU-only: top-level operators of the step, views and allocations left out.
+std::vector<SeqItem> TopLevelOperatorSequence(const StepScan& scan, const StepInfo& step) {
+  const HostOpTable& ops = scan.profile.host_ops;
+  std::vector<uint32_t> candidates;
+  if (scan.steps.size() > 1) {
+    auto lo = std::lower_bound(scan.ops_by_ts.begin(), scan.ops_by_ts.end(), step.cpu.start,
+                               [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
+    auto hi = std::lower_bound(lo, scan.ops_by_ts.end(), step.cpu.end,
+                               [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
+    candidates.assign(lo, hi);
+    std::sort(candidates.begin(), candidates.end());  // row order, as the sort below has always seen them
+  } else {
+    candidates = scan.ops_by_ts;
+    std::sort(candidates.begin(), candidates.end());
+  }
+  std::vector<uint32_t> rows;
+  for (uint32_t i : candidates) {
+    int32_t parent = i < ops.parent.size() ? ops.parent[i] : kNoIndex;
+    int32_t enc = parent >= 0 ? scan.graph.EnclosingOperator(static_cast<uint32_t>(parent)) : kNoIndex;
+    if (enc >= 0 && ops.kind[enc] == HostOpKind::kOperator) continue;
+    std::string_view sub = scan.classes.host_sub_kind[i];
+    if (sub == "view" || sub == "alloc" || sub == "sync") continue;
+    rows.push_back(i);
+  }
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return ops.ts[a] < ops.ts[b]; });
+  std::vector<SeqItem> seq;
+  for (uint32_t i : rows)
+    seq.push_back(SeqItem{false, i, ops.name[i], scan.classes.host_class[i], scan.classes.host_sub_kind[i]});
+  return seq;
+}
+
+// Fills `lp` when the sequence repeats a unit with a GEMM or attention at least kMinLayerRepeats times.
+void FindLayerPattern(const Profile& profile, const std::vector<SeqItem>& seq, int32_t max_period, LayerPattern* lp) {
+  PeriodResult pr = FindPeriod(seq, max_period);
+  if (pr.period <= 0) return;
+  // Rotate the unit so that it starts at its first norm (pre-norm transformer layer start).
+  int64_t rot = 0;
+  for (int64_t k = 0; k < pr.period; ++k)
+    if (seq[pr.start + k].cls == OpClass::kNorm) { rot = k; break; }
+  int64_t first = pr.start + rot;
+  int64_t layers = (pr.coverage - rot) / pr.period;
+  bool useful = false;
+  for (int64_t k = 0; k < pr.period; ++k) {
+    OpClass c = seq[first + k].cls;
+    useful |= c == OpClass::kMatmul || c == OpClass::kAttention;
+  }
+  if (!useful || layers < kMinLayerRepeats) return;
+  lp->period = pr.period;
+  lp->layers = static_cast<int32_t>(layers);
+  lp->first_op = static_cast<int32_t>(first);
+  lp->prologue_ops = static_cast<int32_t>(first);
+  lp->epilogue_ops = static_cast<int32_t>(static_cast<int64_t>(seq.size()) - first - layers * pr.period);
+  for (int64_t k = 0; k < pr.period; ++k) {
+    const SeqItem& it = seq[first + k];
+    lp->classes.push_back(it.cls);
+    lp->names.emplace_back(profile.Str(it.symbol));
+  }
+  AssignRoles(lp);
+}
+
+// What an attention op says of the step: a decode kernel, or S_q / S_kv from
+// its shapes; returns whether it settled the attention question.
+bool ReadAttentionOp(const Profile& profile, const SeqItem& it, const CostInput& in, const HardwareSpec& none,
+                     StepStructure* ss, std::string* attention_source) {
+  if (it.sub == "decode") {
+    ss->phase = StepPhase::kDecode;
+    ss->phase_reason = fmt::format("decode attention kernel {}", profile.Str(it.symbol));
+    ss->phase_rule = "decode attention kernel";
+    return true;
+  }
+  if (it.sub == "qk_bmm" && in.has_shapes) {
+    // Unfused attention: Q·K^T is a (batched) GEMM with M = S_q and N = S_kv.
+    GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+    if (!g.ok) return false;
+    ss->query_len = g.m;
+    ss->kv_len = g.n;
+    *attention_source = "unfused attention Q.K^T";
+    return true;
+  }
+  OpCost c = EstimateCost(in, none);
+  if (c.s_q > 0) {
+    ss->query_len = c.s_q;
+    ss->kv_len = c.s_kv;
+    return true;
+  }
+  if (it.sub == "paged") {
+    ss->phase = StepPhase::kDecode;
+    ss->phase_reason = fmt::format("paged attention kernel {} (decode path)", profile.Str(it.symbol));
+    ss->phase_rule = "paged attention kernel";
+    return true;
+  }
+  return false;
+}
+
+// Tokens of the step: the GEMM's rows (M x batch); returns whether the shapes gave them.
+bool ReadGemmRows(const CostInput& in, StepStructure* ss) {
+  GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
+  if (!g.ok) return false;
+  ss->tokens = g.m * g.batch;
+  return true;
+}
+
+// Tokens and query length from the first GEMM / attention of layer 0 (else of
+// the step), and the phase the query length implies.
+void ReadTokensAndPhase(const StepScan& scan, const std::vector<SeqItem>& seq, StepStructure* ss) {
+  int64_t from = ss->pattern.period > 0 ? ss->pattern.first_op : 0;
+  int64_t to = ss->pattern.period > 0 ? from + ss->pattern.period : static_cast<int64_t>(seq.size());
+  HardwareSpec none;
+  bool attn_done = false, gemm_done = false;
+  std::string attention_source = "attention";  // what gave S_q: a fused attention op or the unfused Q.K^T
+  for (int64_t k = from; k < to && !(attn_done && gemm_done); ++k) {
+    const SeqItem& it = seq[k];
+    CostInput in = it.task ? CostInputForTask(scan.profile, scan.graph, scan.classes, it.row)
+                           : CostInputForHostOp(scan.profile, scan.graph, scan.classes, it.row, none);
+    if (!attn_done && it.cls == OpClass::kAttention)
+      attn_done = ReadAttentionOp(scan.profile, it, in, none, ss, &attention_source);
+    if (!gemm_done && it.cls == OpClass::kMatmul && in.has_shapes) gemm_done = ReadGemmRows(in, ss);
+  }
+  if (ss->query_len > 0) {
+    ss->phase = ss->query_len == 1 ? StepPhase::kDecode : StepPhase::kPrefill;
+    ss->phase_reason = fmt::format("{} S_q = {} (S_kv = {})", attention_source,
+                                   ss->query_len, ss->kv_len);
+    ss->phase_rule = attention_source + " S_q";
+  }
+}
+
+StepStructure AnalyzeStep(const StepScan& scan, size_t si, const StructureOptions& options) {
+  const StepInfo& step = scan.steps[si];
+  StepStructure ss;
+  ss.step = si;
+  ss.latency_ns = step.latency_ns();
+  std::vector<SeqItem> seq = DeviceKernelSequence(scan, step);
+  if (seq.empty()) {
+    ss.from_device_tasks = false;
+    seq = TopLevelOperatorSequence(scan, step);
+  }
+  ss.ops = seq.size();
+  FindLayerPattern(scan.profile, seq, options.max_period, &ss.pattern);
+  ReadTokensAndPhase(scan, seq, &ss);
+  return ss;
+}
+
+// Steps still unknown, from the relative token counts across steps: a step
+// with prefill_token_ratio x the smallest step's GEMM rows is a prefill, one
+// with the smallest a decode (when some step reaches that ratio).
+void DecideByTokenRatio(const std::vector<int64_t>& step_tokens, const StructureOptions& options,
+                        ModelStructure* ms) {
   int64_t min_tokens = -1, max_tokens = -1;
   for (int64_t t : step_tokens)
     if (t > 0) {
       min_tokens = min_tokens < 0 ? t : std::min(min_tokens, t);
       max_tokens = std::max(max_tokens, t);
     }
-  if (min_tokens > 0 && static_cast<double>(max_tokens) >= options.prefill_token_ratio * static_cast<double>(min_tokens)) {
-    for (StepStructure& ss : ms.steps) {
-      if (ss.phase != StepPhase::kUnknown || ss.tokens <= 0) continue;
-      double ratio = static_cast<double>(ss.tokens) / static_cast<double>(min_tokens);
-      if (ratio >= options.prefill_token_ratio) {
-        ss.phase = StepPhase::kPrefill;
-        ss.phase_reason = fmt::format("GEMM rows {} = {:.1f} x the smallest step's {}", ss.tokens, ratio, min_tokens);
-        ss.phase_rule = "GEMM rows ratio";
-      } else if (ss.tokens == min_tokens) {
-        ss.phase = StepPhase::kDecode;
-        ss.phase_reason = fmt::format("GEMM rows {} = the smallest step's (a longer step has {})", ss.tokens, max_tokens);
-        ss.phase_rule = "GEMM rows ratio";
-      }
+  if (!(min_tokens > 0 &&
+        static_cast<double>(max_tokens) >= options.prefill_token_ratio * static_cast<double>(min_tokens)))
+    return;
+  for (StepStructure& ss : ms->steps) {
+    if (ss.phase != StepPhase::kUnknown || ss.tokens <= 0) continue;
+    double ratio = static_cast<double>(ss.tokens) / static_cast<double>(min_tokens);
+    if (ratio >= options.prefill_token_ratio) {
+      ss.phase = StepPhase::kPrefill;
+      ss.phase_reason = fmt::format("GEMM rows {} = {:.1f} x the smallest step's {}", ss.tokens, ratio, min_tokens);
+      ss.phase_rule = "GEMM rows ratio";
+    } else if (ss.tokens == min_tokens) {
+      ss.phase = StepPhase::kDecode;
+      ss.phase_reason = fmt::format("GEMM rows {} = the smallest step's (a longer step has {})", ss.tokens, max_tokens);
+      ss.phase_rule = "GEMM rows ratio";
     }
   }
+}
 
-  // Layers: the most common count over steps.
+// Layers: the most common count over steps, and the pattern of the first step that has it.
+void PickCommonLayers(ModelStructure* ms) {
   std::map<int32_t, int> counts;
-  for (const StepStructure& ss : ms.steps)
+  for (const StepStructure& ss : ms->steps)
     if (ss.pattern.layers > 0) ++counts[ss.pattern.layers];
   int best = 0;
   for (auto [l, n] : counts)
-    if (n > best) { best = n; ms.layers = l; }
-  for (const StepStructure& ss : ms.steps)
-    if (ss.pattern.layers == ms.layers && ms.layers > 0) { ms.layer = ss.pattern; break; }
-  if (ms.layers == 0) ms.notes.push_back("no repeating layer found (fewer than 2 repeats of a unit with a GEMM or attention)");
+    if (n > best) { best = n; ms->layers = l; }
+  for (const StepStructure& ss : ms->steps)
+    if (ss.pattern.layers == ms->layers && ms->layers > 0) { ms->layer = ss.pattern; break; }
+  if (ms->layers == 0) ms->notes.push_back("no repeating layer found (fewer than 2 repeats of a unit with a GEMM or attention)");
+}
 
+// Decode and prefill step counts and latencies.
+void SummarizePhases(const std::vector<StepInfo>& steps, ModelStructure* ms) {
   std::vector<TimeNs> decode, prefill;
-  for (const StepStructure& ss : ms.steps) {
-    if (ss.phase == StepPhase::kDecode) { ++ms.decode_steps; decode.push_back(ss.latency_ns); }
-    if (ss.phase == StepPhase::kPrefill) { ++ms.prefill_steps; prefill.push_back(ss.latency_ns); }
+  for (const StepStructure& ss : ms->steps) {
+    if (ss.phase == StepPhase::kDecode) { ++ms->decode_steps; decode.push_back(ss.latency_ns); }
+    if (ss.phase == StepPhase::kPrefill) { ++ms->prefill_steps; prefill.push_back(ss.latency_ns); }
   }
-  ms.decode_latency = ComputeLatencyStats(decode);
-  ms.prefill_latency = ComputeLatencyStats(prefill);
+  ms->decode_latency = ComputeLatencyStats(decode);
+  ms->prefill_latency = ComputeLatencyStats(prefill);
   if (steps.size() == 1 && steps[0].number < 0)
-    ms.notes.push_back("the profile has no step marks: one window analysed; per-token latency needs one step per "
-                       "generated token (ProfilerStep / step annotations)");
+    ms->notes.push_back("the profile has no step marks: one window analysed; per-token latency needs one step per "
+                        "generated token (ProfilerStep / step annotations)");
+}
 
-  // KV-cache writes: named cache ops, and cat / index_copy onto a growing tensor.
-  auto add_kv = [&](bool is_task, uint32_t row, std::string how) {
-    ++ms.kv_cache_update_count;
-    if (ms.kv_cache_updates.size() < kMaxListedKvUpdates) ms.kv_cache_updates.push_back(KvCacheUpdate{is_task, row, std::move(how)});
-  };
+void AddKvCacheUpdate(ModelStructure* ms, bool is_task, uint32_t row, std::string how) {
+  ++ms->kv_cache_update_count;
+  if (ms->kv_cache_updates.size() < kMaxListedKvUpdates) ms->kv_cache_updates.push_back(KvCacheUpdate{is_task, row, std::move(how)});
+}
+
+// How a cat / index_copy host op writes a KV cache, by its input shapes; nothing when it does not.
+std::optional<std::string> KvCacheWriteByShapes(const Profile& profile, uint32_t i, std::string_view sub) {
+  const HostOpTable& ops = profile.host_ops;
+  if (ops.input_dims[i] == kEmptyStr) return std::nullopt;
+  OpShapes s;
+  if (!ParseHostOpShapes(profile.Str(ops.input_dims[i]), profile.Str(ops.input_types[i]), &s).ok()) return std::nullopt;
+  if (sub == "index_copy") {
+    const TensorShape* target = s.tensor(0);
+    if (target != nullptr && target->rank >= 3) return fmt::format("index_copy into a {}-D cache tensor", target->rank);
+    return std::nullopt;
+  }
+  // cat(past, new) on one dim that is not the last (the rotary cat joins halves on dim -1).
+  const TensorShape* a = s.tensor(0);
+  const TensorShape* b = s.tensor(1);
+  if (a == nullptr || b == nullptr || s.tensor_count() != 2 || a->rank != b->rank || a->rank < 3) return std::nullopt;
+  int diff = -1, ndiff = 0;
+  for (int d = 0; d < a->rank; ++d)
+    if (a->dims[d] != b->dims[d]) { diff = d; ++ndiff; }
+  if (ndiff == 1 && diff != a->rank - 1 && b->dims[diff] < a->dims[diff])
+    return fmt::format("cat on dim {}: past {} + new {}", diff - a->rank, a->dims[diff], b->dims[diff]);
+  return std::nullopt;
+}
+
+// KV-cache writes: named cache ops, and cat / index_copy onto a growing tensor.
+void FindKvCacheUpdates(const Profile& profile, const OpClassification& classes, ModelStructure* ms) {
+  const DeviceTaskTable& tasks = profile.device_tasks;
+  const HostOpTable& ops = profile.host_ops;
   for (uint32_t t = 0; t < tasks.size(); ++t)
     if (classes.task_sub_kind[t] == "kv_cache_update" && classes.task_source[t] != ClassSource::kOperator)
-      add_kv(true, t, fmt::format("kv cache op ({})", profile.Str(tasks.op_type(t) != kEmptyStr ? tasks.op_type(t) : tasks.name[t])));
+      AddKvCacheUpdate(ms, true, t, fmt::format("kv cache op ({})", profile.Str(tasks.op_type(t) != kEmptyStr ? tasks.op_type(t) : tasks.name[t])));
   for (uint32_t i = 0; i < ops.size(); ++i) {
     if (ops.kind[i] != HostOpKind::kOperator) continue;
     std::string_view sub = classes.host_sub_kind[i];
-    if (sub == "kv_cache_update") { add_kv(false, i, fmt::format("kv cache op ({})", profile.Str(ops.name[i]))); continue; }
+    if (sub == "kv_cache_update") { AddKvCacheUpdate(ms, false, i, fmt::format("kv cache op ({})", profile.Str(ops.name[i]))); continue; }
     if (sub != "cat" && sub != "index_copy") continue;
-    if (ops.input_dims[i] == kEmptyStr) continue;
-    OpShapes s;
-    if (!ParseHostOpShapes(profile.Str(ops.input_dims[i]), profile.Str(ops.input_types[i]), &s).ok()) continue;
-    if (sub == "index_copy") {
-      const TensorShape* target = s.tensor(0);
-      if (target != nullptr && target->rank >= 3)
-        add_kv(false, i, fmt::format("index_copy into a {}-D cache tensor", target->rank));
-      continue;
-    }
-    // cat(past, new) on one dim that is not the last (the rotary cat joins halves on dim -1).
-    const TensorShape* a = s.tensor(0);
-    const TensorShape* b = s.tensor(1);
-    if (a == nullptr || b == nullptr || s.tensor_count() != 2 || a->rank != b->rank || a->rank < 3) continue;
-    int diff = -1, ndiff = 0;
-    for (int d = 0; d < a->rank; ++d)
-      if (a->dims[d] != b->dims[d]) { diff = d; ++ndiff; }
-    if (ndiff == 1 && diff != a->rank - 1 && b->dims[diff] < a->dims[diff])
-      add_kv(false, i, fmt::format("cat on dim {}: past {} + new {}", diff - a->rank, a->dims[diff], b->dims[diff]));
+    if (std::optional<std::string> how = KvCacheWriteByShapes(profile, i, sub)) AddKvCacheUpdate(ms, false, i, std::move(*how));
   }
+}
+
+}  // namespace
+
+StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const OperatorCallGraph& graph,
+                                          const OpClassification& classes, const StructureOptions& options) {
+  ModelStructure ms;
+  ms.model_arch = options.model_arch;
+  if (classes.task_class.size() != profile.device_tasks.size() || classes.host_class.size() != profile.host_ops.size())
+    return InvalidArgumentError("structure: classification does not match the profile");
+
+  const std::vector<uint32_t> kernels = ModelDeviceKernels(profile, classes);
+  const StepScan scan{profile, graph, classes, graph.Steps(), kernels, KernelsByAnchor(profile, graph, kernels),
+                      OperatorsByStart(profile.host_ops)};
+  std::vector<int64_t> step_tokens(scan.steps.size(), -1);
+  for (size_t si = 0; si < scan.steps.size(); ++si) {
+    StepStructure ss = AnalyzeStep(scan, si, options);
+    step_tokens[si] = ss.tokens;
+    ms.steps.push_back(std::move(ss));
+  }
+
+  // Steps still unknown: what the KV cache and the statistics say, then the
+  // relative token counts across steps.
+  DecideByKvCacheGrowth(profile, scan.steps, &ms);
+  DecideByOpStatistics(profile, &ms);
+  DecideByTokenRatio(step_tokens, options, &ms);
+
+  PickCommonLayers(&ms);
+  SummarizePhases(scan.steps, &ms);
+  FindKvCacheUpdates(profile, classes, &ms);
   return ms;
 }
 
