@@ -87,19 +87,20 @@ test-unit: build venv
 test-asan: build-asan venv
 	@ctest --preset asan -j $(JOBS)
 
-# ThreadSanitizer over what runs in parallel: the Kineto importer's producer
-# thread (json_stream) in the importer unit tests, the ranks of one job read
-# side by side (unit_detect's MultiRank tests, Kineto and Ascend), and a small
-# truncation sweep of every fixture (threads stopped early on damaged input).
-TSAN_TESTS := unit_kineto unit_ascend_trace_view
+# ThreadSanitizer over what runs in parallel: the JSON reader's producer thread
+# (json_stream) in the common-reader and importer unit tests, the ranks of one
+# job read side by side (unit_importers' MultiRank tests, Kineto and Ascend),
+# and a small truncation sweep of every fixture (threads stopped early on
+# damaged input).
+TSAN_TESTS := unit_importers_common unit_importers_kineto unit_importers_ascend_trace_view
 build-tsan: deps
 	@cmake --preset tsan >/dev/null
-	@cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TESTS) unit_detect fixture_sweep
+	@cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TESTS) unit_importers fixture_sweep
 
 test-tsan: build-tsan
 	@set -eo pipefail; export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"; \
 	for t in $(TSAN_TESTS); do echo "[tsan] $$t"; build/tsan/tests/$$t --gtest_brief=1; done; \
-	echo "[tsan] unit_detect (MultiRank*)"; build/tsan/tests/unit_detect --gtest_brief=1 --gtest_filter='MultiRank*'; \
+	echo "[tsan] unit_importers (MultiRank*)"; build/tsan/tests/unit_importers --gtest_brief=1 --gtest_filter='MultiRank*'; \
 	echo "[tsan] fixture_sweep (small)"; \
 	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=10 --gz-cuts=2 \
 	  --edits=50 --big-edits=3 --budget-mb=2 --min-runs=2 --seed=11 | tail -4

@@ -2,7 +2,7 @@
 // tests themselves (figures follow from the text written here).
 #include <gtest/gtest.h>
 
-#include "ascend_test_helpers.h"
+#include "unit/importers/ascend_pt/ascend_test_helpers.h"
 #include "importers/ascend_csv/ascend_tables.h"
 #include "importers/ascend_pt/ascend_pt_importer.h"
 #include "importers/msprof/msprof_importer.h"

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ascend_test_helpers.h"
+#include "unit/importers/ascend_pt/ascend_test_helpers.h"
 #include "importers/ascend_csv/ascend_tables.h"
 #include "importers/detect.h"
 

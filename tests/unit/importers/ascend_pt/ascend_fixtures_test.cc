@@ -5,7 +5,7 @@
 // name). Each test says which rows its figures come from.
 #include <gtest/gtest.h>
 
-#include "ascend_test_helpers.h"
+#include "unit/importers/ascend_pt/ascend_test_helpers.h"
 #include "importers/ascend_csv/ascend_tables.h"
 
 namespace pypto {

@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "ascend_test_helpers.h"
+#include "unit/importers/ascend_pt/ascend_test_helpers.h"
 #include "importers/ascend_csv/ascend_tables.h"
 #include "importers/ascend_db/analysis_db.h"
 #include "importers/detect.h"

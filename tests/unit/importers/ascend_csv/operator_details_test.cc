@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "ascend_test_helpers.h"
+#include "unit/importers/ascend_pt/ascend_test_helpers.h"
 #include "importers/ascend_csv/ascend_tables.h"
 
 namespace pypto {
