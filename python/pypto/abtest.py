@@ -40,7 +40,7 @@ DEFAULT_TARGET_HALF_WIDTH = 0.03
 # 2 cores take 2-6 s; this leaves room for ~10-30 rounds).
 DEFAULT_TIME_BUDGET_S = 120.0
 # Two-sided level of the confidence interval (the engine's default for compare, 0.05 = 95 % CI).
-DEFAULT_ALPHA = 0.05
+DEFAULT_ALPHA = float(engine.defaults["significance_alpha"])
 
 
 def finite_or_none(value: Any) -> Any:

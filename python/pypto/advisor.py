@@ -6,7 +6,6 @@ The rules are data (data/advisor/rules/*.json in the source tree, embedded in th
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional
 
 from ._native import diagnose_options, fspath, model_config_json
@@ -30,26 +29,25 @@ class Recommendation(Record):
 class AdviceReport:
     """All recommendations of one profile (schema pypto.advise/1, docs/json-schema.md)."""
 
-    def __init__(self, result: Dict[str, Any]):
-        self.data = json.loads(result["json"])
-        self._markdown = result["markdown"]
-        self._text = result["text"]
-        self.diagnosis = DiagnosticReport(json.loads(result["diagnosis_json"]))
+    def __init__(self, advice: Any):
+        self._advice = advice   # the engine's Advice: renders text, Markdown and JSON on demand
+        self.data = advice.document()
+        self.diagnosis = DiagnosticReport._from_engine(advice.diagnosis)
         self.recommendations = [Recommendation(r) for r in self.data.get("recommendations", [])]
-        self.artifacts: List[str] = list(result.get("artifacts", []))
+        self.artifacts: List[str] = list(advice.artifacts)
 
     @property
     def combined_speedup(self) -> float:
         return float(self.data.get("combined_speedup") or 1.0)
 
     def to_json(self) -> str:
-        return json.dumps(self.data, indent=2)
+        return self._advice.to_json()
 
     def to_markdown(self) -> str:
-        return self._markdown
+        return self._advice.to_markdown()
 
     def to_text(self) -> str:
-        return self._text
+        return self._advice.to_text()
 
 
 class TuningAdvisor:

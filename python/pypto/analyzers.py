@@ -35,9 +35,7 @@ class TransformerHotspotAnalyzer:
 
     def get_time_by_op_class(self) -> List[Dict[str, Any]]:
         """[{op_class, count, time_ns}] by time (device task time, or host self time on CPU)."""
-        import json
-        doc = json.loads(self.call_graph._loaded.report({}, "json"))
-        return list(doc.get("classes", []))
+        return list(self.call_graph._loaded.report_document({}).get("classes", []))
 
     def find_hotspots(self, top: int = 10) -> List[Any]:
         """The diagnosis' issues, most severe and largest saving first."""

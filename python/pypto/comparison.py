@@ -14,16 +14,15 @@ from typing import Any, Dict, Iterable, List, Optional
 from ._native import diagnose_options, engine, fspath
 from .diagnostics import _as_graph
 
-DEFAULT_SIGNIFICANCE_ALPHA = 0.05  # the engine's kDefaultSignificanceAlpha (compare/compare.h)
+DEFAULT_SIGNIFICANCE_ALPHA = float(engine.defaults["significance_alpha"])  # compare/compare.h
 
 
 class ComparisonReport:
     """The comparison (schema pypto.compare/1, docs/json-schema.md)."""
 
-    def __init__(self, result: Dict[str, str]):
-        self.data = json.loads(result["json"])
-        self._markdown = result["markdown"]
-        self._html = result["html"]
+    def __init__(self, comparison: Any):
+        self._comparison = comparison   # the engine's Comparison: renders on demand
+        self.data = comparison.document()
 
     @property
     def measured_speedup(self) -> float:
@@ -55,13 +54,17 @@ class ComparisonReport:
         return list(self.data.get("issues", []))
 
     def to_markdown(self) -> str:
-        return self._markdown
+        return self._comparison.to_markdown()
 
     def to_json(self) -> str:
-        return json.dumps(self.data, indent=2)
+        return self._comparison.to_json()
 
     def to_html(self) -> str:
-        return self._html
+        return self._comparison.to_html()
+
+    def to_text(self) -> str:
+        """Aligned plain tables, as `pypto compare` prints them."""
+        return self._comparison.to_text()
 
     def save(self, path: Any, force: bool = False) -> str:
         """Writes HTML, Markdown or JSON by the file's extension (.html, .md, .json)."""

@@ -15,9 +15,9 @@ from ._native import diagnose_options, engine, fspath
 from ._records import Record
 from .graph import OperatorCallGraph
 
-# Defaults of the brief; the engine holds the same values (analysis/detector.h) with their sources.
-DEFAULT_TILING_UTILIZATION_THRESHOLD = 0.6
-DEFAULT_MEM_BOTTLENECK_RATIO_THRESHOLD = 0.7
+# Defaults of the brief, read from the engine (analysis/detector.h holds them with their sources).
+DEFAULT_TILING_UTILIZATION_THRESHOLD = float(engine.defaults["tiling_utilization_threshold"])
+DEFAULT_MEM_BOTTLENECK_RATIO_THRESHOLD = float(engine.defaults["mem_bottleneck_ratio_threshold"])
 
 
 class Issue(Record):
@@ -54,13 +54,23 @@ class Issue(Record):
 
 
 class DiagnosticReport:
-    """The diagnosis of one profile (schema pypto.diagnose/1, docs/json-schema.md)."""
+    """The diagnosis of one profile (schema pypto.diagnose/1, docs/json-schema.md).
 
-    def __init__(self, document: Dict[str, Any], text: Optional[str] = None, markdown: Optional[str] = None):
+    `data` is the document as dicts and lists; text, Markdown and JSON are rendered by the engine
+    on demand (the same text as `pypto diagnose`).
+    """
+
+    def __init__(self, document: Dict[str, Any], text: Optional[str] = None, markdown: Optional[str] = None,
+                 *, engine_report: Any = None):
         self.data = document
         self.issues: List[Issue] = [Issue(i) for i in document.get("issues", [])]
         self._text = text
         self._markdown = markdown
+        self._engine_report = engine_report
+
+    @classmethod
+    def _from_engine(cls, bound: Any) -> "DiagnosticReport":
+        return cls(bound.document(), engine_report=bound)
 
     @property
     def estimated_speedup(self) -> float:
@@ -99,12 +109,18 @@ class DiagnosticReport:
         return [i for i in self.issues if i.issue_type == issue_type]
 
     def to_json(self) -> str:
+        if self._engine_report is not None:
+            return self._engine_report.to_json()
         return json.dumps(self.data, indent=2)
 
     def to_markdown(self) -> str:
+        if self._markdown is None and self._engine_report is not None:
+            self._markdown = self._engine_report.to_markdown()
         return self._markdown if self._markdown is not None else _render_fallback(self.data)
 
     def to_text(self) -> str:
+        if self._text is None and self._engine_report is not None:
+            self._text = self._engine_report.to_text()
         return self._text if self._text is not None else _render_fallback(self.data)
 
     def __len__(self) -> int:
@@ -150,10 +166,8 @@ class HotspotDetector:
             options["step"] = int(step)
         if "model_arch" not in options and getattr(graph, "model_arch", None):
             options["model_arch"] = graph.model_arch
-        loaded = graph._loaded
-        # One diagnosis in the engine, rendered three ways.
-        texts = loaded.diagnose(options, ["json", "text", "markdown"])
-        report = DiagnosticReport(json.loads(texts["json"]), text=texts["text"], markdown=texts["markdown"])
+        # One diagnosis in the engine (cached per profile and options); text and Markdown on demand.
+        report = DiagnosticReport._from_engine(graph._loaded.diagnose(options))
         _remember_diagnosis(call_graph, graph, self.options, report)
         return report
 

@@ -7,7 +7,6 @@ utilization, critical path, steps, the analysis summary, Chrome trace export.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional
 
 from ._native import engine, fspath
@@ -90,7 +89,10 @@ class OperatorCallGraph:
 
     @property
     def data_loss(self) -> Dict[str, Any]:
-        """Reason → (count, first location) of what the importer could not use."""
+        """Reason → (count, first location, kind, severity) of what the importer could not use.
+
+        kind is the loss kind's stable id ("row_skipped", "truncated", …) and severity "low", "medium"
+        or "high" (the loss kinds of docs/json-schema.md)."""
         return dict(self._loaded.data_loss)
 
     @property
@@ -106,11 +108,11 @@ class OperatorCallGraph:
 
         `step` is a step number (ProfilerStep#N), as on the command line.
         """
-        return json.loads(self._loaded.analysis(step, top, "json"))
+        return self._loaded.analysis(step, top)
 
     def to_text(self, step: Optional[int] = None, top: int = 0) -> str:
         """The `pypto analyze` terminal report."""
-        return self._loaded.analysis(step, top, "text")
+        return self._loaded.analysis_text(step, top)
 
     def export_to_sqlite(self, path: Any, force: bool = False, findings: bool = True) -> Dict[str, int]:
         """Writes the model (and the diagnosis when `findings`) as SQLite (docs/sqlite-schema.md)."""

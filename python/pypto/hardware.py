@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional
 
 from ._native import engine, fspath
 
-DEFAULT_CALIBRATION_SECONDS = 1.5  # the CLI's default --seconds
+DEFAULT_CALIBRATION_SECONDS = float(engine.defaults["calibration_seconds"])  # the CLI's default --seconds
 
 
 def calibrate(seconds: float = DEFAULT_CALIBRATION_SECONDS, threads: int = 0,

@@ -10,7 +10,6 @@ KVCacheLayoutOptimizer: a Python module with apply_kv_cache_layout_optimization(
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import tempfile
@@ -26,15 +25,11 @@ from .diagnostics import _as_graph
 class TuningConfig:
     """What TilingOptimizer produced: `ops` (the flagged matmuls with shapes and figures)."""
 
-    def __init__(self, graph: Any, options: Dict[str, Any], backend: str, result: Dict[str, Any]):
-        self._graph = graph
-        self._options = options
-        self._backend = backend
-        self._detail_text = result["detail_json"]
-        self._tune_ops_text = result["tune_ops_json"]
-        self.detail = json.loads(result["detail_json"])
-        self.tune_ops = json.loads(result["tune_ops_json"])
-        self.op_count = int(result["op_count"])
+    def __init__(self, config: Any):
+        self._config = config   # the engine's TuningConfig
+        self.detail = config.detail()
+        self.tune_ops = config.tune_ops()
+        self.op_count = int(config.op_count)
 
     @property
     def ops(self) -> List[Dict[str, Any]]:
@@ -60,20 +55,19 @@ class TuningConfig:
         p = fspath(path)
         directory = os.path.isdir(p) or p.endswith(("/", os.sep)) or not os.path.splitext(os.path.basename(p))[1]
         if directory:
-            result = self._graph._loaded.tiling_config(self._options, self._backend, p, bool(force))
-            return list(result["paths"])
+            return list(self._config.save(p, bool(force)))
         replace = bool(force) or (os.path.isfile(p) and not os.path.islink(p))
         if self.is_ascend:
-            engine.write_text_file(p, self._tune_ops_text, replace)
+            engine.write_text_file(p, self._config.tune_ops_json(), replace)
         else:
-            engine.write_text_file(p, self._detail_text, replace)
+            engine.write_text_file(p, self._config.detail_json(), replace)
             warnings.warn(f"{p}: not an Ascend profile ({self.detail.get('backend')}), so there is no operator list "
                           f"for CANN's tuning tool: wrote the padded GEMM shapes ({len(self.ops)} op(s), schema "
                           "pypto.tiling/1) instead", UserWarning, stacklevel=2)
         return [p]
 
     def to_json(self) -> str:
-        return json.dumps(self.detail, indent=2)
+        return self._config.detail_json()
 
 
 class TilingOptimizer:
@@ -83,8 +77,7 @@ class TilingOptimizer:
         self.options = diagnose_options(**diagnose)
 
     def generate_tuning_config(self) -> TuningConfig:
-        result = self.call_graph._loaded.tiling_config(self.options, self.backend, "", False)
-        return TuningConfig(self.call_graph, self.options, self.backend, result)
+        return TuningConfig(self.call_graph._loaded.tiling_config(self.options, self.backend))
 
 
 class LayoutPatch:

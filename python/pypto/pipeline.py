@@ -42,12 +42,6 @@ STOP_CHECK_INTERVAL_S = 0.1
 TEMPORARY_NAME_PATTERNS = (r"^\.", r"~$", r"\.(tmp|temp|part|partial|crdownload|lock|swp)$", r"\.(db|sqlite)-(wal|shm|journal)$")
 #: Bytes read at a time when hashing a profile.
 HASH_CHUNK_BYTES = 1 << 20
-#: Histogram buckets of request lengths: powers of two, [2^k, 2^(k+1)) tokens.
-ATTENTION_OP_NAMES = ("aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
-                      "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention",
-                      "aten::_flash_attention_forward", "aten::_efficient_attention_forward")
-EMBEDDING_OP_NAMES = ("aten::embedding",)
-
 EXIT_OK = 0
 EXIT_PARTIAL = 1        # some profiles were quarantined (the others are stored)
 EXIT_ERROR = 2          # bad arguments, unusable directory or database
@@ -125,14 +119,6 @@ def _length_histogram(lengths: Sequence[int]) -> List[Tuple[int, int, int]]:
     return [(low, max(low * 2, 1), count) for low, count in sorted(buckets.items())]
 
 
-def _dims(text: Optional[str]) -> List[List[int]]:
-    try:
-        value = json.loads(text or "[]")
-    except ValueError:
-        return []
-    return [d for d in value if isinstance(d, list)] if isinstance(value, list) else []
-
-
 def _op_groups(loaded: Any, table: Dict[str, Any], mask: Any, source: str) -> List[Dict[str, Any]]:
     """count and total time per (name, op class) of the rows of an engine table selected by `mask`."""
     import numpy as np
@@ -152,9 +138,9 @@ def _op_groups(loaded: Any, table: Dict[str, Any], mask: Any, source: str) -> Li
     return sorted(ops, key=lambda op: (op["op_name"], op["op_class"]))
 
 
-def _tables_from_export(graph: Any, steps: List[Dict[str, Any]], phase_of: Dict[Any, str]
-                        ) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """op statistics and request shapes, from the engine's host-op and device-task columns."""
+def _op_statistics(graph: Any) -> List[Dict[str, Any]]:
+    """count and total time per (name, op class) of device kernels and host operators, from the
+    engine's host-op and device-task columns."""
     import numpy as np
     loaded = graph._loaded
     tasks = loaded.device_tasks()
@@ -163,38 +149,19 @@ def _tables_from_export(graph: Any, steps: List[Dict[str, Any]], phase_of: Dict[
     ops = _op_groups(loaded, tasks, ~np.isin(tasks["kind"], skipped), "device_kernel")
     host = loaded.host_ops()
     ops += _op_groups(loaded, host, host["kind"] == list(host["kind_names"]).index("operator"), "host_operator")
-    # Embedding and attention calls with their input shapes, in time order.
-    name_ids = np.unique(host["name"])
-    wanted = [i for i, name in zip(name_ids.tolist(), loaded.strings(name_ids.tolist()))
-              if name in EMBEDDING_OP_NAMES or name in ATTENTION_OP_NAMES]
-    rows = np.nonzero(np.isin(host["name"], wanted))[0]
-    rows = rows[np.argsort(host["ts"][rows], kind="stable")]
-    text_ids = sorted(set(host["name"][rows].tolist()) | set(host["input_dims"][rows].tolist()))
-    text = dict(zip(text_ids, loaded.strings(text_ids)))
-    shape_ops = [(text[int(host["name"][r])], int(host["ts"][r]), text[int(host["input_dims"][r])]) for r in rows]
+    return ops
+
+
+def _request_shapes(graph: Any) -> List[Dict[str, Any]]:
+    """batch, query length and KV length per step, as the engine's model-structure analysis read them
+    from the attention shapes (the same reading that decides each step's phase)."""
     shapes = []
-    for s in steps:
-        start, end = s.get("cpu_start_ns"), s.get("cpu_end_ns")
-        if start is None or end is None:
+    for s in graph._loaded.step_shapes():
+        if s["batch"] is None and s["query_len"] is None and s["kv_len"] is None:
             continue
-        in_step = [(n, d) for n, ts, d in shape_ops if start <= ts < end]
-        embedding = next((_dims(d) for n, d in in_step if n in EMBEDDING_OP_NAMES), [])
-        attention = next((_dims(d) for n, d in in_step if n in ATTENTION_OP_NAMES), [])
-        batch = query_len = kv_len = None
-        if len(embedding) >= 2 and len(embedding[1]) >= 2:          # embedding(weight [V, H], ids [B, S])
-            batch, query_len = embedding[1][0], embedding[1][-1]
-        if len(attention) >= 2 and len(attention[1]) == 4:          # sdpa(q, k [B, H, S_kv, D], v)
-            kv_len = attention[1][-2]
-            batch = batch if batch is not None else attention[1][0]
-            query_len = query_len if query_len is not None else attention[0][-2]
-        if batch is None and query_len is None and kv_len is None:
-            continue
-        phase = phase_of.get(s.get("number"), "unknown")
-        if kv_len is None and phase == "prefill":
-            kv_len = query_len
-        shapes.append({"step_number": s.get("number"), "phase": phase, "batch": batch, "query_len": query_len,
-                       "kv_len": kv_len, "source": "embedding/attention input shapes"})
-    return ops, shapes
+        shapes.append({"step_number": s["number"], "phase": s["phase"], "batch": s["batch"],
+                       "query_len": s["query_len"], "kv_len": s["kv_len"], "source": "attention input shapes"})
+    return shapes
 
 
 def _action_category(action: Dict[str, Any], hotspot_type: str) -> Optional[str]:
@@ -272,7 +239,7 @@ def extract_run(path: str, digest: str) -> RunRecord:
     steps = [{"step_number": s.get("number"), "name": s.get("name", ""),
               "phase": phase_of.get(s.get("number"), phase_of.get(-1 if s.get("number") is None else None, "unknown")),
               "latency_ns": int(s.get("latency_ns") or 0)} for s in graph_steps]
-    ops, shapes = _tables_from_export(graph, graph_steps, phase_of)
+    ops, shapes = _op_statistics(graph), _request_shapes(graph)
     from .drift import request_lengths
     per_token = structure.get("per_token_latency", {}) or {}
     recs = advice.data.get("recommendations", [])

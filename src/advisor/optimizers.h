@@ -24,6 +24,7 @@
 #include "analysis/structure.h"
 #include "core/status.h"
 #include "graph/call_graph.h"
+#include "io/value_sink.h"
 
 namespace pypto::advisor {
 
@@ -68,7 +69,9 @@ struct TuningConfig {
 
   // Text of each file (Ascend: the three files; others: the padded-shape JSON).
   std::string TuneOpsFileJson() const;   // {"tune_ops_name": [...]}
+  void WriteTuneOpsFile(io::ValueSink& sink) const;
   std::string DetailJson() const;        // schema pypto.tiling/1: every op with shapes and figures
+  void WriteDetail(io::ValueSink& sink) const;  // the same document to any sink
   std::string ShellScript(const std::string& tune_ops_file) const;
   // Writes into directory `dir`: Ascend → aoe_tune_ops.cfg, aoe_tuning_ops.json,
   // aoe_tune.sh; others → padded_gemm_shapes.json. Returns the paths.

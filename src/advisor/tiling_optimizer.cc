@@ -115,12 +115,9 @@ TuningConfig TilingOptimizer::GenerateTuningConfig(const DiagnosticReport& repor
   return config;
 }
 
-std::string TuningConfig::TuneOpsFileJson() const {
+void TuningConfig::WriteTuneOpsFile(io::ValueSink& w) const {
   // The msprof-analyze tune_ops_file form (advisor result _save_op_file_list):
   // {"tune_ops_name": [kernel names]}.
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
   w.BeginObject();
   w.Key("tune_ops_name");
   w.BeginArray();
@@ -129,14 +126,18 @@ std::string TuningConfig::TuneOpsFileJson() const {
     if (names.insert(op.kernel_name).second) w.String(op.kernel_name);
   w.EndArray();
   w.EndObject();
+}
+
+std::string TuningConfig::TuneOpsFileJson() const {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  WriteTuneOpsFile(w);
   out += '\n';
   return out;
 }
 
-std::string TuningConfig::DetailJson() const {
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
+void TuningConfig::WriteDetail(io::ValueSink& w) const {
   w.BeginObject();
   w.KeyString("schema", kTuningConfigSchema);
   w.KeyString("backend", BackendName(backend));
@@ -186,6 +187,13 @@ std::string TuningConfig::DetailJson() const {
   for (const std::string& n : notes) w.String(n);
   w.EndArray();
   w.EndObject();
+}
+
+std::string TuningConfig::DetailJson() const {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  WriteDetail(w);
   out += '\n';
   return out;
 }

@@ -384,6 +384,7 @@ bool ReadAttentionOp(const Profile& profile, const SeqItem& it, const CostInput&
   if (c.s_q > 0) {
     ss->query_len = c.s_q;
     ss->kv_len = c.s_kv;
+    if (c.batch > 0) ss->batch = c.batch;
     return true;
   }
   if (it.sub == "paged") {

@@ -65,6 +65,7 @@ struct StepStructure {
   int64_t tokens = -1;                   // matmul M (rows) of the layer's first GEMM, -1 unknown
   int64_t query_len = -1;                // attention S_q when shapes give it
   int64_t kv_len = -1;                   // attention S_kv when shapes give it
+  int64_t batch = -1;                    // attention batch B (fused attention shapes [B, H, S, D]), -1 unknown
   TimeNs latency_ns = 0;                 // StepInfo::latency_ns()
   uint64_t ops = 0;                      // length of the op sequence
   bool from_device_tasks = true;         // sequence source

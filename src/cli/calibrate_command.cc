@@ -28,10 +28,7 @@ CLI::App* AddCalibrateCommand(CLI::App* app, CalibrateArgs* args) {
 }
 
 int RunCalibrate(const CalibrateArgs& args) {
-  CalibrationOptions options;
-  options.compute_seconds = args.seconds * 2.0 / 3.0;
-  options.bandwidth_seconds = args.seconds / 3.0;
-  options.threads = args.threads;
+  const CalibrationOptions options = CalibrationOptionsFor(args.seconds, args.threads);
   std::fprintf(stderr, "pypto: measuring this machine for about %.1f s...\n", args.seconds);
   StatusOr<CalibrationResult> result = CalibrateThisMachine(options);
   if (!result.ok()) {

@@ -8,11 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hw/hardware.h"
+
 namespace pypto::cli {
 
-// Default measurement time, seconds: the engine's defaults (1.0 s compute +
-// 0.5 s bandwidth, hw/hardware.h CalibrationOptions).
-inline constexpr double kDefaultCalibrationSeconds = 1.5;
 // Upper bound of --seconds: a typo guard (a minute is far more than the
 // measurements need to settle).
 inline constexpr double kMaxCalibrationSeconds = 60.0;

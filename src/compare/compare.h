@@ -30,6 +30,7 @@
 #include "core/status.h"
 #include "graph/call_graph.h"
 #include "importers/importer.h"
+#include "io/value_sink.h"
 #include "model/profile.h"
 #include "session/profile_session.h"
 
@@ -280,6 +281,8 @@ struct ComparisonReport {
   std::string to_markdown() const;
   std::string to_json() const;
   std::string to_html() const;
+  // The JSON document written to any sink (the Python binding's native objects).
+  void Write(io::ValueSink& sink) const;
 };
 
 StatusOr<ComparisonReport> CompareProfiles(const CompareRun& baseline, const CompareRun& candidate,

@@ -294,6 +294,14 @@ std::string JsonEscape(std::string_view s) {
 
 }  // namespace
 
+CalibrationOptions CalibrationOptionsFor(double total_seconds, int threads) {
+  CalibrationOptions options;
+  options.compute_seconds = total_seconds * 2.0 / 3.0;
+  options.bandwidth_seconds = total_seconds / 3.0;
+  options.threads = threads;
+  return options;
+}
+
 StatusOr<CalibrationResult> CalibrateThisMachine(const CalibrationOptions& options) {
   CalibrationResult r;
   r.threads = options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

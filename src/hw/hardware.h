@@ -200,6 +200,14 @@ struct CalibrationResult {
   int version = 1;
 };
 
+// Default total measurement time, s: the CalibrationOptions defaults (1.0 s
+// compute + 0.5 s bandwidth) together.
+inline constexpr double kDefaultCalibrationSeconds = 1.5;
+
+// A total time budget split as the defaults split it: 2/3 on the FLOP/s
+// measurement, 1/3 on bandwidth (`pypto calibrate --seconds`, pypto.calibrate()).
+CalibrationOptions CalibrationOptionsFor(double total_seconds, int threads);
+
 // Measures this machine (≈ compute_seconds + bandwidth_seconds). Fails only if
 // threads cannot start or memory cannot be allocated.
 StatusOr<CalibrationResult> CalibrateThisMachine(const CalibrationOptions& options = {});

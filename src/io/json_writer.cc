@@ -220,9 +220,4 @@ void JsonWriter::MicrosFromNs(int64_t ns) {
   AppendMicrosFromNs(out_, ns);
 }
 
-void JsonWriter::RawValue(std::string_view json) {
-  BeforeValue();
-  out_->append(json);
-}
-
 }  // namespace pypto::io

@@ -4,7 +4,7 @@
 namespace pypto::report {
 namespace {
 
-void WriteModel(io::JsonWriter& w, const advisor::ModelConfig& m) {
+void WriteModel(io::ValueSink& w, const advisor::ModelConfig& m) {
   auto opt = [&](std::string_view key, int64_t v) {
     w.Key(key);
     if (v > 0) w.Int(v); else w.Null();
@@ -22,7 +22,7 @@ void WriteModel(io::JsonWriter& w, const advisor::ModelConfig& m) {
   w.EndObject();
 }
 
-void WriteStrings(io::JsonWriter& w, std::string_view key, const std::vector<std::string>& list) {
+void WriteStrings(io::ValueSink& w, std::string_view key, const std::vector<std::string>& list) {
   w.Key(key);
   w.BeginArray();
   for (const std::string& s : list) w.String(s);
@@ -31,10 +31,7 @@ void WriteStrings(io::JsonWriter& w, std::string_view key, const std::vector<std
 
 }  // namespace
 
-std::string RenderAdviceJson(const advisor::AdviceReport& a) {
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
+void WriteAdvice(io::ValueSink& w, const advisor::AdviceReport& a) {
   w.BeginObject();
   w.KeyString("schema", kAdviseJsonSchema);
   w.KeyString("source_path", a.source_path);
@@ -114,6 +111,13 @@ std::string RenderAdviceJson(const advisor::AdviceReport& a) {
   WriteStrings(w, "artifacts", a.artifacts);
   WriteStrings(w, "notes", a.notes);
   w.EndObject();
+}
+
+std::string RenderAdviceJson(const advisor::AdviceReport& a) {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  WriteAdvice(w, a);
   out += '\n';
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "advisor/tuning_advisor.h"
+#include "io/value_sink.h"
 
 namespace pypto::report {
 
@@ -13,6 +14,8 @@ inline constexpr char kAdviseJsonSchema[] = "pypto.advise/1";
 
 std::string RenderAdviceText(const advisor::AdviceReport& advice);
 std::string RenderAdviceJson(const advisor::AdviceReport& advice);
+// The same document written to any sink (the Python binding's native objects).
+void WriteAdvice(io::ValueSink& sink, const advisor::AdviceReport& advice);
 std::string RenderAdviceMarkdown(const advisor::AdviceReport& advice);
 
 }  // namespace pypto::report

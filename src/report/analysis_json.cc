@@ -8,19 +8,19 @@ namespace {
 constexpr int kJsonIndent = 2;
 
 // Times that may be absent (kNoTime) and ids that may be absent (< 0) are null.
-void KeyTimeOrNull(io::JsonWriter& json, std::string_view key, TimeNs ns) {
+void KeyTimeOrNull(io::ValueSink& json, std::string_view key, TimeNs ns) {
   json.Key(key);
   if (ns == kNoTime) json.Null();
   else json.Int(ns);
 }
 
-void KeyIndexOrNull(io::JsonWriter& json, std::string_view key, int64_t value) {
+void KeyIndexOrNull(io::ValueSink& json, std::string_view key, int64_t value) {
   json.Key(key);
   if (value < 0) json.Null();
   else json.Int(value);
 }
 
-void WriteWindow(io::JsonWriter& json, std::string_view key, const TimeWindow& window) {
+void WriteWindow(io::ValueSink& json, std::string_view key, const TimeWindow& window) {
   json.Key(key);
   json.BeginObject();
   json.KeyInt("start_ns", window.start);
@@ -29,7 +29,7 @@ void WriteWindow(io::JsonWriter& json, std::string_view key, const TimeWindow& w
   json.EndObject();
 }
 
-void WriteBusyFields(io::JsonWriter& json, const UtilizationRow& row) {
+void WriteBusyFields(io::ValueSink& json, const UtilizationRow& row) {
   json.KeyUint("task_count", row.task_count);
   json.KeyInt("task_sum_ns", row.task_sum_ns);
   json.KeyInt("busy_ns", row.busy_ns);
@@ -37,7 +37,7 @@ void WriteBusyFields(io::JsonWriter& json, const UtilizationRow& row) {
   json.KeyDouble("utilization", row.utilization);
 }
 
-void WriteUtilization(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WriteUtilization(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("utilization");
   json.BeginObject();
   json.Key("devices");
@@ -74,7 +74,7 @@ void WriteUtilization(io::JsonWriter& json, const AnalysisSummary& summary) {
   json.EndObject();
 }
 
-void WriteCriticalPath(io::JsonWriter& json, const CriticalPathSummary& path) {
+void WriteCriticalPath(io::ValueSink& json, const CriticalPathSummary& path) {
   json.Key("critical_path");
   json.BeginObject();
   json.KeyString("scope", path.scope);
@@ -102,7 +102,7 @@ void WriteCriticalPath(io::JsonWriter& json, const CriticalPathSummary& path) {
   json.EndObject();
 }
 
-void WriteTopTables(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WriteTopTables(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("top_host_ops");
   json.BeginObject();
   json.KeyUint("distinct_names", summary.distinct_host_op_names);
@@ -156,7 +156,7 @@ void WriteTopTables(io::JsonWriter& json, const AnalysisSummary& summary) {
 
 // Ascend PMU pipe ratios per op type (top rows by total time); always present,
 // with no rows when no task has `*_ratio` attributes.
-void WritePipeRatios(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WritePipeRatios(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("pipe_ratios_by_op_type");
   json.BeginObject();
   json.KeyUint("distinct_op_types", summary.distinct_pipe_ratio_op_types);
@@ -179,7 +179,7 @@ void WritePipeRatios(io::JsonWriter& json, const AnalysisSummary& summary) {
 
 // op_statistic.csv rows (µs and % as the file writes them; absent columns
 // omitted); always present, with no rows when the profile has none.
-void WriteOpStatistic(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WriteOpStatistic(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("op_statistic");
   json.BeginObject();
   json.KeyUint("rows_total", summary.op_statistic_rows);
@@ -201,7 +201,7 @@ void WriteOpStatistic(io::JsonWriter& json, const AnalysisSummary& summary) {
   json.EndObject();
 }
 
-void WriteCounts(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WriteCounts(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("counts");
   json.BeginObject();
   json.KeyUint("op_count", summary.op_count);
@@ -218,7 +218,7 @@ void WriteCounts(io::JsonWriter& json, const AnalysisSummary& summary) {
   json.EndObject();
 }
 
-void WriteDataLoss(io::JsonWriter& json, const AnalysisSummary& summary) {
+void WriteDataLoss(io::ValueSink& json, const AnalysisSummary& summary) {
   json.Key("data_loss");
   json.BeginArray();
   for (const DataLossSummary& entry : summary.data_loss) {
@@ -243,10 +243,7 @@ void WriteDataLoss(io::JsonWriter& json, const AnalysisSummary& summary) {
 
 }  // namespace
 
-std::string RenderAnalysisJson(const AnalysisSummary& summary) {
-  std::string out;
-  io::JsonWriter json(&out);
-  json.set_indent(kJsonIndent);
+void WriteAnalysis(io::ValueSink& json, const AnalysisSummary& summary) {
   json.BeginObject();
   json.KeyString("schema", kAnalyzeJsonSchema);
   json.KeyString("pypto_version", PYPTO_VERSION);
@@ -327,6 +324,13 @@ std::string RenderAnalysisJson(const AnalysisSummary& summary) {
   WriteCounts(json, summary);
   WriteDataLoss(json, summary);
   json.EndObject();
+}
+
+std::string RenderAnalysisJson(const AnalysisSummary& summary) {
+  std::string out;
+  io::JsonWriter json(&out);
+  json.set_indent(kJsonIndent);
+  WriteAnalysis(json, summary);
   out.push_back('\n');
   return out;
 }

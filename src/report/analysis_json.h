@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "io/value_sink.h"
 #include "report/analysis_summary.h"
 
 namespace pypto::report {
@@ -13,5 +14,7 @@ inline constexpr char kAnalyzeJsonSchema[] = "pypto.analyze/1";
 
 // Pretty-printed (2-space indent), ending with a newline.
 std::string RenderAnalysisJson(const AnalysisSummary& summary);
+// The same document written to any sink (the Python binding's native objects).
+void WriteAnalysis(io::ValueSink& sink, const AnalysisSummary& summary);
 
 }  // namespace pypto::report

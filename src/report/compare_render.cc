@@ -46,7 +46,7 @@ std::string Rel(double r) {
   return fmt::format("{:+.1f}%", r * 100);
 }
 
-void WriteTest(io::JsonWriter& w, const SignificanceTest& t) {
+void WriteTest(io::ValueSink& w, const SignificanceTest& t) {
   w.BeginObject();
   w.KeyString("method", t.method);
   w.KeyUint("n_baseline", t.n_baseline);
@@ -69,7 +69,7 @@ void WriteTest(io::JsonWriter& w, const SignificanceTest& t) {
   w.EndObject();
 }
 
-void WriteLatency(io::JsonWriter& w, const LatencyStats& s) {
+void WriteLatency(io::ValueSink& w, const LatencyStats& s) {
   w.BeginObject();
   w.KeyUint("count", s.count);
   w.KeyDouble("mean", s.mean_ms);
@@ -81,7 +81,7 @@ void WriteLatency(io::JsonWriter& w, const LatencyStats& s) {
   w.EndObject();
 }
 
-void WriteSide(io::JsonWriter& w, const RunSide& s) {
+void WriteSide(io::ValueSink& w, const RunSide& s) {
   w.BeginObject();
   w.KeyString("source_path", s.source_path);
   w.KeyString("format", s.format);
@@ -242,10 +242,7 @@ std::string ComparisonReport::to_text() const {
   return out;
 }
 
-std::string ComparisonReport::to_json() const {
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
+void ComparisonReport::Write(io::ValueSink& w) const {
   w.BeginObject();
   w.KeyString("schema", kCompareJsonSchema);
   w.KeyString("verdict", Verdict());
@@ -347,6 +344,13 @@ std::string ComparisonReport::to_json() const {
   for (const std::string& n : notes) w.String(n);
   w.EndArray();
   w.EndObject();
+}
+
+std::string ComparisonReport::to_json() const {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  Write(w);
   out += "\n";
   return out;
 }

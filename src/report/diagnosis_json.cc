@@ -4,10 +4,7 @@
 
 namespace pypto::report {
 
-std::string RenderDiagnosisJson(const DiagnosticReport& r) {
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
+void WriteDiagnosis(io::ValueSink& w, const DiagnosticReport& r) {
   w.BeginObject();
   w.KeyString("schema", kDiagnoseJsonSchema);
   w.KeyString("source_path", r.source_path);
@@ -152,6 +149,13 @@ std::string RenderDiagnosisJson(const DiagnosticReport& r) {
   for (const std::string& n : r.notes) w.String(n);
   w.EndArray();
   w.EndObject();
+}
+
+std::string RenderDiagnosisJson(const DiagnosticReport& r) {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  WriteDiagnosis(w, r);
   out += '\n';
   return out;
 }

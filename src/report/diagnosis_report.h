@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analysis/diagnostic_report.h"
+#include "io/value_sink.h"
 
 namespace pypto::report {
 
@@ -16,6 +17,8 @@ inline constexpr char kDiagnoseJsonSchema[] = "pypto.diagnose/1";
 std::string RenderDiagnosisText(const DiagnosticReport& report);
 // Pretty-printed (2-space indent), ending with a newline.
 std::string RenderDiagnosisJson(const DiagnosticReport& report);
+// The same document written to any sink (the Python binding's native objects).
+void WriteDiagnosis(io::ValueSink& sink, const DiagnosticReport& report);
 std::string RenderDiagnosisMarkdown(const DiagnosticReport& report);
 
 // The model-structure lines (layers, phases, per-token and prefill latency),

@@ -694,17 +694,13 @@ std::string RenderProfileMarkdown(const ProfileReportData& d) {
   return out;
 }
 
-std::string RenderProfileJson(const ProfileReportData& d) {
-  std::string out;
-  io::JsonWriter w(&out);
-  w.set_indent(2);
+void WriteProfileReport(io::ValueSink& w, const ProfileReportData& d) {
   w.BeginObject();
   w.KeyString("schema", kReportJsonSchema);
   w.Key("analysis");
-  std::string analysis = RenderAnalysisJson(d.summary);
-  w.RawValue(analysis);
+  WriteAnalysis(w, d.summary);
   w.Key("diagnosis");
-  w.RawValue(RenderDiagnosisJson(d.diagnosis));
+  WriteDiagnosis(w, d.diagnosis);
   w.KeyString("hardware", d.hardware);
   w.KeyDouble("peak_flops", d.peak_flops);
   w.KeyDouble("memory_bandwidth", d.memory_bandwidth);
@@ -771,6 +767,13 @@ std::string RenderProfileJson(const ProfileReportData& d) {
   }
   w.EndArray();
   w.EndObject();
+}
+
+std::string RenderProfileJson(const ProfileReportData& d) {
+  std::string out;
+  io::JsonWriter w(&out);
+  w.set_indent(2);
+  WriteProfileReport(w, d);
   out += "\n";
   return out;
 }

@@ -16,6 +16,7 @@
 #include "analysis/structure.h"
 #include "core/status.h"
 #include "importers/importer.h"
+#include "io/value_sink.h"
 #include "report/analysis_summary.h"
 #include "session/profile_session.h"
 
@@ -137,5 +138,7 @@ std::string RenderProfileHtml(const ProfileReportData& data);
 std::string RenderProfileMarkdown(const ProfileReportData& data);
 // {"schema":"pypto.report/1","analysis":<pypto.analyze/1>,"diagnosis":<pypto.diagnose/1>,"steps":…,"classes":…,"roofline":…,"recommendations":…}
 std::string RenderProfileJson(const ProfileReportData& data);
+// The same document written to any sink (the Python binding's native objects).
+void WriteProfileReport(io::ValueSink& sink, const ProfileReportData& data);
 
 }  // namespace pypto::report

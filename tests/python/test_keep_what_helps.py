@@ -42,10 +42,9 @@ def test_an_action_that_helps_is_kept_and_applied(monkeypatch):
     assert [a.action_id for a in report.applied] == ["norm_fusion"] and report.reverted == []
     m = report.measurements["norm_fusion"]
     assert m.kept and m.outputs_unchanged and m.ab.verdict == "faster" and m.ab.primary == "forward"
-    # The kept action touched the model itself: its forward no longer sleeps.
-    start = time.perf_counter()
-    model(torch.ones(2, 4))
-    assert time.perf_counter() - start < SLEEP_S
+    # The kept action touched the model itself: its sleeping hook is gone (checked on the hooks, not
+    # by timing a forward, which a loaded machine can slow past the sleep).
+    assert not model._forward_hooks
     assert "measured alone: forward:" in str(report)
 
 
