@@ -301,6 +301,22 @@ class KinetoReader {
   Status Bad(simdjson::error_code e) const {
     return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(e) + ")");
   }
+  // OnEvent's steps. Fields are read into an Event first, then the event's
+  // phase picks the handler that writes its rows.
+  Status ReadEventFields(json_stream::JsonEvent& event, Event* ev);
+  // A ts/dur text in µs as ns; a negative time is clamped to 0, an unusable
+  // one drops the event (false), each counted as a loss.
+  bool ParseTime(std::string_view text, const char* what, uint64_t offset, int64_t* ns);
+  void OnMetadataEvent(const Event& ev);                             // ph M
+  void OnCompleteOrInstantEvent(const Event& ev, uint64_t offset);  // ph X, i, I
+  // Instant events that are markers, not ops ([memory], Record Window End,
+  // Iteration Start): records what they say, false for any other event.
+  bool OnInstantMarker(const Event& ev, int64_t ts, uint64_t offset);
+  void AddDeviceTask(const Event& ev, const CategoryInfo& info, int64_t ts, int64_t dur);
+  void AddHostOp(const Event& ev, const CategoryInfo& info, bool instant, int64_t ts, int64_t dur);
+  void OnFlowEvent(const Event& ev, uint64_t offset);               // ph s, f
+  void OnCounterEvent(const Event& ev, uint64_t offset);            // ph C
+  void OnUnsupportedPhase(char phase, uint64_t offset);
   Status ReadArgs(value& v, Event* ev, uint64_t offset);
   // "Input Dims" / "Input type": the value's compact text, interned.
   Status InternShapeList(value& v, StrId* out);
@@ -790,10 +806,33 @@ uint32_t KinetoReader::Track(const Event& ev, char side) {
 
 Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
   Event ev;
+  PYPTO_RETURN_IF_ERROR(ReadEventFields(event, &ev));
+  if (ev.phase == 0) {
+    profile_->CountLoss(LossKind::kRowSkipped, "event without \"ph\" skipped", Where(event.offset));
+    return Status::Ok();
+  }
+  if (Eq(ev.pid, "CPU functions")) saw_cpu_functions_pid_ = true;
+  if (ev.has_cat && ev.phase == 'X') saw_any_cat_ = true;
+  era_bits_ |= ev.era_bits;
+  switch (ev.phase) {
+    case 'M': OnMetadataEvent(ev); break;
+    case 'X':
+    case 'i':
+    case 'I': OnCompleteOrInstantEvent(ev, event.offset); break;
+    case 's':
+    case 'f': OnFlowEvent(ev, event.offset); break;
+    case 'C': OnCounterEvent(ev, event.offset); break;
+    default: OnUnsupportedPhase(ev.phase, event.offset); break;
+  }
+  return Status::Ok();
+}
+
+// Views into `scratch_` may be overwritten by a later container value; the
+// views kept in ev (pid, tid, ts text) are of scalars, so they point into the
+// document or simdjson's string buffer, never into scratch_.
+Status KinetoReader::ReadEventFields(json_stream::JsonEvent& event, Event* ev) {
   pending_.clear();
   uint32_t seen = 0;
-  bool has_args = false;
-  value args_value;
   for (auto field_result : event.object) {
     // References, not copies: copying On-Demand's iterator structs costs a
     // store-forwarding stall per field with GCC (measured with perf annotate).
@@ -806,212 +845,206 @@ Status KinetoReader::OnEvent(json_stream::JsonEvent& event) {
       bit = 0;
       std::string_view ph;
       if (auto e = x.get_string().get(ph)) return Bad(e);
-      ev.phase = ph.size() == 1 ? ph[0] : '?';
+      ev->phase = ph.size() == 1 ? ph[0] : '?';
     } else if (Eq(key, "cat")) {
       bit = 1;
-      if (auto e = x.get_string().get(ev.cat)) return Bad(e);
-      ev.has_cat = true;
+      if (auto e = x.get_string().get(ev->cat)) return Bad(e);
+      ev->has_cat = true;
     } else if (Eq(key, "name")) {
       bit = 2;
-      if (auto e = x.get_string().get(ev.name)) return Bad(e);
+      if (auto e = x.get_string().get(ev->name)) return Bad(e);
     } else if (Eq(key, "pid") || Eq(key, "tid")) {
       bit = key[0] == 'p' ? 3 : 4;
       std::string_view text;
       bool is_string;
       if (auto e = ValueText(x, &text, &is_string, &scratch_)) return Bad(e);
-      (key[0] == 'p' ? ev.pid : ev.tid) = text;
-      if (key[0] == 'p') ev.pid_is_string = is_string;
+      (key[0] == 'p' ? ev->pid : ev->tid) = text;
+      if (key[0] == 'p') ev->pid_is_string = is_string;
     } else if (Eq(key, "ts") || Eq(key, "dur")) {
       bit = Eq(key, "ts") ? 5 : 6;
       std::string_view text;
       bool is_string;
       if (auto e = ValueText(x, &text, &is_string, &scratch_)) return Bad(e);
-      if (Eq(key, "ts")) { ev.ts_text = text; ev.has_ts = true; } else { ev.dur_text = text; ev.has_dur = true; }
-      if (!is_string && text.find('.') != std::string_view::npos) ev.era_bits |= kEraFloatTs;
+      if (Eq(key, "ts")) { ev->ts_text = text; ev->has_ts = true; } else { ev->dur_text = text; ev->has_dur = true; }
+      if (!is_string && text.find('.') != std::string_view::npos) ev->era_bits |= kEraFloatTs;
     } else if (Eq(key, "id")) {
       bit = 7;
       bool is_string;
-      if (auto e = ValueText(x, &ev.id_text, &is_string, &scratch_)) return Bad(e);
-      ev.has_id = true;
+      if (auto e = ValueText(x, &ev->id_text, &is_string, &scratch_)) return Bad(e);
+      ev->has_id = true;
     } else if (Eq(key, "s")) {
-      if (auto e = x.get_string().get(ev.scope)) return Bad(e);
+      if (auto e = x.get_string().get(ev->scope)) return Bad(e);
     } else if (Eq(key, "args")) {
       bit = 8;
       // Args are read in place now (On-Demand is forward-only); what they hold
       // is interpreted once the event's phase and category are known.
-      PYPTO_RETURN_IF_ERROR(ReadArgs(x, &ev, event.offset));
-      has_args = true;
+      PYPTO_RETURN_IF_ERROR(ReadArgs(x, ev, event.offset));
     }
     if (bit >= 0) {
       if (seen & (1u << bit)) profile_->CountLoss(LossKind::kValueIgnored, "duplicate key in an event (last value wins)", Where(event.offset));
       seen |= 1u << bit;
     }
   }
-  (void)has_args;
-  (void)args_value;
-  // The views in ev (pid, tid, ts text) that came from `scratch_` may have been
-  // overwritten by a later container value; pid/tid/ts are scalars, so they point
-  // into the document or simdjson's string buffer, never into scratch_.
-  if (ev.phase == 0) {
-    profile_->CountLoss(LossKind::kRowSkipped, "event without \"ph\" skipped", Where(event.offset));
-    return Status::Ok();
-  }
-  if (Eq(ev.pid, "CPU functions")) saw_cpu_functions_pid_ = true;
-  if (ev.has_cat && ev.phase == 'X') saw_any_cat_ = true;
-  era_bits_ |= ev.era_bits;
+  return Status::Ok();
+}
 
-  auto parse_time = [&](std::string_view text, const char* what, int64_t* ns) -> bool {
-    switch (number_text::ParseScaledDecimal(text, 3, ns)) {
-      case number_text::NumberParse::kOk:
-        if (*ns < 0) {
-          profile_->CountLoss(LossKind::kValueRepaired, std::string("negative ") + what + " clamped to 0", Where(event.offset));
-          *ns = 0;
-        }
-        return true;
-      case number_text::NumberParse::kOverflow:
-        profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " overflows int64 nanoseconds; event dropped", Where(event.offset));
-        return false;
-      case number_text::NumberParse::kInvalid:
-        profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " is not a number; event dropped", Where(event.offset));
-        return false;
-    }
-    return false;
-  };
-
-  switch (ev.phase) {
-    case 'M': {
-      if (Eq(ev.name, "process_name")) {
-        process_names_[std::string(ev.pid)] = std::string(ev.meta_name);
-      } else if (Eq(ev.name, "thread_name")) {
-        thread_names_[{std::string(ev.pid), std::string(ev.tid)}] = std::string(ev.meta_name);
+bool KinetoReader::ParseTime(std::string_view text, const char* what, uint64_t offset, int64_t* ns) {
+  switch (number_text::ParseScaledDecimal(text, 3, ns)) {
+    case number_text::NumberParse::kOk:
+      if (*ns < 0) {
+        profile_->CountLoss(LossKind::kValueRepaired, std::string("negative ") + what + " clamped to 0", Where(offset));
+        *ns = 0;
       }
-      return Status::Ok();  // labels and sort indices carry no timing facts
-    }
-    case 'X':
-    case 'i':
-    case 'I': {
-      int64_t ts = 0, dur = 0;
-      if (!ev.has_ts) {
-        profile_->CountLoss(LossKind::kRowSkipped, "event without \"ts\" dropped", Where(event.offset));
-        return Status::Ok();
-      }
-      if (!parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
-      if (ev.phase == 'X' && ev.has_dur && !parse_time(ev.dur_text, "dur", &dur)) return Status::Ok();
-      bool instant = ev.phase != 'X';
-      if (instant) {
-        if (Eq(ev.name, "[memory]")) {
-          uint32_t track = Track(ev, kHostSide);
-          if (ev.has_memory_total_allocated)
-            profile_->counters.Add(profile_->Intern("Total Allocated"), track, ts, ev.total_allocated);
-          if (ev.has_memory_total_reserved)
-            profile_->counters.Add(profile_->Intern("Total Reserved"), track, ts, ev.total_reserved);
-          if (ev.has_memory_bytes)
-            profile_->counters.Add(profile_->Intern("Allocation Bytes"), track, ts, ev.memory_bytes);
-          return Status::Ok();
-        }
-        if (Eq(ev.name, "Record Window End")) {
-          has_window_end_ = true;
-          window_end_ns_ = ts;
-          window_end_offset_ = event.offset;
-          return Status::Ok();
-        }
-        if (ev.name.substr(0, 15) == "Iteration Start") {
-          has_iteration_start_ = true;
-          iteration_start_ns_ = ts;
-          return Status::Ok();
-        }
-      }
-      min_ts_ = std::min(min_ts_, ts);
-      CategoryInfo info = Classify(ev.cat);
-      era_bits_ |= info.era_bits;
-      if (info.side == Side::kDevice && !instant) {
-        DeviceTaskRow row;
-        row.name = profile_->Intern(ev.name);
-        row.category = profile_->Intern(ev.cat);
-        row.kind = info.device_kind;
-        if (row.kind == DeviceTaskKind::kKernel && kineto::IsCommunicationKernelName(ev.name))
-          row.kind = DeviceTaskKind::kCommunication;
-        row.track = Track(ev, kDeviceSide);
-        row.ts = ts;
-        row.dur = dur;
-        row.correlation = ev.correlation;
-        row.external_id = ev.external_id;
-        if (ev.external_id == kNoId) ++events_without_external_id_;
-        for (int k = 0; k < 3; ++k) { row.grid[k] = ev.grid[k]; row.block[k] = ev.block[k]; }
-        if (row.kind == DeviceTaskKind::kMemcpy || row.kind == DeviceTaskKind::kMemset ||
-            row.kind == DeviceTaskKind::kCommunication)
-          row.bytes = ev.bytes;
-        uint32_t r = profile_->device_tasks.Add(row);
-        for (const PendingAttribute& a : pending_) {
-          if (Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;  // grid/block are columns here
-          profile_->attributes.Add(OwnerKind::kDeviceTask, r, a.key, a.text, a.number);
-        }
-      } else {
-        HostOpRow row;
-        row.name = profile_->Intern(ev.name);
-        row.category = profile_->Intern(ev.cat);
-        row.kind = instant ? HostOpKind::kOther : info.host_kind;
-        // torch 1.8/1.9 wrote ProfilerStep#N with category "Operator" (the
-        // legacy export with none): it marks a step, it is not an operator
-        // (it ranked among the top operators by self time).
-        if (row.kind == HostOpKind::kOperator && ev.name.size() > 13 && ev.name.substr(0, 13) == "ProfilerStep#")
-          row.kind = HostOpKind::kUserAnnotation;
-        row.track = Track(ev, kHostSide);
-        row.ts = ts;
-        row.dur = dur;
-        row.input_dims = ev.input_dims;
-        row.input_types = ev.input_types;
-        row.correlation = ev.correlation;
-        row.external_id = ev.external_id;
-        row.sequence_number = ev.sequence_number;
-        uint32_t r = profile_->host_ops.Add(row);
-        bool runtime = row.kind == HostOpKind::kRuntime || row.kind == HostOpKind::kDriver;
-        for (const PendingAttribute& a : pending_) {
-          if (!runtime && Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;
-          profile_->attributes.Add(OwnerKind::kHostOp, r, a.key, a.text, a.number);
-        }
-      }
-      return Status::Ok();
-    }
-    case 's':
-    case 'f': {
-      if (IsLaunchFlowCategory(ev.cat)) {
-        ++launch_flows_;
-        if (Eq(ev.cat, "ac2g")) era_bits_ |= kEraTorch20;
-        else if (Eq(ev.cat, "async_cpu_to_gpu") || Eq(ev.cat, "async_gpu")) era_bits_ |= kEraAsyncGpuFlow;
-        return Status::Ok();
-      }
-      if (Eq(ev.cat, "fwdbwd")) era_bits_ |= kEraTorch20;
-      uint64_t id;
-      if (!ev.has_id || !ParseUint64(ev.id_text, &id)) {
-        profile_->CountLoss(LossKind::kLinkLost, "flow without a usable id dropped", Where(event.offset));
-        return Status::Ok();
-      }
-      int64_t ts = 0;
-      if (!ev.has_ts || !parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
-      profile_->flows.Add(id, profile_->Intern(ev.cat), ev.phase, Track(ev, kHostSide), ts);
-      return Status::Ok();
-    }
-    case 'C': {
-      int64_t ts = 0;
-      if (!ev.has_ts || !parse_time(ev.ts_text, "ts", &ts)) return Status::Ok();
-      uint32_t track = Track(ev, kCounterSide);
-      for (const PendingAttribute& a : pending_) {
-        if (std::isnan(a.number)) continue;
-        std::string name(ev.name);
-        if (pending_.size() > 1) name += " " + std::string(profile_->Str(a.key));
-        profile_->counters.Add(profile_->Intern(name), track, ts, a.number);
-      }
-      return Status::Ok();
-    }
-    default: {
-      std::string reason = "unsupported phase '";
-      reason += ev.phase;
-      reason += "' skipped";
-      profile_->CountLoss(LossKind::kRowSkipped, reason, Where(event.offset));
-      return Status::Ok();
-    }
+      return true;
+    case number_text::NumberParse::kOverflow:
+      profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " overflows int64 nanoseconds; event dropped", Where(offset));
+      return false;
+    case number_text::NumberParse::kInvalid:
+      profile_->CountLoss(LossKind::kRowSkipped, std::string(what) + " is not a number; event dropped", Where(offset));
+      return false;
   }
+  return false;
+}
+
+void KinetoReader::OnMetadataEvent(const Event& ev) {
+  // Only names are kept: labels and sort indices carry no timing facts.
+  if (Eq(ev.name, "process_name")) {
+    process_names_[std::string(ev.pid)] = std::string(ev.meta_name);
+  } else if (Eq(ev.name, "thread_name")) {
+    thread_names_[{std::string(ev.pid), std::string(ev.tid)}] = std::string(ev.meta_name);
+  }
+}
+
+void KinetoReader::OnCompleteOrInstantEvent(const Event& ev, uint64_t offset) {
+  int64_t ts = 0, dur = 0;
+  if (!ev.has_ts) {
+    profile_->CountLoss(LossKind::kRowSkipped, "event without \"ts\" dropped", Where(offset));
+    return;
+  }
+  if (!ParseTime(ev.ts_text, "ts", offset, &ts)) return;
+  if (ev.phase == 'X' && ev.has_dur && !ParseTime(ev.dur_text, "dur", offset, &dur)) return;
+  const bool instant = ev.phase != 'X';
+  if (instant && OnInstantMarker(ev, ts, offset)) return;
+  min_ts_ = std::min(min_ts_, ts);
+  CategoryInfo info = Classify(ev.cat);
+  era_bits_ |= info.era_bits;
+  if (info.side == Side::kDevice && !instant) {
+    AddDeviceTask(ev, info, ts, dur);
+  } else {
+    AddHostOp(ev, info, instant, ts, dur);
+  }
+}
+
+bool KinetoReader::OnInstantMarker(const Event& ev, int64_t ts, uint64_t offset) {
+  if (Eq(ev.name, "[memory]")) {
+    uint32_t track = Track(ev, kHostSide);
+    if (ev.has_memory_total_allocated)
+      profile_->counters.Add(profile_->Intern("Total Allocated"), track, ts, ev.total_allocated);
+    if (ev.has_memory_total_reserved)
+      profile_->counters.Add(profile_->Intern("Total Reserved"), track, ts, ev.total_reserved);
+    if (ev.has_memory_bytes)
+      profile_->counters.Add(profile_->Intern("Allocation Bytes"), track, ts, ev.memory_bytes);
+    return true;
+  }
+  if (Eq(ev.name, "Record Window End")) {
+    has_window_end_ = true;
+    window_end_ns_ = ts;
+    window_end_offset_ = offset;
+    return true;
+  }
+  if (ev.name.substr(0, 15) == "Iteration Start") {
+    has_iteration_start_ = true;
+    iteration_start_ns_ = ts;
+    return true;
+  }
+  return false;
+}
+
+void KinetoReader::AddDeviceTask(const Event& ev, const CategoryInfo& info, int64_t ts, int64_t dur) {
+  DeviceTaskRow row;
+  row.name = profile_->Intern(ev.name);
+  row.category = profile_->Intern(ev.cat);
+  row.kind = info.device_kind;
+  if (row.kind == DeviceTaskKind::kKernel && kineto::IsCommunicationKernelName(ev.name))
+    row.kind = DeviceTaskKind::kCommunication;
+  row.track = Track(ev, kDeviceSide);
+  row.ts = ts;
+  row.dur = dur;
+  row.correlation = ev.correlation;
+  row.external_id = ev.external_id;
+  if (ev.external_id == kNoId) ++events_without_external_id_;
+  for (int k = 0; k < 3; ++k) { row.grid[k] = ev.grid[k]; row.block[k] = ev.block[k]; }
+  if (row.kind == DeviceTaskKind::kMemcpy || row.kind == DeviceTaskKind::kMemset ||
+      row.kind == DeviceTaskKind::kCommunication)
+    row.bytes = ev.bytes;
+  uint32_t r = profile_->device_tasks.Add(row);
+  for (const PendingAttribute& a : pending_) {
+    if (Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;  // grid/block are columns here
+    profile_->attributes.Add(OwnerKind::kDeviceTask, r, a.key, a.text, a.number);
+  }
+}
+
+void KinetoReader::AddHostOp(const Event& ev, const CategoryInfo& info, bool instant, int64_t ts, int64_t dur) {
+  HostOpRow row;
+  row.name = profile_->Intern(ev.name);
+  row.category = profile_->Intern(ev.cat);
+  row.kind = instant ? HostOpKind::kOther : info.host_kind;
+  // torch 1.8/1.9 wrote ProfilerStep#N with category "Operator" (the
+  // legacy export with none): it marks a step, it is not an operator
+  // (it ranked among the top operators by self time).
+  if (row.kind == HostOpKind::kOperator && ev.name.size() > 13 && ev.name.substr(0, 13) == "ProfilerStep#")
+    row.kind = HostOpKind::kUserAnnotation;
+  row.track = Track(ev, kHostSide);
+  row.ts = ts;
+  row.dur = dur;
+  row.input_dims = ev.input_dims;
+  row.input_types = ev.input_types;
+  row.correlation = ev.correlation;
+  row.external_id = ev.external_id;
+  row.sequence_number = ev.sequence_number;
+  uint32_t r = profile_->host_ops.Add(row);
+  bool runtime = row.kind == HostOpKind::kRuntime || row.kind == HostOpKind::kDriver;
+  for (const PendingAttribute& a : pending_) {
+    if (!runtime && Contains<kRocmLaunchArgKeys>(profile_->Str(a.key))) continue;
+    profile_->attributes.Add(OwnerKind::kHostOp, r, a.key, a.text, a.number);
+  }
+}
+
+void KinetoReader::OnFlowEvent(const Event& ev, uint64_t offset) {
+  if (IsLaunchFlowCategory(ev.cat)) {
+    ++launch_flows_;
+    if (Eq(ev.cat, "ac2g")) era_bits_ |= kEraTorch20;
+    else if (Eq(ev.cat, "async_cpu_to_gpu") || Eq(ev.cat, "async_gpu")) era_bits_ |= kEraAsyncGpuFlow;
+    return;
+  }
+  if (Eq(ev.cat, "fwdbwd")) era_bits_ |= kEraTorch20;
+  uint64_t id;
+  if (!ev.has_id || !ParseUint64(ev.id_text, &id)) {
+    profile_->CountLoss(LossKind::kLinkLost, "flow without a usable id dropped", Where(offset));
+    return;
+  }
+  int64_t ts = 0;
+  if (!ev.has_ts || !ParseTime(ev.ts_text, "ts", offset, &ts)) return;
+  profile_->flows.Add(id, profile_->Intern(ev.cat), ev.phase, Track(ev, kHostSide), ts);
+}
+
+void KinetoReader::OnCounterEvent(const Event& ev, uint64_t offset) {
+  int64_t ts = 0;
+  if (!ev.has_ts || !ParseTime(ev.ts_text, "ts", offset, &ts)) return;
+  uint32_t track = Track(ev, kCounterSide);
+  for (const PendingAttribute& a : pending_) {
+    if (std::isnan(a.number)) continue;
+    std::string name(ev.name);
+    if (pending_.size() > 1) name += " " + std::string(profile_->Str(a.key));
+    profile_->counters.Add(profile_->Intern(name), track, ts, a.number);
+  }
+}
+
+void KinetoReader::OnUnsupportedPhase(char phase, uint64_t offset) {
+  std::string reason = "unsupported phase '";
+  reason += phase;
+  reason += "' skipped";
+  profile_->CountLoss(LossKind::kRowSkipped, reason, Where(offset));
 }
 
 Status KinetoReader::ReadDeviceProperties(value v) {
