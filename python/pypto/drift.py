@@ -36,8 +36,8 @@ from ._native import engine as _engine
 #: Earlier runs needed for the median/MAD model; below it Welch's test on step latencies is used.
 #: 3 is the smallest sample whose MAD is not dominated by a single run.
 MIN_RUNS_FOR_MAD = 3
-#: MAD -> standard deviation for normal data (Rousseeuw & Croux 1993).
-MAD_TO_SIGMA = 1.4826
+#: MAD -> standard deviation for normal data (Rousseeuw & Croux 1993; the engine's constant).
+MAD_TO_SIGMA = float(_engine.defaults["mad_to_standard_deviation"])
 #: Robust z cut (Leys et al. 2013, "Detecting outliers: do not use standard deviation around the mean").
 MAD_K = 3.0
 #: Significance of Welch's t-test on step latencies (two-sided); the default of `pypto compare`.
@@ -105,31 +105,19 @@ def welch_t_test(sample_a: Sequence[float], sample_b: Sequence[float]) -> Option
 
 
 def ks_two_sample(sample_a: Sequence[float], sample_b: Sequence[float]) -> Optional[Dict[str, float]]:
-    """Two-sample Kolmogorov-Smirnov statistic D and its asymptotic p-value (Stephens 1970 correction)."""
-    a, b = sorted(sample_a), sorted(sample_b)
-    na, nb = len(a), len(b)
-    if na == 0 or nb == 0:
+    """Two-sample Kolmogorov-Smirnov statistic D and its asymptotic p-value (the engine's, Stephens 1970
+    correction); None when a sample is empty."""
+    result = _engine.ks_two_sample([float(v) for v in sample_a], [float(v) for v in sample_b])
+    if not result["testable"]:
         return None
-    i = j = 0
-    d = 0.0
-    while i < na and j < nb:
-        x = min(a[i], b[j])
-        while i < na and a[i] == x:
-            i += 1
-        while j < nb and b[j] == x:
-            j += 1
-        d = max(d, abs(i / na - j / nb))
-    n_eff = na * nb / (na + nb)
-    lam = (math.sqrt(n_eff) + 0.12 + 0.11 / math.sqrt(n_eff)) * d
-    p = 1.0  # the alternating series does not converge for small lambda, where p is ~1 anyway
-    if lam > 0.2:
-        p = 2.0 * sum((-1) ** (k - 1) * math.exp(-2.0 * k * k * lam * lam) for k in range(1, 101))
-    return {"d": d, "p_value": min(max(p, 0.0), 1.0), "n_a": na, "n_b": nb}
+    return {key: result[key] for key in ("d", "p_value", "n_a", "n_b")}
 
 
-def median_mad(values: Sequence[float]) -> Tuple[float, float]:
-    med = statistics.median(values)
-    return med, statistics.median([abs(v - med) for v in values])
+def median_and_robust_sigma(values: Sequence[float]) -> Tuple[float, float]:
+    """The median and 1.4826 x the median absolute deviation (the engine's, as the ranks' and analyze's
+    outlier rules compute them)."""
+    spread = _engine.robust_spread([float(v) for v in values])
+    return spread["median"], spread["sigma"]
 
 
 # ------------------------------------------------------------------------- checks
@@ -163,8 +151,7 @@ def _check_latency(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, A
         out.notes.append("per-token latency: no decode steps in the latest run or in the earlier runs")
         return
     if len(previous) >= MIN_RUNS_FOR_MAD:
-        med, mad = median_mad(previous)
-        sigma = MAD_TO_SIGMA * mad
+        med, sigma = median_and_robust_sigma(previous)
         relative = (x - med) / med if med else math.inf
         robust_z = (x - med) / sigma if sigma > 0 else (math.inf if x != med else 0.0)
         if abs(robust_z) > MAD_K and abs(relative) > MIN_RELATIVE_CHANGE:
@@ -173,7 +160,7 @@ def _check_latency(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, A
                 "per_token_latency", "decode step",
                 f"per-token latency p50 {direction} {relative:+.1%}: {x:.3f} ms vs median {med:.3f} ms of "
                 f"{len(previous)} earlier runs (robust z {robust_z:+.1f}, limit {MAD_K:g})",
-                {"method": "median_mad", "latest_p50_ms": x, "baseline_median_ms": med, "baseline_mad_ms": mad,
+                {"method": "median_mad", "latest_p50_ms": x, "baseline_median_ms": med, "baseline_mad_ms": sigma / MAD_TO_SIGMA, "baseline_sigma_ms": sigma,
                  "robust_z": robust_z, "relative_change": relative, "k": MAD_K,
                  "min_relative_change": MIN_RELATIVE_CHANGE, "baseline_runs": len(previous)}))
         return
@@ -295,5 +282,5 @@ def _check_lengths(store: Any, latest: Dict[str, Any], earlier: List[Dict[str, A
              "median_shift": shift, "alpha": KS_ALPHA, "median_shift_bound": LENGTH_MEDIAN_SHIFT}))
 
 
-__all__ = ["detect_drift", "DriftFlag", "DriftResult", "welch_t_test", "student_t_two_sided_p", "ks_two_sample", "median_mad",
+__all__ = ["detect_drift", "DriftFlag", "DriftResult", "welch_t_test", "student_t_two_sided_p", "ks_two_sample", "median_and_robust_sigma",
            "request_lengths"]

@@ -5,6 +5,7 @@
 // rules use (analyze's outlier steps, pypto ranks' stragglers).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace pypto {
@@ -35,5 +36,20 @@ struct RobustSpread {
   double sigma;
 };
 RobustSpread MedianAndRobustSigma(const std::vector<double>& values);
+
+// Two-sample Kolmogorov-Smirnov test: D = the largest distance between the two
+// empirical distribution functions, and its asymptotic p-value with Stephens'
+// (1970) small-sample correction, lambda = (sqrt(n) + 0.12 + 0.11 / sqrt(n)) D
+// with n = n_a n_b / (n_a + n_b), p = 2 sum_k (-1)^(k-1) exp(-2 k^2 lambda^2).
+// Hand-written: Boost.Math has the one-sample distribution only from 1.75 on
+// (Debian 12 ships 1.74), and this is one loop. `testable` is false when a
+// sample is empty.
+struct KolmogorovSmirnovTest {
+  bool testable = false;
+  double d = 0;
+  double p_value = 1;
+  size_t n_a = 0, n_b = 0;
+};
+KolmogorovSmirnovTest KolmogorovSmirnov(std::vector<double> sample_a, std::vector<double> sample_b);
 
 }  // namespace pypto

@@ -50,6 +50,17 @@ void BindStatistics(py::module_& m) {
   }, py::arg("values"),
         "The median and the robust sigma (1.4826 x the median absolute deviation) of VALUES: the centre and "
         "spread of the outlier rules (analyze's outlier steps, pypto ranks' stragglers). NaN when empty.");
+  m.def("ks_two_sample", [](const std::vector<double>& a, const std::vector<double>& b) {
+    const KolmogorovSmirnovTest r = KolmogorovSmirnov(a, b);
+    py::dict d;
+    d["testable"] = r.testable;
+    d["d"] = r.d;
+    d["p_value"] = r.p_value;
+    d["n_a"] = r.n_a;
+    d["n_b"] = r.n_b;
+    return d;
+  }, py::arg("sample_a"), py::arg("sample_b"),
+        "Two-sample Kolmogorov-Smirnov test: D and its asymptotic p-value (Stephens' correction).");
   m.def("paired_ratio_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
     const PairedRatioTest r = PairedRatio(baseline, candidate, alpha);
     py::dict d;

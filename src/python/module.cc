@@ -13,6 +13,7 @@
 
 #include "advisor/optimizers.h"
 #include "analysis/detector.h"
+#include "analysis/statistics.h"
 #include "compare/compare.h"
 #include "hw/hardware.h"
 #include "importers/detect.h"
@@ -54,6 +55,7 @@ void BindEngine(py::module_& m) {
   defaults["mem_bottleneck_ratio_threshold"] = kDefaultMemBottleneckRatioThreshold;
   defaults["significance_alpha"] = kDefaultSignificanceAlpha;
   defaults["calibration_seconds"] = kDefaultCalibrationSeconds;
+  defaults["mad_to_standard_deviation"] = kMadToStandardDeviation;
   m.attr("defaults") = defaults;
   m.attr("__version__") = PYPTO_VERSION;
   m.attr("default_max_input_bytes") = io::kDefaultMaxInputBytes;

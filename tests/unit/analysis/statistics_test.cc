@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace pypto {
 namespace {
@@ -59,6 +60,33 @@ TEST(MedianAndRobustSigma, TheOutlierDoesNotMoveTheCentreOrTheSpread) {
   RobustSpread none = MedianAndRobustSigma({});
   EXPECT_TRUE(std::isnan(none.median));
   EXPECT_TRUE(std::isnan(none.sigma));
+}
+
+TEST(KolmogorovSmirnov, DistanceOfTheEmpiricalDistributionsAndItsPValue) {
+  // a = 1 2 3 4, b = 3 4 5 6 (given unsorted): the ECDFs after x = 1, 2, 3, 4 are a 1/4 2/4 3/4 1 and
+  // b 0 0 1/4 2/4 -> D = 0.5. n = 4 x 4 / 8 = 2; lambda = (sqrt 2 + 0.12 + 0.11 / sqrt 2) x 0.5 =
+  // 0.8059977; p = 2 sum_k (-1)^(k-1) exp(-2 k^2 lambda^2) = 0.5344157 (the series summed by hand to k = 4).
+  KolmogorovSmirnovTest r = KolmogorovSmirnov({4, 1, 3, 2}, {6, 3, 5, 4});
+  ASSERT_TRUE(r.testable);
+  EXPECT_DOUBLE_EQ(r.d, 0.5);
+  EXPECT_NEAR(r.p_value, 0.5344157, 1e-6);
+  EXPECT_EQ(r.n_a, 4u);
+  EXPECT_EQ(r.n_b, 4u);
+  // Identical samples: D = 0, lambda 0 below the series' range -> p = 1.
+  KolmogorovSmirnovTest same = KolmogorovSmirnov({1, 2, 2, 3}, {3, 2, 1, 2});
+  EXPECT_DOUBLE_EQ(same.d, 0.0);
+  EXPECT_DOUBLE_EQ(same.p_value, 1.0);
+  // Disjoint samples of 50: D = 1, lambda = (5 + 0.12 + 0.022) = 5.142 -> p = 2 exp(-52.9) ~ 2e-23.
+  std::vector<double> low, high;
+  for (int i = 0; i < 50; ++i) {
+    low.push_back(i);
+    high.push_back(100 + i);
+  }
+  KolmogorovSmirnovTest apart = KolmogorovSmirnov(low, high);
+  EXPECT_DOUBLE_EQ(apart.d, 1.0);
+  EXPECT_LT(apart.p_value, 1e-20);
+  EXPECT_GT(apart.p_value, 0.0);
+  EXPECT_FALSE(KolmogorovSmirnov({}, {1.0}).testable);
 }
 
 }  // namespace
