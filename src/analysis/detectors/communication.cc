@@ -246,128 +246,225 @@ ArrivalSplit ArrivalOf(const std::map<int32_t, ArrivalSplit>& arrival, int32_t d
   return sum;
 }
 
+// Communication and compute time of one step's tasks on one device.
+struct StepTaskTimes {
+  TimeNs communication_ns = 0;
+  TimeNs compute_ns = 0;
+};
+
+using RankKernelsByName = std::map<int32_t, std::map<std::string, std::vector<RankKernel>>>;
+
+// What Run gathers before it judges: the figures of every device over the
+// analysed steps and the ranks' collectives.
+struct CommunicationFigures {
+  std::vector<uint32_t> tasks_by_start;  // ctx.tasks sorted by start
+  std::vector<int64_t> step_numbers;     // of the analysed steps
+  std::map<int32_t, DeviceFigures> devices;
+  RankKernelsByName rank_kernels;
+  std::map<int32_t, ArrivalSplit> arrival;
+};
+
+// Compute per step of the devices that compute (ranks): mean, extremes and
+// (max - min) / mean.
+struct RankSpread {
+  size_t ranks = 0;
+  double mean = 0, lo = INFINITY, hi = 0, spread = 0;
+  int32_t slowest_device = -1, fastest_device = -1;
+  const DeviceFigures* slowest = nullptr;
+  const DeviceFigures* fastest = nullptr;
+};
+
 class Communication final : public Detector {
  public:
   std::string_view name() const override { return "communication"; }
   IssueType type() const override { return IssueType::kCommunication; }
 
+
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
-    const Profile& p = *ctx.profile;
-    const DeviceTaskTable& t = p.device_tasks;
     const double min_share = ctx.options->Param("communication.min_exposed_share", kDefaultMinExposedShare);
     const double max_spread = ctx.options->Param("communication.slow_rank_spread", kDefaultSlowRankSpread);
-    const std::vector<StepInfo>& steps = ctx.graph->Steps();
-    std::map<int32_t, DeviceFigures> devices;
-    std::vector<int64_t> step_numbers;
-
-    // ---- exposed communication and compute per step
-    // The steps' tasks by start, so each step reads only its own range
-    // (ctx.tasks is by track: a scan per step was steps x tasks).
-    std::vector<uint32_t> by_start = ctx.tasks;
-    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) { return t.ts[a] < t.ts[b]; });
-    auto comm_tasks_of = [&](int32_t device, TimeWindow w, DeviceFigures* f) {
-      std::vector<std::pair<TimeNs, TimeNs>> comm, compute, wait, transfer;
-      auto first = std::lower_bound(by_start.begin(), by_start.end(), w.start,
-                                    [&](uint32_t r, TimeNs v) { return t.ts[r] < v; });
-      for (auto it = first; it != by_start.end() && t.ts[*it] < w.end; ++it) {
-        const uint32_t r = *it;
-        if (device >= 0 && p.tracks.device[t.track[r]] != device) continue;
-        const TimeNs end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
-        if (t.kind[r] == DeviceTaskKind::kCommunication) {
-          comm.push_back({t.ts[r], end});
-          const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
-          const bool whole_op = name.find("hcom_") != std::string::npos || name.find("nccl") != std::string::npos ||
-                                name.find("rccl") != std::string::npos ||
-                                p.Str(t.category[r]) == "communication_op";
-          if (whole_op) {
-            f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
-            const std::string_view collective = ctx.TaskAttributeText(r, "Collective name");
-            const double n = ctx.TaskAttribute(r, "Group size");
-            const double elem = DTypeBytes(ParseDType(ctx.TaskAttributeText(r, "dtype")));  // c10 names: Float, Half, Long …
-            const bool gathers = collective.find("gather") != std::string_view::npos;
-            const double nelems = ctx.TaskAttribute(r, gathers ? "Out msg nelems" : "In msg nelems");
-            if (!collective.empty() && elem > 0 && nelems > 0 && t.dur[r] > 0) {
-              Packets& messages = f->packets["NCCL"];
-              ++messages.transfers;
-              if (nelems * elem < kNcclSmallMessageMb * 1e6) {
-                ++messages.small;
-                messages.small_ms += double(t.dur[r]) / 1e6;
-              }
-              BusTraffic& b = f->bus[std::string(collective)];
-              b.bus_bytes += nelems * elem * BusFactor(collective, std::isnan(n) ? 1 : n);
-              b.time_ns += t.dur[r];
-              ++b.kernels;
-            }
-          } else {
-            f->has_sub_tasks = true;
-            (IsWaitTask(name) ? wait : transfer).push_back({t.ts[r], end});
-            // SDMA copies: the DB's TASK type "SDMA", trace_view's Memcpy / Reduce_Inline sub-tasks.
-            const bool moves_data = name.find("sdma") != std::string::npos || name.find("memcpy") != std::string::npos ||
-                                    name.find("reduce_inline") != std::string::npos;
-            if (moves_data && t.bytes[r] >= kTransferAlignmentBytes && t.bytes[r] % kTransferAlignmentBytes != 0) {
-              f->unaligned.push_back({t.ts[r], end});
-              ++f->unaligned_tasks;
-              if (f->unaligned_example == 0) f->unaligned_example = t.bytes[r];
-            }
-          }
-        } else if (t.kind[r] == DeviceTaskKind::kKernel) {
-          compute.push_back({t.ts[r], end});
-        }
-      }
-      f->wait_task_ns += IntervalUnionLength(wait);
-      f->transfer_task_ns += IntervalUnionLength(transfer);
-      return std::pair(IntervalUnionLength(comm), IntervalUnionLength(compute));
-    };
-    for (size_t k = 0; k < ctx.steps.size(); ++k) {
-      const size_t s = ctx.steps[k];
-      const StepInfo& st = steps[s];
-      step_numbers.push_back(st.number);
-      const StepRow* row = nullptr;
-      for (const StepRow& r : p.steps.rows)
-        if (r.number == st.number && r.device == st.device && r.communication_not_overlapped != kUnknownNs) row = &r;
-      DeviceFigures& f = devices[st.device];
-      ++f.steps;
-      if (row != nullptr) {
-        f.from_step_table = true;
-        const TimeNs computing = row->computing == kUnknownNs ? 0 : row->computing;
-        const TimeNs free = row->free == kUnknownNs ? 0 : row->free;
-        f.step_ns += computing + row->communication_not_overlapped + free;
-        f.exposed_ns += row->communication_not_overlapped;
-        f.communication_ns += row->communication == kUnknownNs ? row->communication_not_overlapped : row->communication;
-        f.compute_ns += computing;
-        f.step_exposed.push_back({s, row->communication_not_overlapped});
-        f.step_compute.push_back({s, computing});
-        comm_tasks_of(st.device, ctx.step_windows[k], &f);  // wait / transfer and names only
-        continue;
-      }
-      const TimeNs exposed = ctx.StepPath(k).breakdown_ns[static_cast<size_t>(PathSegmentKind::kCommunication)];
-      const auto [comm, compute] = comm_tasks_of(st.device, ctx.step_windows[k], &f);
-      f.step_ns += st.latency_ns();
-      f.exposed_ns += exposed;
-      f.communication_ns += comm;
-      f.compute_ns += compute;
-      f.step_exposed.push_back({s, exposed});
-      f.step_compute.push_back({s, compute});
-    }
-    if (devices.empty()) {
+    CommunicationFigures figures;
+    figures.tasks_by_start = TasksByStart(ctx);
+    CollectStepFigures(ctx, &figures);
+    if (figures.devices.empty()) {
       out->notes.push_back("no analysed step: communication not measured");
       return;
     }
-    // Whole collectives (NCCL/RCCL kernels, HCCL hcom_ ops) per rank (device), to split wait from transfer by the
-    // ranks' arrival at each collective when several ranks are given.
-    std::map<int32_t, std::map<std::string, std::vector<RankKernel>>> rank_kernels;
-    for (uint32_t r : by_start) {
+    figures.rank_kernels = CollectRankKernels(*ctx.profile, figures.tasks_by_start);
+    figures.arrival = SplitByArrival(figures.rank_kernels);
+    AddCommunicationJson(*ctx.profile, figures.step_numbers, &figures.devices);
+
+    for (const auto& [device, f] : figures.devices) AddExposedFinding(ctx, figures, device, f, min_share, out);
+    for (const auto& [device, f] : figures.devices) AddTransferFindings(ctx, device, f, out);
+    for (const auto& [device, f] : figures.devices) NoteBusBandwidth(ctx, device, f, out);
+    NoteSlowLinks(ctx, figures.step_numbers, out);
+    AddRankImbalanceFinding(figures.devices, min_share, max_spread, out);
+  }
+
+ private:
+  // ---- exposed communication and compute per step
+
+  // The steps' tasks by start, so each step reads only its own range
+  // (ctx.tasks is by track: a scan per step was steps x tasks).
+  static std::vector<uint32_t> TasksByStart(const DiagnosisContext& ctx) {
+    const DeviceTaskTable& t = ctx.profile->device_tasks;
+    std::vector<uint32_t> by_start = ctx.tasks;
+    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) { return t.ts[a] < t.ts[b]; });
+    return by_start;
+  }
+
+  // Each analysed step's figures, added to its device's: from the step table
+  // when its row has Communication(Not Overlapped), else from the critical
+  // path and the step's tasks.
+  static void CollectStepFigures(const DiagnosisContext& ctx, CommunicationFigures* figures) {
+    const std::vector<StepInfo>& steps = ctx.graph->Steps();
+    for (size_t k = 0; k < ctx.steps.size(); ++k) {
+      const size_t s = ctx.steps[k];
+      const StepInfo& st = steps[s];
+      figures->step_numbers.push_back(st.number);
+      const StepRow* row = StepRowWithCommunication(*ctx.profile, st);
+      DeviceFigures& f = figures->devices[st.device];
+      ++f.steps;
+      if (row != nullptr) {
+        AddStepRowFigures(*row, s, &f);
+        ScanStepTasks(ctx, figures->tasks_by_start, st.device, ctx.step_windows[k], &f);  // wait / transfer and names only
+      } else {
+        AddCriticalPathFigures(ctx, figures->tasks_by_start, k, &f);
+      }
+    }
+  }
+
+  // The last step-table row of the step that has Communication(Not Overlapped).
+  static const StepRow* StepRowWithCommunication(const Profile& p, const StepInfo& st) {
+    const StepRow* row = nullptr;
+    for (const StepRow& r : p.steps.rows)
+      if (r.number == st.number && r.device == st.device && r.communication_not_overlapped != kUnknownNs) row = &r;
+    return row;
+  }
+
+  static void AddStepRowFigures(const StepRow& row, size_t step, DeviceFigures* f) {
+    f->from_step_table = true;
+    const TimeNs computing = row.computing == kUnknownNs ? 0 : row.computing;
+    const TimeNs free = row.free == kUnknownNs ? 0 : row.free;
+    f->step_ns += computing + row.communication_not_overlapped + free;
+    f->exposed_ns += row.communication_not_overlapped;
+    f->communication_ns += row.communication == kUnknownNs ? row.communication_not_overlapped : row.communication;
+    f->compute_ns += computing;
+    f->step_exposed.push_back({step, row.communication_not_overlapped});
+    f->step_compute.push_back({step, computing});
+  }
+
+  // Step k (index into ctx.steps) without a step-table row: exposed is the
+  // communication on its critical path.
+  static void AddCriticalPathFigures(const DiagnosisContext& ctx, const std::vector<uint32_t>& tasks_by_start, size_t k,
+                                     DeviceFigures* f) {
+    const size_t s = ctx.steps[k];
+    const StepInfo& st = ctx.graph->Steps()[s];
+    const TimeNs exposed = ctx.StepPath(k).breakdown_ns[static_cast<size_t>(PathSegmentKind::kCommunication)];
+    const StepTaskTimes times = ScanStepTasks(ctx, tasks_by_start, st.device, ctx.step_windows[k], f);
+    f->step_ns += st.latency_ns();
+    f->exposed_ns += exposed;
+    f->communication_ns += times.communication_ns;
+    f->compute_ns += times.compute_ns;
+    f->step_exposed.push_back({s, exposed});
+    f->step_compute.push_back({s, times.compute_ns});
+  }
+
+  // The tasks of one step window on one device (-1: every device): their
+  // communication and compute time; the collectives, wait / transfer
+  // sub-tasks, messages and unaligned copies go into f.
+  static StepTaskTimes ScanStepTasks(const DiagnosisContext& ctx, const std::vector<uint32_t>& tasks_by_start,
+                                     int32_t device, TimeWindow w, DeviceFigures* f) {
+    const Profile& p = *ctx.profile;
+    const DeviceTaskTable& t = p.device_tasks;
+    std::vector<std::pair<TimeNs, TimeNs>> comm, compute, wait, transfer;
+    auto first = std::lower_bound(tasks_by_start.begin(), tasks_by_start.end(), w.start,
+                                  [&](uint32_t r, TimeNs v) { return t.ts[r] < v; });
+    for (auto it = first; it != tasks_by_start.end() && t.ts[*it] < w.end; ++it) {
+      const uint32_t r = *it;
+      if (device >= 0 && p.tracks.device[t.track[r]] != device) continue;
+      const TimeNs end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
+      if (t.kind[r] == DeviceTaskKind::kCommunication) {
+        comm.push_back({t.ts[r], end});
+        const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
+        const bool whole_op = name.find("hcom_") != std::string::npos || name.find("nccl") != std::string::npos ||
+                              name.find("rccl") != std::string::npos || p.Str(t.category[r]) == "communication_op";
+        if (whole_op) {
+          AddWholeCollective(ctx, r, f);
+        } else {
+          f->has_sub_tasks = true;
+          (IsWaitTask(name) ? wait : transfer).push_back({t.ts[r], end});
+          CountUnalignedCopy(t, r, name, end, f);
+        }
+      } else if (t.kind[r] == DeviceTaskKind::kKernel) {
+        compute.push_back({t.ts[r], end});
+      }
+    }
+    f->wait_task_ns += IntervalUnionLength(wait);
+    f->transfer_task_ns += IntervalUnionLength(transfer);
+    return {IntervalUnionLength(comm), IntervalUnionLength(compute)};
+  }
+
+  // A whole collective (NCCL/RCCL kernel, HCCL hcom_ op): its time by name and,
+  // from the kernel's arguments, its message size and bus bytes.
+  static void AddWholeCollective(const DiagnosisContext& ctx, uint32_t r, DeviceFigures* f) {
+    const Profile& p = *ctx.profile;
+    const DeviceTaskTable& t = p.device_tasks;
+    f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
+    const std::string_view collective = ctx.TaskAttributeText(r, "Collective name");
+    const double n = ctx.TaskAttribute(r, "Group size");
+    const double elem = DTypeBytes(ParseDType(ctx.TaskAttributeText(r, "dtype")));  // c10 names: Float, Half, Long …
+    const bool gathers = collective.find("gather") != std::string_view::npos;
+    const double nelems = ctx.TaskAttribute(r, gathers ? "Out msg nelems" : "In msg nelems");
+    const bool sized = !collective.empty() && elem > 0 && nelems > 0 && t.dur[r] > 0;
+    if (!sized) return;
+    Packets& messages = f->packets["NCCL"];
+    ++messages.transfers;
+    if (nelems * elem < kNcclSmallMessageMb * 1e6) {
+      ++messages.small;
+      messages.small_ms += double(t.dur[r]) / 1e6;
+    }
+    BusTraffic& b = f->bus[std::string(collective)];
+    b.bus_bytes += nelems * elem * BusFactor(collective, std::isnan(n) ? 1 : n);
+    b.time_ns += t.dur[r];
+    ++b.kernels;
+  }
+
+  // SDMA copies (the DB's TASK type "SDMA", trace_view's Memcpy /
+  // Reduce_Inline sub-tasks) of at least 512 B whose size is not a multiple of it.
+  static void CountUnalignedCopy(const DeviceTaskTable& t, uint32_t r, std::string_view lower_name, TimeNs end,
+                                 DeviceFigures* f) {
+    const bool moves_data = lower_name.find("sdma") != std::string_view::npos ||
+                            lower_name.find("memcpy") != std::string_view::npos ||
+                            lower_name.find("reduce_inline") != std::string_view::npos;
+    if (!moves_data || t.bytes[r] < kTransferAlignmentBytes || t.bytes[r] % kTransferAlignmentBytes == 0) return;
+    f->unaligned.push_back({t.ts[r], end});
+    ++f->unaligned_tasks;
+    if (f->unaligned_example == 0) f->unaligned_example = t.bytes[r];
+  }
+
+  // Whole collectives (NCCL/RCCL kernels, HCCL hcom_ ops) per rank (device), to split wait from transfer by the
+  // ranks' arrival at each collective when several ranks are given.
+  static RankKernelsByName CollectRankKernels(const Profile& p, const std::vector<uint32_t>& tasks_by_start) {
+    const DeviceTaskTable& t = p.device_tasks;
+    RankKernelsByName rank_kernels;
+    for (uint32_t r : tasks_by_start) {
       if (t.kind[r] != DeviceTaskKind::kCommunication) continue;
       const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
       if (name.find("nccl") == std::string::npos && name.find("rccl") == std::string::npos &&
           name.find("hcom_") == std::string::npos)
-        continue;  // whole collectives only (HCCL sub-tasks are split by Notify Wait above)
+        continue;  // whole collectives only (HCCL sub-tasks are split by Notify Wait)
       rank_kernels[p.tracks.device[t.track[r]]][std::string(p.Str(t.name[r]))].push_back(
           {t.ts[r], t.ts[r] + std::max<TimeNs>(t.dur[r], 0)});
     }
-    const std::map<int32_t, ArrivalSplit> arrival = SplitByArrival(rank_kernels);
+    return rank_kernels;
+  }
 
-    // ---- communication.json (per device, the analysed steps only)
+  // ---- communication.json (per device, the analysed steps only)
+
+  // Keys "communication/<step>/<op>/<field>" of the devices.
+  static void AddCommunicationJson(const Profile& p, const std::vector<int64_t>& step_numbers,
+                                   std::map<int32_t, DeviceFigures>* devices) {
     const AttributeTable& a = p.attributes;
     for (size_t i = 0; i < a.size(); ++i) {
       if (a.owner_kind[i] != OwnerKind::kDevice || a.owner[i] >= p.devices.rows.size()) continue;
@@ -380,155 +477,180 @@ class Communication final : public Detector {
       if (op == "Total Op Info" || std::isnan(a.number[i])) continue;
       const int64_t number = StepNumberOf(step);
       if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
-      auto it = devices.find(p.devices.rows[a.owner[i]].index);
-      if (it == devices.end()) continue;
+      auto it = devices->find(p.devices.rows[a.owner[i]].index);
+      if (it == devices->end()) continue;
       DeviceFigures& f = it->second;
       f.has_json = true;
-      const double v = a.number[i];
-      if (field == "Wait Time(ms)") f.wait_ms += v;
-      else if (field == "Transit Time(ms)") f.transit_ms += v;
-      else if (field == "Elapse Time(ms)") f.collectives[std::string(op.substr(0, op.find('@')))] += TimeNs(v * 1e6);
-      else if (const size_t at = field.find(" Size Distribution "); at != std::string_view::npos) {
-        const std::string_view cls = PacketClass(field.substr(0, at));
-        if (cls.empty()) continue;
-        std::string_view rest = field.substr(at + 19);  // "<size> Count" / "<size> Time(ms)"
-        const size_t sp = rest.find(' ');
-        if (sp == std::string_view::npos) continue;
-        const double size_mb = std::strtod(std::string(rest.substr(0, sp)).c_str(), nullptr);
-        const bool small = size_mb < (cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb);
-        Packets& pk = f.packets[std::string(cls)];
-        if (rest.substr(sp + 1) == "Count") {
-          pk.transfers += v;
-          if (small) pk.small += v;
-        } else if (small) {
-          pk.small_ms += v;
-        }
-      }
-      else if (field.ends_with(" Transit Size(MB)")) f.transports[std::string(field.substr(0, field.find(' ')))].size_mb += v;
-      else if (field.ends_with(" Transit Time(ms)")) f.transports[std::string(field.substr(0, field.find(' ')))].time_ms += v;
+      AddCommunicationJsonField(op, field, a.number[i], &f);
     }
+  }
 
-    // ---- exposed communication findings
-    for (auto& [device, f] : devices) {
-      const double share = f.step_ns > 0 ? double(f.exposed_ns) / double(f.step_ns) : 0;
-      const std::string who = device >= 0 ? fmt::format("device {}", device) : std::string("the device");
-      if (f.exposed_ns == 0 || share <= min_share) {
-        if (f.communication_ns > 0)
-          out->notes.push_back(fmt::format("{}: exposed communication {:.1f}% of the step ({} of {} collective "
-                                           "time), not over {:.0f}%", who, 100 * share,
-                                           detectors::FormatUs(f.exposed_ns), detectors::FormatUs(f.communication_ns),
-                                           100 * min_share));
-        continue;
-      }
-      Issue issue;
-      issue.type = IssueType::kCommunication;
-      issue.op_type = "exposed communication";
-      std::vector<std::pair<std::string, TimeNs>> top(f.collectives.begin(), f.collectives.end());
-      std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-      issue.op_name = top.empty() ? "communication" : top[0].first;
-      issue.profile_op_name = fmt::format("collectives of {}", who);
-      issue.affected_ns = f.exposed_ns;
-      issue.method = SavingMethod::kAmdahl;
-      for (size_t k = 0; k < f.step_exposed.size(); ++k) {
-        const TimeNs saved = std::min(f.step_exposed[k].second, f.step_compute[k].second);
-        if (saved > 0) issue.savings.push_back({SavingTargetKind::kStepIdle, uint32_t(f.step_exposed[k].first), saved});
-      }
-      issue.saving_formula = "per step min(exposed communication, compute time): the most that overlapping the "
-                             "collectives with compute can hide (bucketed / asynchronous collectives)";
-      issue.detail = fmt::format("{}: exposed communication {} = {:.1f}% of the step ({}) > {:.0f}%", who,
-                                 detectors::FormatUs(f.exposed_ns), 100 * share,
-                                 f.from_step_table ? "step_trace_time Communication(Not Overlapped)"
-                                                   : "communication on the critical path",
-                                 100 * min_share);
-      if (f.communication_ns > f.exposed_ns)
-        issue.detail += fmt::format("; {} of collective time overlapped with compute",
-                                    detectors::FormatUs(f.communication_ns - f.exposed_ns));
-      double wait_share = std::nan("");
-      // The op-level Transit Time of communication.json can be near 0 while
-      // its transports moved data for tens of ms: the transfer time is the
-      // longer of the two. Link types (HCCS) and transport types (SDMA) list
-      // the same transfers, so transports are not added together.
-      double transfer_ms = f.transit_ms;
-      for (const auto& [transport, tr] : f.transports) transfer_ms = std::max(transfer_ms, tr.time_ms);
-      if (f.has_json && f.wait_ms + transfer_ms > 0) {
-        wait_share = f.wait_ms / (f.wait_ms + transfer_ms);
-        issue.detail += fmt::format("; wait {:.1f} ms vs transfer {:.1f} ms (communication.json)", f.wait_ms,
-                                    transfer_ms);
-      } else if (f.has_sub_tasks && f.wait_task_ns + f.transfer_task_ns > 0) {
-        wait_share = double(f.wait_task_ns) / double(f.wait_task_ns + f.transfer_task_ns);
-        issue.detail += fmt::format("; wait {} (Notify Wait) vs transfer {} (HCCL tasks)",
-                                    detectors::FormatUs(f.wait_task_ns), detectors::FormatUs(f.transfer_task_ns));
-      } else if (ArrivalSplit a = ArrivalOf(arrival, device); a.matched > 0 && a.wait_ns + a.transfer_ns > 0) {
-        wait_share = double(a.wait_ns) / double(a.wait_ns + a.transfer_ns);
-        issue.detail += fmt::format("; wait {} (in its collectives before the last rank arrived, {} collective "
-                                    "kernel(s) matched across {} ranks{}) vs transfer {}",
-                                    detectors::FormatUs(a.wait_ns), a.matched, rank_kernels.size(),
-                                    a.unmatched > 0 ? fmt::format(", {} not matched", a.unmatched) : std::string(),
-                                    detectors::FormatUs(a.transfer_ns));
-      } else {
-        issue.detail += rank_kernels.size() < 2
-                            ? "; one rank given: wait and transfer are not told apart (one kernel per collective; "
-                              "give every rank's profile to split them)"
-                            : "; the ranks' collectives could not be matched (counts or clocks differ): wait and "
-                              "transfer are not told apart";
-      }
-      if (!std::isnan(wait_share) && wait_share > 0.5)
-        issue.detail += ": mostly waiting for a peer rank (its compute or host), not moving data";
-      for (const auto& [transport, tr] : f.transports) {
-        if (tr.time_ms <= 0) continue;
-        const double gbps = tr.size_mb / tr.time_ms;  // MB/ms = GB/s
-        issue.detail += fmt::format("; {} {:.1f} MB at {:.1f} GB/s", transport, tr.size_mb, gbps);
-        if ((transport == "SDMA" || transport == "HCCS") && gbps < kSdmaContendedFraction * kSdmaReferenceGbps)
-          issue.detail += fmt::format(" (under {:.1f} GB/s: contended)", kSdmaContendedFraction * kSdmaReferenceGbps);
-        detectors::AddMetric(&issue, transport + "_bandwidth_gbps", gbps, "GB/s");
-      }
-      for (const auto& [collective, b] : f.bus) {
-        const double gbps = b.bus_bytes / double(b.time_ns);
-        const double link = ctx.hardware_known ? ctx.hardware->link_bandwidth.value : 0;
-        issue.detail += fmt::format("; {} bus bandwidth {:.1f} GB/s", collective, gbps);
-        if (link > 0) issue.detail += fmt::format(" ({:.0f}% of the {:.0f} GB/s link)", 100 * gbps * 1e9 / link, link / 1e9);
-        detectors::AddMetric(&issue, collective + "_bus_bandwidth_gbps", gbps, "GB/s");
-      }
-      std::string names;
-      for (size_t k = 0; k < top.size() && k < kTopCollectives; ++k)
-        names += (names.empty() ? "" : ", ") + fmt::format("{} {}", top[k].first, detectors::FormatUs(top[k].second));
-      if (!names.empty()) issue.detail += "; longest: " + names;
-      issue.evidence.count = f.steps;
-      issue.evidence.total_ns = f.exposed_ns;
-      detectors::AddMetric(&issue, "exposed_communication_us", double(f.exposed_ns) / 1000.0, "us");
-      detectors::AddMetric(&issue, "communication_us", double(f.communication_ns) / 1000.0, "us");
-      detectors::AddMetric(&issue, "compute_us", double(f.compute_ns) / 1000.0, "us");
-      detectors::AddMetric(&issue, "exposed_share", share, "ratio");
-      if (!std::isnan(wait_share)) detectors::AddMetric(&issue, "wait_share", wait_share, "ratio");
-      out->issues.push_back(std::move(issue));
+  static void AddCommunicationJsonField(std::string_view op, std::string_view field, double v, DeviceFigures* f) {
+    if (field == "Wait Time(ms)") f->wait_ms += v;
+    else if (field == "Transit Time(ms)") f->transit_ms += v;
+    else if (field == "Elapse Time(ms)") f->collectives[std::string(op.substr(0, op.find('@')))] += TimeNs(v * 1e6);
+    else if (const size_t at = field.find(" Size Distribution "); at != std::string_view::npos)
+      AddSizeDistribution(field, at, v, f);
+    else if (field.ends_with(" Transit Size(MB)")) f->transports[std::string(field.substr(0, field.find(' ')))].size_mb += v;
+    else if (field.ends_with(" Transit Time(ms)")) f->transports[std::string(field.substr(0, field.find(' ')))].time_ms += v;
+  }
+
+  // "<link> Size Distribution <size> Count" / "... <size> Time(ms)": field[at] is the " Size Distribution ".
+  static void AddSizeDistribution(std::string_view field, size_t at, double v, DeviceFigures* f) {
+    const std::string_view cls = PacketClass(field.substr(0, at));
+    if (cls.empty()) return;
+    std::string_view rest = field.substr(at + 19);  // "<size> Count" / "<size> Time(ms)"
+    const size_t sp = rest.find(' ');
+    if (sp == std::string_view::npos) return;
+    const double size_mb = std::strtod(std::string(rest.substr(0, sp)).c_str(), nullptr);
+    const bool small = size_mb < (cls == "SDMA" ? kSdmaSmallPacketMb : kRdmaSmallPacketMb);
+    Packets& pk = f->packets[std::string(cls)];
+    if (rest.substr(sp + 1) == "Count") {
+      pk.transfers += v;
+      if (small) pk.small += v;
+    } else if (small) {
+      pk.small_ms += v;
     }
+  }
 
-    for (const auto& [device, f] : devices) AddTransferFindings(ctx, device, f, out);
-    for (const auto& [device, f] : devices) NoteBusBandwidth(ctx, device, f, out);
-    NoteSlowLinks(ctx, step_numbers, out);
+  // ---- exposed communication findings
 
-    // ---- the rank the others wait for
-    std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
-    for (const auto& [device, f] : devices)
-      if (device >= 0 && f.steps > 0 && f.compute_ns > 0) ranks.push_back({device, &f});
-    if (ranks.size() < 2) return;
-    auto per_step = [](const DeviceFigures& f) { return double(f.compute_ns) / double(f.steps); };
-    double mean = 0, lo = INFINITY, hi = 0;
-    const std::pair<int32_t, const DeviceFigures*>*slowest = nullptr, *fastest = nullptr;
-    for (const auto& r : ranks) {
-      const double c = per_step(*r.second);
-      mean += c / double(ranks.size());
-      if (c > hi) hi = c, slowest = &r;
-      if (c < lo) lo = c, fastest = &r;
-    }
-    const double spread = mean > 0 ? (hi - lo) / mean : 0;
-    if (spread <= max_spread || slowest == nullptr || fastest == nullptr) {
-      out->notes.push_back(fmt::format("compute per step spreads {:.1f}% across {} devices, not over {:.0f}%",
-                                       100 * spread, ranks.size(), 100 * max_spread));
+  // An issue when the device's exposed communication is over min_share of its
+  // step, else a note (when it communicates at all).
+  static void AddExposedFinding(const DiagnosisContext& ctx, const CommunicationFigures& figures, int32_t device,
+                                const DeviceFigures& f, double min_share, DetectorOutput* out) {
+    const double share = f.step_ns > 0 ? double(f.exposed_ns) / double(f.step_ns) : 0;
+    const std::string who = device >= 0 ? fmt::format("device {}", device) : std::string("the device");
+    if (f.exposed_ns == 0 || share <= min_share) {
+      if (f.communication_ns > 0)
+        out->notes.push_back(fmt::format("{}: exposed communication {:.1f}% of the step ({} of {} collective "
+                                         "time), not over {:.0f}%", who, 100 * share,
+                                         detectors::FormatUs(f.exposed_ns), detectors::FormatUs(f.communication_ns),
+                                         100 * min_share));
       return;
     }
-    const DeviceFigures& slow = *slowest->second;
-    const DeviceFigures& fast = *fastest->second;
+    Issue issue;
+    issue.type = IssueType::kCommunication;
+    issue.op_type = "exposed communication";
+    std::vector<std::pair<std::string, TimeNs>> top(f.collectives.begin(), f.collectives.end());
+    std::sort(top.begin(), top.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    issue.op_name = top.empty() ? "communication" : top[0].first;
+    issue.profile_op_name = fmt::format("collectives of {}", who);
+    issue.affected_ns = f.exposed_ns;
+    issue.method = SavingMethod::kAmdahl;
+    AddOverlapSavings(f, &issue);
+    issue.saving_formula = "per step min(exposed communication, compute time): the most that overlapping the "
+                           "collectives with compute can hide (bucketed / asynchronous collectives)";
+    issue.detail = fmt::format("{}: exposed communication {} = {:.1f}% of the step ({}) > {:.0f}%", who,
+                               detectors::FormatUs(f.exposed_ns), 100 * share,
+                               f.from_step_table ? "step_trace_time Communication(Not Overlapped)"
+                                                 : "communication on the critical path",
+                               100 * min_share);
+    if (f.communication_ns > f.exposed_ns)
+      issue.detail += fmt::format("; {} of collective time overlapped with compute",
+                                  detectors::FormatUs(f.communication_ns - f.exposed_ns));
+    const double wait_share = DescribeWaitVsTransfer(figures, device, f, &issue.detail);
+    if (!std::isnan(wait_share) && wait_share > 0.5)
+      issue.detail += ": mostly waiting for a peer rank (its compute or host), not moving data";
+    DescribeTransportBandwidth(f, &issue);
+    DescribeBusBandwidth(ctx, f, &issue);
+    issue.detail += LongestCollectives(top);
+    issue.evidence.count = f.steps;
+    issue.evidence.total_ns = f.exposed_ns;
+    detectors::AddMetric(&issue, "exposed_communication_us", double(f.exposed_ns) / 1000.0, "us");
+    detectors::AddMetric(&issue, "communication_us", double(f.communication_ns) / 1000.0, "us");
+    detectors::AddMetric(&issue, "compute_us", double(f.compute_ns) / 1000.0, "us");
+    detectors::AddMetric(&issue, "exposed_share", share, "ratio");
+    if (!std::isnan(wait_share)) detectors::AddMetric(&issue, "wait_share", wait_share, "ratio");
+    out->issues.push_back(std::move(issue));
+  }
+
+  static void AddOverlapSavings(const DeviceFigures& f, Issue* issue) {
+    for (size_t k = 0; k < f.step_exposed.size(); ++k) {
+      const TimeNs saved = std::min(f.step_exposed[k].second, f.step_compute[k].second);
+      if (saved > 0) issue->savings.push_back({SavingTargetKind::kStepIdle, uint32_t(f.step_exposed[k].first), saved});
+    }
+  }
+
+  // Appends the wait vs transfer split of the device's collectives, from the
+  // first source that has it; returns the wait share (NaN when unknown).
+  static double DescribeWaitVsTransfer(const CommunicationFigures& figures, int32_t device, const DeviceFigures& f,
+                                       std::string* detail) {
+    double wait_share = std::nan("");
+    // The op-level Transit Time of communication.json can be near 0 while
+    // its transports moved data for tens of ms: the transfer time is the
+    // longer of the two. Link types (HCCS) and transport types (SDMA) list
+    // the same transfers, so transports are not added together.
+    double transfer_ms = f.transit_ms;
+    for (const auto& [transport, tr] : f.transports) transfer_ms = std::max(transfer_ms, tr.time_ms);
+    const size_t rank_count = figures.rank_kernels.size();
+    if (f.has_json && f.wait_ms + transfer_ms > 0) {
+      wait_share = f.wait_ms / (f.wait_ms + transfer_ms);
+      *detail += fmt::format("; wait {:.1f} ms vs transfer {:.1f} ms (communication.json)", f.wait_ms, transfer_ms);
+    } else if (f.has_sub_tasks && f.wait_task_ns + f.transfer_task_ns > 0) {
+      wait_share = double(f.wait_task_ns) / double(f.wait_task_ns + f.transfer_task_ns);
+      *detail += fmt::format("; wait {} (Notify Wait) vs transfer {} (HCCL tasks)",
+                             detectors::FormatUs(f.wait_task_ns), detectors::FormatUs(f.transfer_task_ns));
+    } else if (ArrivalSplit a = ArrivalOf(figures.arrival, device); a.matched > 0 && a.wait_ns + a.transfer_ns > 0) {
+      wait_share = double(a.wait_ns) / double(a.wait_ns + a.transfer_ns);
+      *detail += fmt::format("; wait {} (in its collectives before the last rank arrived, {} collective "
+                             "kernel(s) matched across {} ranks{}) vs transfer {}",
+                             detectors::FormatUs(a.wait_ns), a.matched, rank_count,
+                             a.unmatched > 0 ? fmt::format(", {} not matched", a.unmatched) : std::string(),
+                             detectors::FormatUs(a.transfer_ns));
+    } else {
+      *detail += rank_count < 2
+                     ? "; one rank given: wait and transfer are not told apart (one kernel per collective; "
+                       "give every rank's profile to split them)"
+                     : "; the ranks' collectives could not be matched (counts or clocks differ): wait and "
+                       "transfer are not told apart";
+    }
+    return wait_share;
+  }
+
+  // communication.json bandwidth per transport, against the contended SDMA reference.
+  static void DescribeTransportBandwidth(const DeviceFigures& f, Issue* issue) {
+    for (const auto& [transport, tr] : f.transports) {
+      if (tr.time_ms <= 0) continue;
+      const double gbps = tr.size_mb / tr.time_ms;  // MB/ms = GB/s
+      issue->detail += fmt::format("; {} {:.1f} MB at {:.1f} GB/s", transport, tr.size_mb, gbps);
+      if ((transport == "SDMA" || transport == "HCCS") && gbps < kSdmaContendedFraction * kSdmaReferenceGbps)
+        issue->detail += fmt::format(" (under {:.1f} GB/s: contended)", kSdmaContendedFraction * kSdmaReferenceGbps);
+      detectors::AddMetric(issue, transport + "_bandwidth_gbps", gbps, "GB/s");
+    }
+  }
+
+  // NCCL/RCCL bus bandwidth per collective, against the link bandwidth.
+  static void DescribeBusBandwidth(const DiagnosisContext& ctx, const DeviceFigures& f, Issue* issue) {
+    for (const auto& [collective, b] : f.bus) {
+      const double gbps = b.bus_bytes / double(b.time_ns);
+      const double link = ctx.hardware_known ? ctx.hardware->link_bandwidth.value : 0;
+      issue->detail += fmt::format("; {} bus bandwidth {:.1f} GB/s", collective, gbps);
+      if (link > 0) issue->detail += fmt::format(" ({:.0f}% of the {:.0f} GB/s link)", 100 * gbps * 1e9 / link, link / 1e9);
+      detectors::AddMetric(issue, collective + "_bus_bandwidth_gbps", gbps, "GB/s");
+    }
+  }
+
+  // "; longest: <name> <time>, ..." of the first kTopCollectives of top (longest first); empty when none.
+  static std::string LongestCollectives(const std::vector<std::pair<std::string, TimeNs>>& top) {
+    std::string names;
+    for (size_t k = 0; k < top.size() && k < kTopCollectives; ++k)
+      names += (names.empty() ? "" : ", ") + fmt::format("{} {}", top[k].first, detectors::FormatUs(top[k].second));
+    return names.empty() ? std::string() : "; longest: " + names;
+  }
+
+  // ---- the rank the others wait for
+
+  static void AddRankImbalanceFinding(const std::map<int32_t, DeviceFigures>& devices, double min_share,
+                                      double max_spread, DetectorOutput* out) {
+    const RankSpread ranks = MeasureRankSpread(devices);
+    if (ranks.ranks < 2) return;
+    if (ranks.spread <= max_spread || ranks.slowest == nullptr || ranks.fastest == nullptr) {
+      out->notes.push_back(fmt::format("compute per step spreads {:.1f}% across {} devices, not over {:.0f}%",
+                                       100 * ranks.spread, ranks.ranks, 100 * max_spread));
+      return;
+    }
+    const DeviceFigures& fast = *ranks.fastest;
     // Uneven compute makes the others wait only where they wait in their
     // collectives: the fastest rank must expose communication itself (over
     // min_exposed_share of its step). A host-bound job with uneven kernels
@@ -537,21 +659,46 @@ class Communication final : public Detector {
     if (fast_exposed <= min_share) {
       out->notes.push_back(fmt::format("compute per step spreads {:.1f}% across {} devices, but device {} exposes "
                                        "{:.1f}% of its step in communication (not over {:.0f}%): no rank holds the "
-                                       "others", 100 * spread, ranks.size(), fastest->first, 100 * fast_exposed,
-                                       100 * min_share));
+                                       "others", 100 * ranks.spread, ranks.ranks, ranks.fastest_device,
+                                       100 * fast_exposed, 100 * min_share));
       return;
     }
+    out->issues.push_back(RankImbalanceIssue(ranks, max_spread));
+  }
+
+  // Compute per step of the devices (ranks) with steps and compute; the rest
+  // is left at its defaults when fewer than two.
+  static RankSpread MeasureRankSpread(const std::map<int32_t, DeviceFigures>& devices) {
+    std::vector<std::pair<int32_t, const DeviceFigures*>> ranks;
+    for (const auto& [device, f] : devices)
+      if (device >= 0 && f.steps > 0 && f.compute_ns > 0) ranks.push_back({device, &f});
+    RankSpread r;
+    r.ranks = ranks.size();
+    if (ranks.size() < 2) return r;
+    for (const auto& [device, f] : ranks) {
+      const double c = double(f->compute_ns) / double(f->steps);
+      r.mean += c / double(ranks.size());
+      if (c > r.hi) r.hi = c, r.slowest_device = device, r.slowest = f;
+      if (c < r.lo) r.lo = c, r.fastest_device = device, r.fastest = f;
+    }
+    r.spread = r.mean > 0 ? (r.hi - r.lo) / r.mean : 0;
+    return r;
+  }
+
+  static Issue RankImbalanceIssue(const RankSpread& ranks, double max_spread) {
+    const DeviceFigures& slow = *ranks.slowest;
+    const DeviceFigures& fast = *ranks.fastest;
     Issue issue;
     issue.type = IssueType::kCommunication;
     issue.op_type = "rank imbalance";
-    issue.op_name = fmt::format("device {}", slowest->first);
-    issue.profile_op_name = fmt::format("compute of device {}", slowest->first);
+    issue.op_name = fmt::format("device {}", ranks.slowest_device);
+    issue.profile_op_name = fmt::format("compute of device {}", ranks.slowest_device);
     // What the waiting rank idles per step for the slow one, over the steps.
-    const TimeNs gap = static_cast<TimeNs>((hi - lo) * double(fast.steps));
+    const TimeNs gap = static_cast<TimeNs>((ranks.hi - ranks.lo) * double(fast.steps));
     issue.affected_ns = gap;
     issue.method = SavingMethod::kAmdahl;
     for (const auto& [step, compute] : slow.step_compute) {
-      const TimeNs saved = static_cast<TimeNs>(std::max(0.0, double(compute) - mean));
+      const TimeNs saved = static_cast<TimeNs>(std::max(0.0, double(compute) - ranks.mean));
       if (saved > 0) issue.savings.push_back({SavingTargetKind::kStepIdle, uint32_t(step), saved});
     }
     issue.saving_formula = "per step slowest compute - mean compute across devices: what balancing the stages saves";
@@ -561,18 +708,20 @@ class Communication final : public Detector {
     issue.detail = fmt::format(
         "device {} computes {} per step, device {} {} (spread {:.0f}% of the mean > {:.0f}%): device {} is the rank "
         "the others wait for; device {} exposes {} of communication{}",
-        slowest->first, detectors::FormatUs(TimeNs(hi)), fastest->first, detectors::FormatUs(TimeNs(lo)),
-        100 * spread, 100 * max_spread, slowest->first, fastest->first, detectors::FormatUs(fast.exposed_ns), waits);
-    issue.evidence.count = ranks.size();
+        ranks.slowest_device, detectors::FormatUs(TimeNs(ranks.hi)), ranks.fastest_device,
+        detectors::FormatUs(TimeNs(ranks.lo)), 100 * ranks.spread, 100 * max_spread, ranks.slowest_device,
+        ranks.fastest_device, detectors::FormatUs(fast.exposed_ns), waits);
+    issue.evidence.count = ranks.ranks;
     issue.evidence.total_ns = gap;
-    detectors::AddMetric(&issue, "compute_spread", spread, "ratio");
-    detectors::AddMetric(&issue, "slowest_device", slowest->first, "index");
-    detectors::AddMetric(&issue, "slowest_compute_us", hi / 1000.0, "us");
-    detectors::AddMetric(&issue, "fastest_compute_us", lo / 1000.0, "us");
-    out->issues.push_back(std::move(issue));
+    detectors::AddMetric(&issue, "compute_spread", ranks.spread, "ratio");
+    detectors::AddMetric(&issue, "slowest_device", ranks.slowest_device, "index");
+    detectors::AddMetric(&issue, "slowest_compute_us", ranks.hi / 1000.0, "us");
+    detectors::AddMetric(&issue, "fastest_compute_us", ranks.lo / 1000.0, "us");
+    return issue;
   }
 
- private:
+  // ---- notes and transfer findings
+
   // nccl-tests bus bandwidth per collective, against the link bandwidth.
   // communication_matrix.json: per link (device and src-dst) and transport,
   // the bytes and time of the analysed steps' collectives (the "-total" rows);
