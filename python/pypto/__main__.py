@@ -12,15 +12,11 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
-#: command -> module whose main(argv) handles it (argv starts with the command name).
-PYTHON_COMMANDS = {
-    "fleet": "pypto.fleet",
-    "ranks": "pypto.ranks",
-    "pipeline": "pypto.pipeline",
-    "watch": "pypto.pipeline",
-    "actions": "pypto.pipeline",
-    "history": "pypto.pipeline",
-}
+from ._native import engine
+
+#: command -> module whose main(argv) handles it (argv starts with the command name): the C++ CLI's
+#: list (src/cli/python_command_table.h), which hands these same commands to `python -m pypto`.
+PYTHON_COMMANDS = dict(engine.python_commands)
 
 #: Exit status when a command cannot be run at all (the C++ CLI's kExitNotFound).
 EXIT_NOT_FOUND = 3

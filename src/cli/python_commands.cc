@@ -14,29 +14,12 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "cli/python_command_table.h"
 
 extern char** environ;
 
 namespace pypto::cli {
 namespace {
-
-struct PythonCommand {
-  const char* name;
-  const char* description;
-};
-
-constexpr PythonCommand kPythonCommands[] = {
-    {"fleet", "Analyse many profiles on a Dask cluster (`fleet analyze PATHS [--scheduler ADDRESS]`);\n"
-              "implemented in the Python package (pypto.fleet)."},
-    {"ranks", "Multi-rank analysis of a directory with one profile per rank: slow rank, stragglers,\n"
-              "communication per collective and link; implemented in the Python package (pypto.ranks)."},
-    {"pipeline", "Run the collect-diagnose-advise pipeline; implemented in the Python package (pypto.pipeline)."},
-    {"watch", "Watch a directory for new profiles and analyse them; implemented in the Python package\n"
-              "(pypto.pipeline)."},
-    {"actions", "List or apply the pipeline's recommended actions; implemented in the Python package\n"
-                "(pypto.pipeline)."},
-    {"history", "Show the history of analysed runs; implemented in the Python package (pypto.pipeline)."},
-};
 
 constexpr char kPythonEnvironmentVariable[] = "PYPTO_PYTHON";
 constexpr char kImportProbe[] = "import pypto";

@@ -13,6 +13,7 @@
 
 #include "advisor/optimizers.h"
 #include "analysis/detector.h"
+#include "cli/python_command_table.h"
 #include "analysis/statistics.h"
 #include "compare/compare.h"
 #include "hw/hardware.h"
@@ -57,6 +58,10 @@ void BindEngine(py::module_& m) {
   defaults["calibration_seconds"] = kDefaultCalibrationSeconds;
   defaults["mad_to_standard_deviation"] = kMadToStandardDeviation;
   m.attr("defaults") = defaults;
+  // Commands implemented in Python: name -> module (the CLI's own list).
+  py::dict python_commands;
+  for (const cli::PythonCommand& command : cli::kPythonCommands) python_commands[command.name] = command.module;
+  m.attr("python_commands") = python_commands;
   m.attr("__version__") = PYPTO_VERSION;
   m.attr("default_max_input_bytes") = io::kDefaultMaxInputBytes;
 }

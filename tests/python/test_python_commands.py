@@ -24,6 +24,13 @@ def test_help_lists_each_python_command(pypto_cli):
     assert set(entry.PYTHON_COMMANDS) == set(PYTHON_COMMANDS)
 
 
+def test_each_python_command_names_a_module_with_main():
+    # The CLI's table (src/cli/python_command_table.h) is the one list; each module it names must exist.
+    import importlib
+    for command, module in entry.PYTHON_COMMANDS.items():
+        assert callable(importlib.import_module(module).main), (command, module)
+
+
 def test_cli_delegates_ranks_with_arguments_untouched(pypto_cli, fixtures, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
