@@ -689,9 +689,30 @@ class CallGraphBuilder {
     };
     g_.task_by_track_ts_ = by([&](uint32_t t) { return static_cast<uint64_t>(d.track[t]); });
     g_.task_by_device_ts_ = by([&](uint32_t t) { return static_cast<int64_t>(tr.device[d.track[t]]); });
+    IndexDeviceOrder();
     g_.task_by_core_ts_ = by([&](uint32_t t) {
       return std::pair<int64_t, uint64_t>(tr.device[d.track[t]], internal::CoreKey(d, t));
     });
+  }
+
+  void IndexDeviceOrder() {
+    const DeviceTaskTable& d = p_.device_tasks;
+    const TrackTable& tr = p_.tracks;
+    const std::vector<uint32_t>& order = g_.task_by_device_ts_;
+    g_.device_group_begin_.clear();
+    g_.device_running_end_.resize(order.size());
+    TimeNs running_end = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const uint32_t t = order[i];
+      const TimeNs end = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
+      if (i == 0 || tr.device[d.track[t]] != tr.device[d.track[order[i - 1]]]) {
+        g_.device_group_begin_.push_back(i);
+        running_end = end;
+      }
+      running_end = std::max(running_end, end);
+      g_.device_running_end_[i] = running_end;
+    }
+    g_.device_group_begin_.push_back(order.size());
   }
 
   // Steps: the profile's step table, else ProfilerStep#N annotations, else the
@@ -916,6 +937,36 @@ void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, Tim
   }
 }
 
+// SweepBusy over rows with a window index (device_group_begin_ and
+// device_running_end_): per group, the scan starts at the first row whose
+// group-so-far end reaches the window (every earlier row ends before it) and
+// stops at the first row starting at or after its end (rows are by ts). The
+// rows skipped are exactly the ones SweepBusy's window test skips.
+template <typename Emit>
+void SweepBusyIndexed(const DeviceTaskTable& d, const std::vector<uint32_t>& order,
+                      const std::vector<size_t>& group_begin, const std::vector<TimeNs>& running_end, TimeWindow w,
+                      Emit emit) {
+  for (size_t g = 0; g + 1 < group_begin.size(); ++g) {
+    const size_t begin = group_begin[g], end = group_begin[g + 1];
+    size_t i = static_cast<size_t>(
+        std::lower_bound(running_end.begin() + begin, running_end.begin() + end, w.start) - running_end.begin());
+    uint64_t count = 0;
+    TimeNs sum = 0;
+    internal::SortedUnionLength busy;
+    for (; i < end; ++i) {
+      const uint32_t t = order[i];
+      if (d.ts[t] >= w.end) break;
+      const TimeNs s = std::max(d.ts[t], w.start);
+      const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
+      if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) continue;  // outside the window
+      ++count;
+      sum += e - s;
+      busy.Add(s, e);
+    }
+    if (count > 0) emit(order[begin], count, sum, busy.Total());
+  }
+}
+
 }  // namespace
 
 std::vector<BusyTime> OperatorCallGraph::DeviceBusyTimes(std::optional<TimeWindow> window) const {
@@ -923,7 +974,7 @@ std::vector<BusyTime> OperatorCallGraph::DeviceBusyTimes(std::optional<TimeWindo
   const TrackTable& tr = profile_->tracks;
   const TimeWindow w = window.value_or(whole_window_);
   std::vector<BusyTime> out;
-  SweepBusy(d, task_by_device_ts_, w, [&](uint32_t t) { return tr.device[d.track[t]]; },
+  SweepBusyIndexed(d, task_by_device_ts_, device_group_begin_, device_running_end_, w,
             [&](uint32_t first, uint64_t count, TimeNs sum, TimeNs busy) {
               BusyTime b;
               b.device = tr.device[d.track[first]];
@@ -990,23 +1041,25 @@ std::vector<BusyTime> OperatorCallGraph::AiCoreUtilization(std::optional<TimeWin
 
 double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> window) const {
   const DeviceTaskTable& d = profile_->device_tasks;
-  const TrackTable& tr = profile_->tracks;
   const TimeWindow w = window.value_or(whole_window_);
   if (w.duration() <= 0) return 0.0;
   auto is_compute = [&](uint32_t t) {
     if (d.kind[t] != DeviceTaskKind::kKernel) return false;
     return d.core_type[t] == kEmptyStr || profile_->Str(d.core_type[t]) != "AI_CPU";
   };
-  // task_by_device_ts_ is sorted by (device, ts): one sweep per device.
+  // task_by_device_ts_ is sorted by (device, ts): one sweep per device, from the
+  // first row that reaches the window to the first that starts after it.
   TimeNs busy_total = 0;
   uint64_t devices = 0;
-  size_t i = 0;
   const std::vector<uint32_t>& order = task_by_device_ts_;
-  while (i < order.size()) {
-    const int64_t device = tr.device[d.track[order[i]]];
+  for (size_t g = 0; g + 1 < device_group_begin_.size(); ++g) {
+    const size_t begin = device_group_begin_[g], end = device_group_begin_[g + 1];
     internal::SortedUnionLength busy;
     bool any = false;
-    for (; i < order.size() && tr.device[d.track[order[i]]] == device; ++i) {
+    for (size_t i = static_cast<size_t>(std::lower_bound(device_running_end_.begin() + begin,
+                                                         device_running_end_.begin() + end, w.start) -
+                                        device_running_end_.begin());
+         i < end && d.ts[order[i]] < w.end; ++i) {
       const uint32_t t = order[i];
       if (!is_compute(t)) continue;
       const TimeNs s = std::max(d.ts[t], w.start);

@@ -390,6 +390,12 @@ class OperatorCallGraph {
   // Device tasks.
   std::vector<uint32_t> task_by_track_ts_;   // busy task rows sorted by (track, ts)
   std::vector<uint32_t> task_by_device_ts_;  // busy task rows sorted by (device, ts)
+  // Where each device's rows start in task_by_device_ts_ (one entry per device,
+  // plus the end), and the latest end time of the device's rows up to each
+  // position: a window's first overlapping row is a binary search away, so a
+  // step's busy time costs its own rows, not the whole profile's.
+  std::vector<size_t> device_group_begin_;
+  std::vector<TimeNs> device_running_end_;
   std::vector<uint32_t> task_by_core_ts_;    // busy task rows sorted by (device, core key, ts)
   std::vector<uint32_t> task_by_anchor_;     // task rows sorted by anchor time (launcher ts, else op ts, else ts)
   std::vector<TimeNs> task_anchor_;

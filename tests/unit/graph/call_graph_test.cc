@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
+#include <vector>
 
 #include "unit/graph/graph_test_helpers.h"
 
@@ -221,6 +224,55 @@ TEST(Linking, AscendTasksOnlyNeedNoLinks) {
   EXPECT_DOUBLE_EQ(by_label["AI_CORE"].utilization, 150.0 / 300.0);
   EXPECT_EQ(by_label["AI_VECTOR_CORE"].busy_ns, 100);
   EXPECT_DOUBLE_EQ(by_label["AI_VECTOR_CORE"].share, 100.0 / 250.0);
+}
+
+// The per-window busy time starts its scan by binary search (the latest end so
+// far of each device's rows): on rows made to defeat it (a long row that
+// starts first and spans every window, zero-length rows on window edges, rows
+// sharing a start) every window gives what the plain rule gives, worked here
+// directly: the union of the rows clipped to the window, rows counted when the
+// clipped part is non-empty or is a zero-length row starting inside it.
+TEST(DeviceBusyTimes, EveryWindowMatchesTheClippedUnionOfItsRows) {
+  ProfileBuilder b;
+  const uint32_t d1a = b.Stream(1, 0), d1b = b.Stream(1, 1), d2 = b.Stream(2, 0);
+  struct Row { uint32_t stream; TimeNs ts, dur; };
+  const std::vector<Row> rows = {
+      {d1a, 0, 1000},  // spans every window below
+      {d1a, 100, 50}, {d1b, 120, 0}, {d1b, 200, 0}, {d1a, 200, 100}, {d1b, 200, 30},
+      {d1a, 450, 10}, {d1b, 600, 400}, {d2, 50, 20}, {d2, 300, 0}, {d2, 300, 300}, {d2, 900, 5},
+  };
+  for (const Row& r : rows) b.Task(r.stream, "k", r.ts, r.dur);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const std::vector<TimeNs> edges = {0, 50, 100, 120, 150, 200, 230, 300, 450, 460, 600, 900, 905, 1000, 1100};
+  for (TimeNs start : edges) {
+    for (TimeNs end : edges) {
+      if (end < start) continue;
+      std::map<int32_t, std::pair<uint64_t, std::vector<std::pair<TimeNs, TimeNs>>>> expected;
+      for (const Row& r : rows) {
+        const TimeNs s = std::max(r.ts, start), e = std::min(r.ts + r.dur, end);
+        if (e < s || (e == s && (r.ts < start || r.ts >= end))) continue;
+        auto& [count, parts] = expected[b.profile.tracks.device[r.stream]];
+        ++count;
+        parts.push_back({s, e});
+      }
+      std::map<int32_t, std::pair<uint64_t, TimeNs>> got;
+      for (const BusyTime& busy : g.DeviceBusyTimes(TimeWindow{start, end}))
+        got[busy.device] = {busy.task_count, busy.busy_ns};
+      ASSERT_EQ(got.size(), expected.size()) << "window [" << start << ", " << end << "]";
+      for (auto& [device, entry] : expected) {
+        auto& [count, parts] = entry;
+        std::sort(parts.begin(), parts.end());
+        TimeNs union_ns = 0, reach = std::numeric_limits<TimeNs>::min();
+        for (auto [s, e] : parts) {
+          if (e <= reach) continue;
+          union_ns += e - std::max(s, reach);
+          reach = e;
+        }
+        EXPECT_EQ(got[device].first, count) << "device " << device << " window [" << start << ", " << end << "]";
+        EXPECT_EQ(got[device].second, union_ns) << "device " << device << " window [" << start << ", " << end << "]";
+      }
+    }
+  }
 }
 
 TEST(Utilization, OneFigureOverComputeUnits) {
