@@ -297,31 +297,13 @@ StructureSummary SummarizeStructure(const ModelStructure& ms, const std::vector<
   return s;
 }
 
-}  // namespace
-
-StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
-  return DiagnoseGraph(graph, in_options, DiagnosisInputs{});
+std::string ProfileMetadata(const Profile& profile, const char* key) {
+  auto it = profile.metadata.find(key);
+  return it == profile.metadata.end() ? std::string() : it->second;
 }
 
-StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options,
-                                         const DiagnosisInputs& inputs) {
-  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(in_options));
-  const DiagnoseOptions options = EffectiveOptions(in_options);
-  const Profile& profile = graph.profile();
-  DiagnosticReport report;
-  auto meta = [&](const char* key) {
-    auto it = profile.metadata.find(key);
-    return it == profile.metadata.end() ? std::string() : it->second;
-  };
-  report.source_path = meta("source_path");
-  report.format = meta("format");
-
-  // ---- steps
-  DiagnosisContext ctx;
-  ctx.profile = &profile;
-  ctx.graph = &graph;
-  ctx.options = &options;
-  const std::vector<StepInfo>& steps = graph.Steps();
+// The steps --step asks for (all steps without it); an error when the profile has no such step.
+Status SelectRequestedSteps(const std::vector<StepInfo>& steps, const DiagnoseOptions& options, DiagnosisContext& ctx) {
   for (size_t i = 0; i < steps.size(); ++i) {
     if (options.step && steps[i].number != *options.step) continue;
     ctx.steps.push_back(i);
@@ -332,6 +314,13 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
     return InvalidArgumentError(fmt::format("no step {} in the profile (steps: {})", *options.step,
                                             have.empty() ? "none" : have));
   }
+  return Status::Ok();
+}
+
+// The windows of the selected steps and their time, the basis of every share;
+// the whole profile window when no selected step has time to analyse.
+void SetStepWindows(const OperatorCallGraph& graph, DiagnosisContext& ctx, DiagnosticReport& report) {
+  const std::vector<StepInfo>& steps = graph.Steps();
   std::string step_source;
   for (size_t s : ctx.steps) {
     const StepInfo& st = steps[s];
@@ -363,8 +352,11 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
                                     step_source.empty() ? "profile" : step_source);
   }
   report.step_time_ns = ctx.step_time_ns;
+}
 
-  // ---- rows in the window
+// Device tasks (no annotations, no sync rows) and host ops that start in the
+// step windows, each sorted by (track, ts).
+void CollectWindowRows(const Profile& profile, DiagnosisContext& ctx) {
   const DeviceTaskTable& tasks = profile.device_tasks;
   for (uint32_t t = 0; t < tasks.size(); ++t) {
     DeviceTaskKind k = tasks.kind[t];
@@ -381,9 +373,19 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   std::sort(ctx.host_ops.begin(), ctx.host_ops.end(), [&](uint32_t a, uint32_t b) {
     return std::tie(ops.track[a], ops.ts[a], a) < std::tie(ops.track[b], ops.ts[b], b);
   });
+}
+
+void SumDeviceBusyTime(const OperatorCallGraph& graph, const DiagnosisContext& ctx, DiagnosticReport& report) {
   for (const TimeWindow& w : ctx.step_windows) {
     for (const BusyTime& b : graph.DeviceBusyTimes(w)) report.device_busy_ns += b.busy_ns;
   }
+}
+
+// A device-only kernel table without step boundaries (an excerpt of rows):
+// the wall time between its rows says nothing; shares are taken of the device busy time.
+void UseDeviceBusyBasisWithoutHostData(const OperatorCallGraph& graph, DiagnosisContext& ctx,
+                                       DiagnosticReport& report) {
+  const std::vector<StepInfo>& steps = graph.Steps();
   const bool whole_window = ctx.steps.empty() || (ctx.steps.size() == 1 && steps[ctx.steps[0]].number < 0);
   // Steps that only a kernel table's Step Id column gives span its rows, no more.
   const bool steps_from_step_ids =
@@ -391,8 +393,6 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
         return steps[s].source == kStepSourceStepIdColumn;
       });
   if ((whole_window || steps_from_step_ids) && ctx.host_ops.empty() && report.device_busy_ns > 0) {
-    // A device-only kernel table without step boundaries (an excerpt of rows):
-    // the wall time between its rows says nothing; shares are taken of the device busy time.
     ctx.step_time_ns = report.device_busy_ns;
     report.step_time_ns = report.device_busy_ns;
     report.step_basis = steps_from_step_ids ? "device busy time (steps only from the Step Id column, no host data)"
@@ -402,28 +402,39 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
                                  "device busy time, host-bound checks skipped"
                                : "no steps and no host events: shares are of the device busy time, host-bound checks skipped");
   }
+}
 
-  // ---- attributes (PMU) index
+// The CSR index of the device tasks' attributes (PMU ratios) behind TaskAttribute.
+void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
   const AttributeTable& attrs = profile.attributes;
-  ctx.attr_offsets.assign(tasks.size() + 1, 0);
+  const size_t task_count = profile.device_tasks.size();
+  ctx.attr_offsets.assign(task_count + 1, 0);
   for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < tasks.size()) {
+    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < task_count) {
       ++ctx.attr_offsets[attrs.owner[i] + 1];
       if (!ctx.has_pmu && IsPmuKey(profile.Str(attrs.key[i]))) ctx.has_pmu = true;
     }
   }
   for (size_t i = 1; i < ctx.attr_offsets.size(); ++i) ctx.attr_offsets[i] += ctx.attr_offsets[i - 1];
   ctx.attr_rows.resize(ctx.attr_offsets.back());
-  {
-    std::vector<uint32_t> fill(ctx.attr_offsets.begin(), ctx.attr_offsets.end() - 1);
-    for (uint32_t i = 0; i < attrs.size(); ++i) {
-      if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < tasks.size()) {
-        ctx.attr_rows[fill[attrs.owner[i]]++] = i;
-      }
+  std::vector<uint32_t> fill(ctx.attr_offsets.begin(), ctx.attr_offsets.end() - 1);
+  for (uint32_t i = 0; i < attrs.size(); ++i) {
+    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < task_count) {
+      ctx.attr_rows[fill[attrs.owner[i]]++] = i;
     }
   }
+}
 
-  // ---- hardware
+// What the context points into while the detectors run: DiagnoseGraph keeps it alive.
+struct DiagnosisState {
+  HardwareSpec hardware;
+  std::optional<OpClassification> own_classes;        // when the caller passed none
+  std::vector<OpCost> costs;                          // per device task row
+  std::optional<StatusOr<ModelStructure>> own_structure;  // when the caller passed none
+};
+
+// The accelerator the profile ran on, or the one --hardware names (an error when unknown).
+Status SelectHardware(const Profile& profile, const DiagnoseOptions& options, HardwareSpec& hw) {
   HardwareOverrides overrides;
   overrides.name = options.hardware_name;
   overrides.peak_flops = options.ai_core_theoretical_peak;
@@ -432,7 +443,11 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
     StatusOr<HardwareSpec> found = FindHardware(options.hardware_name);
     if (!found.ok()) return InvalidArgumentError(fmt::format("unknown hardware '{}'", options.hardware_name));
   }
-  HardwareSpec hw = DetectHardware(profile, overrides);
+  hw = DetectHardware(profile, overrides);
+  return Status::Ok();
+}
+
+void SetHardware(const Profile& profile, const HardwareSpec& hw, DiagnosisContext& ctx, DiagnosticReport& report) {
   ctx.hardware = &hw;
   const bool accelerator = IsAcceleratorProfile(profile);
   ctx.hardware_known = hw.known() && !(accelerator && hw.family == HardwareFamily::kCpu);
@@ -447,24 +462,32 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
         "--peak-flops/--hbm-bandwidth");
   }
   for (const std::string& n : hw.notes) report.notes.push_back("hardware: " + n);
+}
 
-  // ---- training or inference: decides which advice applies
-  {
-    WorkloadClass workload = ClassifyWorkload(profile);
-    ctx.workload = workload.kind;
-    report.workload = workload.kind;
-    report.workload_reason = workload.reason;
-  }
+// Training or inference: decides which advice applies.
+void SetWorkload(const Profile& profile, DiagnosisContext& ctx, DiagnosticReport& report) {
+  WorkloadClass workload = ClassifyWorkload(profile);
+  ctx.workload = workload.kind;
+  report.workload = workload.kind;
+  report.workload_reason = workload.reason;
+}
 
-  // ---- classes, costs, structure
-  std::optional<OpClassification> own_classes;
-  if (!inputs.classes) own_classes = ClassifyProfile(profile, graph);
-  const OpClassification& classes = inputs.classes ? *inputs.classes : *own_classes;
-  ctx.classes = &classes;
-  std::vector<OpCost> costs(tasks.size());
+void SetOpClasses(const OperatorCallGraph& graph, const DiagnosisInputs& inputs, DiagnosisState& state,
+                  DiagnosisContext& ctx) {
+  if (!inputs.classes) state.own_classes = ClassifyProfile(graph.profile(), graph);
+  ctx.classes = inputs.classes ? inputs.classes : &*state.own_classes;
+}
+
+// Roofline costs of the tasks in the windows; a note when matmul / attention tasks lack the shapes for them.
+void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, DiagnosisContext& ctx,
+                       DiagnosticReport& report) {
+  const Profile& profile = *ctx.profile;
+  const OpClassification& classes = *ctx.classes;
+  std::vector<OpCost>& costs = state.costs;
+  costs.resize(profile.device_tasks.size());
   uint64_t with_costs = 0, needing = 0;
   for (uint32_t t : ctx.tasks) {
-    costs[t] = EstimateTaskCost(profile, graph, classes, hw, t);
+    costs[t] = EstimateTaskCost(profile, graph, classes, state.hardware, t);
     OpClass c = classes.task_class.size() > t ? classes.task_class[t] : OpClass::kOther;
     if (c == OpClass::kMatmul || c == OpClass::kAttention) {
       ++needing;
@@ -477,18 +500,24 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
         "{} of {} matmul/attention device tasks have no usable shapes: their roofline checks were skipped",
         needing - with_costs, needing));
   }
+}
+
+void NoteMissingPmuRatios(const HardwareSpec& hw, const DiagnosisContext& ctx, DiagnosticReport& report) {
   if (!ctx.has_pmu && hw.family == HardwareFamily::kAscend) {
     report.notes.push_back("no PMU ratios (aic_*/aiv_* columns): Ascend pipe checks use the roofline model only");
   }
-  // The model structure: layers, prefill / decode phase of each step,
-  // per-token latency; detectors read the phase of a step from it.
-  std::optional<StatusOr<ModelStructure>> own_structure;
+}
+
+// The model structure: layers, prefill / decode phase of each step,
+// per-token latency; detectors read the phase of a step from it.
+void SetModelStructure(const OperatorCallGraph& graph, const DiagnosisInputs& inputs, DiagnosisState& state,
+                       DiagnosisContext& ctx, DiagnosticReport& report) {
   if (!inputs.structure) {
     StructureOptions sopts;
-    sopts.model_arch = options.model_arch;
-    own_structure = AnalyzeStructure(profile, graph, classes, sopts);
+    sopts.model_arch = ctx.options->model_arch;
+    state.own_structure = AnalyzeStructure(graph.profile(), graph, *ctx.classes, sopts);
   }
-  const StatusOr<ModelStructure>& structure = inputs.structure ? *inputs.structure : *own_structure;
+  const StatusOr<ModelStructure>& structure = inputs.structure ? *inputs.structure : *state.own_structure;
   if (structure.ok()) {
     ctx.structure = &structure.value();
     report.structure = SummarizeStructure(structure.value(), ctx.steps);
@@ -496,44 +525,61 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   } else {
     report.notes.push_back("model structure unavailable: " + structure.status().message());
   }
+}
 
-  // ---- detectors
-  std::vector<Issue> issues;
-  for (const Detector* d : AllDetectors()) {
-    if (!options.only.empty() &&
-        std::find(options.only.begin(), options.only.end(), std::string(d->name())) == options.only.end()) {
+bool DetectorSelected(const Detector& d, const DiagnoseOptions& options) {
+  return options.only.empty() ||
+         std::find(options.only.begin(), options.only.end(), std::string(d.name())) != options.only.end();
+}
+
+// A detector's issues under the listing share: said in one note, not dropped
+// silently, so that a reader checking the rows sees why they are no finding.
+struct IssuesBelowListingShare {
+  uint64_t count = 0;
+  TimeNs affected_ns = 0;
+  Issue largest;
+};
+
+void NoteIssuesBelowListingShare(const Detector& d, const IssuesBelowListingShare& below,
+                                 const DiagnoseOptions& options, DiagnosticReport& report) {
+  if (below.count == 0) return;
+  const Issue& top = below.largest;
+  report.notes.push_back(fmt::format(
+      "{}: {} issue(s) under the {:.0f}% listing share ({:.1f} us in all); the largest, {}: {:.1f} us ({:.2f}% of the "
+      "step): {}",
+      d.name(), below.count, 100.0 * options.min_issue_share, double(below.affected_ns) / 1e3,
+      ShortKernelName(top.op_name.empty() ? top.profile_op_name : top.op_name), double(top.affected_ns) / 1e3,
+      100.0 * top.affected_share, top.detail));
+}
+
+// Runs one detector; its finalized issues at or above the listing share go to `issues`.
+void RunDetector(const Detector& d, const DiagnosisContext& ctx, std::vector<Issue>& issues,
+                 DiagnosticReport& report) {
+  const DiagnoseOptions& options = *ctx.options;
+  report.detectors_run.emplace_back(d.name());
+  DetectorOutput out;
+  d.Run(ctx, &out);
+  IssuesBelowListingShare below;
+  for (std::string& n : out.notes) report.notes.push_back(std::string(d.name()) + ": " + n);
+  for (Issue& issue : out.issues) {
+    FinalizeIssue(ctx, &issue);
+    if (issue.affected_share < options.min_issue_share && !d.ListedAtAnyShare()) {
+      ++below.count;
+      below.affected_ns += issue.affected_ns;
+      if (issue.affected_ns >= below.largest.affected_ns) below.largest = std::move(issue);
       continue;
     }
-    report.detectors_run.emplace_back(d->name());
-    DetectorOutput out;
-    d->Run(ctx, &out);
-    // Issues under the listing share are said in one note per detector, not
-    // dropped silently: a reader checking the rows sees why they are no finding.
-    struct {
-      uint64_t count = 0;
-      TimeNs affected_ns = 0;
-      Issue largest;
-    } below;
-    for (std::string& n : out.notes) report.notes.push_back(std::string(d->name()) + ": " + n);
-    for (Issue& issue : out.issues) {
-      FinalizeIssue(ctx, &issue);
-      if (issue.affected_share < options.min_issue_share && !d->ListedAtAnyShare()) {
-        ++below.count;
-        below.affected_ns += issue.affected_ns;
-        if (issue.affected_ns >= below.largest.affected_ns) below.largest = std::move(issue);
-        continue;
-      }
-      issues.push_back(std::move(issue));
-    }
-    if (below.count > 0) {
-      const Issue& top = below.largest;
-      report.notes.push_back(fmt::format(
-          "{}: {} issue(s) under the {:.0f}% listing share ({:.1f} us in all); the largest, {}: {:.1f} us ({:.2f}% of the "
-          "step): {}",
-          d->name(), below.count, 100.0 * options.min_issue_share, double(below.affected_ns) / 1e3,
-          ShortKernelName(top.op_name.empty() ? top.profile_op_name : top.op_name), double(top.affected_ns) / 1e3,
-          100.0 * top.affected_share, top.detail));
-    }
+    issues.push_back(std::move(issue));
+  }
+  NoteIssuesBelowListingShare(d, below, options, report);
+}
+
+// Every selected detector, one after the other in registry order; the issues sorted,
+// with their combined saving.
+void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
+  std::vector<Issue> issues;
+  for (const Detector* d : AllDetectors()) {
+    if (DetectorSelected(*d, *ctx.options)) RunDetector(*d, ctx, issues, report);
   }
   SortIssues(&issues);
   CombinedSaving combined = CombineSavings(issues, ctx.step_time_ns);
@@ -541,6 +587,44 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   report.estimated_saved_ns = combined.saved_ns;
   report.claimed_saved_ns = combined.claimed_ns;
   report.estimated_combined_speedup = combined.speedup;
+}
+
+}  // namespace
+
+StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
+  return DiagnoseGraph(graph, in_options, DiagnosisInputs{});
+}
+
+StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options,
+                                         const DiagnosisInputs& inputs) {
+  PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(in_options));
+  const DiagnoseOptions options = EffectiveOptions(in_options);
+  const Profile& profile = graph.profile();
+  DiagnosticReport report;
+  report.source_path = ProfileMetadata(profile, "source_path");
+  report.format = ProfileMetadata(profile, "format");
+
+  DiagnosisContext ctx;
+  ctx.profile = &profile;
+  ctx.graph = &graph;
+  ctx.options = &options;
+  PYPTO_RETURN_IF_ERROR(SelectRequestedSteps(graph.Steps(), options, ctx));
+  SetStepWindows(graph, ctx, report);
+  CollectWindowRows(profile, ctx);
+  SumDeviceBusyTime(graph, ctx, report);
+  UseDeviceBusyBasisWithoutHostData(graph, ctx, report);
+  IndexTaskAttributes(profile, ctx);
+
+  DiagnosisState state;
+  PYPTO_RETURN_IF_ERROR(SelectHardware(profile, options, state.hardware));
+  SetHardware(profile, state.hardware, ctx, report);
+  SetWorkload(profile, ctx, report);
+  SetOpClasses(graph, inputs, state, ctx);
+  EstimateTaskCosts(graph, state, ctx, report);
+  NoteMissingPmuRatios(state.hardware, ctx, report);
+  SetModelStructure(graph, inputs, state, ctx, report);
+
+  RunDetectors(ctx, report);
   return report;
 }
 

@@ -70,211 +70,305 @@ struct Interval {
   TimeNs start, end;
 };
 
+// Busy timeline of all devices together (tasks of the analysed steps), merged;
+// the same intervals as pairs for UncoveredLength.
+struct BusyTimeline {
+  std::vector<Interval> merged;
+  std::vector<std::pair<TimeNs, TimeNs>> merged_pairs;
+};
+
+BusyTimeline MergedBusyTimeline(const DiagnosisContext& ctx) {
+  const DeviceTaskTable& d = ctx.profile->device_tasks;
+  std::vector<Interval> busy;
+  busy.reserve(ctx.tasks.size());
+  for (uint32_t t : ctx.tasks) busy.push_back({d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0)});
+  std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  BusyTimeline timeline;
+  std::vector<Interval>& merged = timeline.merged;
+  for (const Interval& iv : busy) {
+    if (!merged.empty() && iv.start <= merged.back().end) merged.back().end = std::max(merged.back().end, iv.end);
+    else merged.push_back(iv);
+  }
+  if (merged.empty()) return timeline;
+  timeline.merged_pairs.reserve(merged.size());
+  for (const Interval& iv : merged) timeline.merged_pairs.emplace_back(iv.start, iv.end);
+  return timeline;
+}
+
+// Idle gap containing time `t`: [end of the busy interval before, start of the one after).
+Interval IdleGapAt(const std::vector<Interval>& merged, TimeNs t) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), t,
+                             [](TimeNs v, const Interval& iv) { return v < iv.start; });
+  if (it == merged.begin() || it == merged.end()) return {0, 0};  // before the first / after the last task
+  const Interval& before = *(it - 1);
+  if (t < before.end) return {0, 0};  // device busy at t
+  return {before.end, it->start};
+}
+
+// Per host op: 1 for a runtime / driver call in the steps that blocks the host.
+std::vector<uint8_t> MarkSyncCalls(const DiagnosisContext& ctx) {
+  const Profile& p = *ctx.profile;
+  const HostOpTable& h = p.host_ops;
+  const OperatorCallGraph& g = *ctx.graph;
+  std::vector<uint8_t> is_sync(h.size(), 0);
+  std::vector<std::string> names = g.options().sync_runtime_names;
+  for (uint32_t op : ctx.host_ops) {
+    if (h.kind[op] != HostOpKind::kRuntime && h.kind[op] != HostOpKind::kDriver) continue;
+    std::string_view api = ApiName(p.Str(h.name[op]));
+    if (std::find(std::begin(kDeviceSideWaits), std::end(kDeviceSideWaits), api) != std::end(kDeviceSideWaits))
+      continue;
+    if (std::find(names.begin(), names.end(), api) != names.end() || g.IsBlockingCall(op)) is_sync[op] = 1;
+  }
+  return is_sync;
+}
+
+struct SyncPoint {
+  std::string api;
+  uint32_t host_op;  // sync call / _local_scalar_dense op; UINT32_MAX for a device-only row
+  uint32_t task;     // cuda_sync row or UINT32_MAX
+  TimeNs ts, end;
+};
+
+// The sync calls in the steps, in host-op order; counts the launching calls into `launches`.
+std::vector<SyncPoint> CollectSyncCalls(const DiagnosisContext& ctx, const std::vector<uint8_t>& is_sync,
+                                        uint64_t& launches) {
+  const Profile& p = *ctx.profile;
+  const HostOpTable& h = p.host_ops;
+  const OperatorCallGraph& g = *ctx.graph;
+  std::vector<SyncPoint> points;
+  for (uint32_t op : ctx.host_ops) {
+    if ((h.kind[op] == HostOpKind::kRuntime || h.kind[op] == HostOpKind::kDriver) && !g.TasksLaunchedBy(op).empty())
+      ++launches;
+    if (is_sync[op]) points.push_back({std::string(ApiName(p.Str(h.name[op]))), op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
+  }
+  return points;
+}
+
+// cuda_sync rows: kept as evidence of the blocking call that made them;
+// rows of device-side waits (wait_on_stream, cudaStreamWaitEvent) or
+// without a launcher do not block the host and are not sync points.
+void AttachSyncRows(const DiagnosisContext& ctx, const std::vector<uint8_t>& is_sync, std::vector<SyncPoint>& points) {
+  const DeviceTaskTable& d = ctx.profile->device_tasks;
+  std::map<uint32_t, uint32_t> sync_row_of;  // host op -> cuda_sync row
+  for (uint32_t t = 0; t < d.size(); ++t) {
+    if (d.kind[t] != DeviceTaskKind::kSync || !ctx.InWindow(d.ts[t])) continue;
+    int32_t launcher = ctx.graph->LauncherOf(t);
+    if (launcher >= 0 && is_sync[launcher]) sync_row_of.emplace(static_cast<uint32_t>(launcher), t);
+  }
+  for (SyncPoint& pt : points) {
+    auto it = sync_row_of.find(pt.host_op);
+    if (it != sync_row_of.end()) pt.task = it->second;
+  }
+}
+
+// .item() (aten::_local_scalar_dense) without a recognised sync call inside.
+void AddItemCallsWithoutSync(const DiagnosisContext& ctx, const std::vector<uint8_t>& is_sync,
+                             std::vector<SyncPoint>& points) {
+  const Profile& p = *ctx.profile;
+  const HostOpTable& h = p.host_ops;
+  const OperatorCallGraph& g = *ctx.graph;
+  for (uint32_t op : ctx.host_ops) {
+    if (h.kind[op] != HostOpKind::kOperator || p.Str(h.name[op]) != "aten::_local_scalar_dense") continue;
+    bool has_sync = false;
+    std::vector<uint32_t> stack(g.Children(op).begin(), g.Children(op).end());
+    while (!stack.empty() && !has_sync) {
+      uint32_t c = stack.back();
+      stack.pop_back();
+      has_sync |= is_sync[c] != 0;
+      for (uint32_t cc : g.Children(c)) stack.push_back(cc);
+    }
+    if (!has_sync) points.push_back({"aten::_local_scalar_dense", op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
+  }
+}
+
+// The sync points of one API and the device idle they cause.
+struct SyncGroup {
+  std::vector<const SyncPoint*> points;
+  uint64_t stalls = 0;
+  TimeNs idle = 0;
+  TimeNs unblamed = 0;  // idle in the same gaps past the time blocked in the sync
+  TimeNs call_ns = 0;
+  TimeNs idle_inside = 0;     // device idle inside calls that mostly waited on untraced work
+  uint64_t calls_idle_inside = 0;
+  uint64_t copies = 0;        // calls that are blocking copies
+  std::map<int, TimeNs> idle_by_step;
+  std::map<std::string, uint64_t> callers;
+};
+
+void CountCallerAndCopy(const DiagnosisContext& ctx, const SyncPoint& pt, SyncGroup& grp) {
+  if (pt.host_op == UINT32_MAX) return;
+  const Profile& p = *ctx.profile;
+  const OperatorCallGraph& g = *ctx.graph;
+  int32_t caller = g.EnclosingOperator(pt.host_op);
+  if (caller >= 0 && static_cast<uint32_t>(caller) != pt.host_op) ++grp.callers[std::string(p.Str(p.host_ops.name[caller]))];
+  for (uint32_t t : g.TasksLaunchedBy(pt.host_op))
+    if (p.device_tasks.kind[t] == DeviceTaskKind::kMemcpy) {
+      ++grp.copies;
+      break;
+    }
+}
+
+// Idle inside the call before the gap its return ends in: counted when the
+// device sat idle for most of the call (it waited on work the trace does not show).
+void AddIdleInsideCall(const BusyTimeline& busy, const SyncPoint& pt, const Interval& gap, SyncGroup& grp) {
+  const TimeNs inside_end = gap.end > gap.start ? std::min(pt.end, gap.start) : pt.end;
+  if (inside_end <= pt.ts) return;
+  const TimeNs inside = UncoveredLength(busy.merged_pairs, pt.ts, inside_end);
+  if (double(inside) >= kIdleInsideCallShare * double(pt.end - pt.ts)) {
+    grp.idle_inside += inside;
+    ++grp.calls_idle_inside;
+  }
+}
+
+// Blames the idle gap the sync returns in on it, once per gap (`claimed`:
+// gaps already attributed; two syncs in one gap count once).
+void AddIdleGap(const DiagnosisContext& ctx, const SyncPoint& pt, const Interval& gap, std::vector<Interval>& claimed,
+                SyncGroup& grp) {
+  if (gap.end <= gap.start) return;
+  bool seen = false;
+  for (const Interval& c : claimed) seen |= c.start == gap.start;
+  if (seen) return;
+  claimed.push_back(gap);
+  // The sync costs at most the time the host sat blocked in it: that is
+  // the time it could have spent queueing work ahead. Idle beyond that
+  // is the host's other work after the return (a DataLoader, pageable
+  // copies: seen 877 ms of idle blamed on syncs that lasted 1.2 ms).
+  const TimeNs blamed = std::min(gap.end - gap.start, std::max<TimeNs>(pt.end - pt.ts, 0));
+  if (blamed <= 0) return;
+  ++grp.stalls;
+  grp.idle += blamed;
+  grp.unblamed += (gap.end - gap.start) - blamed;
+  int step = ctx.StepOf(gap.start);
+  if (step >= 0) grp.idle_by_step[step] += blamed;
+}
+
+// The sync points grouped by API, with the device idle each group causes.
+std::map<std::string, SyncGroup> GroupByApi(const DiagnosisContext& ctx, const BusyTimeline& busy,
+                                            const std::vector<SyncPoint>& points) {
+  std::map<std::string, SyncGroup> groups;
+  std::vector<Interval> claimed;
+  for (const SyncPoint& pt : points) {
+    SyncGroup& grp = groups[pt.api];
+    grp.points.push_back(&pt);
+    grp.call_ns += pt.end - pt.ts;
+    CountCallerAndCopy(ctx, pt, grp);
+    const Interval gap = IdleGapAt(busy.merged, pt.end);
+    AddIdleInsideCall(busy, pt, gap, grp);
+    AddIdleGap(ctx, pt, gap, claimed, grp);
+  }
+  return groups;
+}
+
+// Ratio of sync points to launching calls, and the threshold above which it is flagged.
+struct SyncLaunchRatio {
+  double value;
+  double threshold;
+  bool flagged() const { return value > threshold; }
+};
+
+std::string TopCaller(const SyncGroup& grp) {
+  std::string top_caller;
+  uint64_t top_n = 0;
+  for (const auto& [name, n] : grp.callers)
+    if (n > top_n) top_caller = name, top_n = n;
+  return top_caller;
+}
+
+std::string IssueDetail(const std::string& api, const SyncGroup& grp, const std::string& top_caller,
+                        const SyncLaunchRatio& ratio) {
+  std::string detail = fmt::format("{} {} call(s) in the steps; the device idled {} around {} of them",
+                                   grp.points.size(), api, detectors::FormatUs(grp.idle), grp.stalls);
+  if (grp.copies > 0)
+    detail += fmt::format("; {} of them are blocking copies (synchronous, or to pageable host memory): "
+                          "the host waits for all queued work and the copy", grp.copies);
+  if (grp.idle_inside > 0)
+    detail += fmt::format("; no task of the trace ran for {} inside {} call(s) while the host was blocked: "
+                          "they waited for work the trace does not show (a cross-stream event, another "
+                          "process, an untraced copy), not for this thread's queue; not claimed as a saving",
+                          detectors::FormatUs(grp.idle_inside), grp.calls_idle_inside);
+  if (!top_caller.empty()) detail += "; called from " + top_caller;
+  if (grp.unblamed > 0)
+    detail += fmt::format("; {} more idle in those gaps is host work after the sync returned",
+                          detectors::FormatUs(grp.unblamed));
+  if (ratio.flagged()) detail += fmt::format("; sync/launch ratio {:.2f} > {}", ratio.value, ratio.threshold);
+  return detail;
+}
+
+void AddSyncMetrics(const SyncGroup& grp, double ratio, Issue* issue) {
+  detectors::AddMetric(issue, "sync_calls", double(grp.points.size()), "count");
+  detectors::AddMetric(issue, "stalls", double(grp.stalls), "count");
+  detectors::AddMetric(issue, "device_idle_us", double(grp.idle) / 1000.0, "us");
+  detectors::AddMetric(issue, "sync_call_time_us", double(grp.call_ns) / 1000.0, "us");
+  detectors::AddMetric(issue, "idle_after_return_us", double(grp.unblamed) / 1000.0, "us");
+  detectors::AddMetric(issue, "sync_launch_ratio", ratio, "ratio");
+  detectors::AddMetric(issue, "blocking_copies", double(grp.copies), "count");
+  detectors::AddMetric(issue, "device_idle_inside_calls_us", double(grp.idle_inside) / 1000.0, "us");
+}
+
+Issue SyncIssue(const DiagnosisContext& ctx, const std::string& api, const SyncGroup& grp, bool idle_inside_counts,
+                const SyncLaunchRatio& ratio) {
+  Issue issue;
+  issue.type = IssueType::kStreamSync;
+  issue.op_name = api;
+  const std::string top_caller = TopCaller(grp);
+  issue.op_type = top_caller.empty() ? "sync" : top_caller;
+  issue.affected_ns = grp.idle + (idle_inside_counts ? grp.idle_inside : 0);
+  issue.evidence.count = grp.points.size();
+  issue.evidence.total_ns = grp.call_ns;
+  for (const SyncPoint* pt : grp.points) {
+    if (pt->host_op != UINT32_MAX && issue.evidence.host_ops.size() < kMaxEvidenceRows)
+      issue.evidence.host_ops.push_back(pt->host_op);
+    if (pt->task != UINT32_MAX && issue.evidence.tasks.size() < kMaxEvidenceRows) issue.evidence.tasks.push_back(pt->task);
+  }
+  for (const auto& [step, ns] : grp.idle_by_step)
+    issue.savings.push_back({SavingTargetKind::kStepIdle, static_cast<uint32_t>(ctx.steps[step]), ns});
+  issue.method = SavingMethod::kMeasuredGap;
+  issue.saving_formula = fmt::format("device idle gaps that contain the return of {} of {} sync point(s), each "
+                                     "up to the time the host was blocked in the sync", grp.stalls, grp.points.size());
+  issue.detail = IssueDetail(api, grp, top_caller, ratio);
+  AddSyncMetrics(grp, ratio.value, &issue);
+  return issue;
+}
+
+// An issue for a group that causes device idle (or idle inside its calls that
+// counts), else a note that its calls blocked the host for nothing the device lost.
+void ReportGroup(const DiagnosisContext& ctx, const std::string& api, const SyncGroup& grp,
+                 const SyncLaunchRatio& ratio, DetectorOutput* out) {
+  const bool idle_inside_counts = ctx.ShareOfStep(grp.idle_inside) >= kIdleInsideMinStepShare;
+  if (grp.idle <= 0 && !idle_inside_counts) {
+    out->notes.push_back(fmt::format(
+        "{} {} call(s) in the steps blocked the host {} in all: no device idle is theirs{}", grp.points.size(), api,
+        detectors::FormatUs(grp.call_ns),
+        ratio.flagged() ? fmt::format(" (sync/launch ratio {:.2f} > {}: check ASCEND_LAUNCH_BLOCKING / "
+                                      "CUDA_LAUNCH_BLOCKING)", ratio.value, ratio.threshold)
+                        : std::string()));
+    return;
+  }
+  out->issues.push_back(SyncIssue(ctx, api, grp, idle_inside_counts, ratio));
+}
+
 class StreamSync final : public Detector {
  public:
   std::string_view name() const override { return "stream_sync"; }
   IssueType type() const override { return IssueType::kStreamSync; }
 
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
-    const Profile& p = *ctx.profile;
-    const HostOpTable& h = p.host_ops;
-    const DeviceTaskTable& d = p.device_tasks;
-    const OperatorCallGraph& g = *ctx.graph;
     const double ratio_threshold = ctx.options->Param("stream_sync.sync_launch_ratio", kDefaultSyncLaunchRatio);
-
-    // Busy timeline of all devices together, merged (tasks of the analysed steps).
-    std::vector<Interval> busy;
-    busy.reserve(ctx.tasks.size());
-    for (uint32_t t : ctx.tasks) busy.push_back({d.ts[t], d.ts[t] + std::max<TimeNs>(d.dur[t], 0)});
-    std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    std::vector<Interval> merged;
-    for (const Interval& iv : busy) {
-      if (!merged.empty() && iv.start <= merged.back().end) merged.back().end = std::max(merged.back().end, iv.end);
-      else merged.push_back(iv);
-    }
-    if (merged.empty()) {
+    const BusyTimeline busy = MergedBusyTimeline(ctx);
+    if (busy.merged.empty()) {
       out->notes.push_back("no device tasks in the analysed steps: sync stalls not measurable");
       return;
     }
-    std::vector<std::pair<TimeNs, TimeNs>> merged_pairs;
-    merged_pairs.reserve(merged.size());
-    for (const Interval& iv : merged) merged_pairs.emplace_back(iv.start, iv.end);
-    // Idle gap containing time `t`: [end of the busy interval before, start of the one after).
-    auto idle_at = [&](TimeNs t) -> Interval {
-      auto it = std::upper_bound(merged.begin(), merged.end(), t,
-                                 [](TimeNs v, const Interval& iv) { return v < iv.start; });
-      if (it == merged.begin() || it == merged.end()) return {0, 0};  // before the first / after the last task
-      const Interval& before = *(it - 1);
-      if (t < before.end) return {0, 0};  // device busy at t
-      return {before.end, it->start};
-    };
-
-    std::vector<uint8_t> is_sync(h.size(), 0);
-    {
-      std::vector<std::string> names = g.options().sync_runtime_names;
-      for (uint32_t op : ctx.host_ops) {
-        if (h.kind[op] != HostOpKind::kRuntime && h.kind[op] != HostOpKind::kDriver) continue;
-        std::string_view api = ApiName(p.Str(h.name[op]));
-        if (std::find(std::begin(kDeviceSideWaits), std::end(kDeviceSideWaits), api) != std::end(kDeviceSideWaits))
-          continue;
-        if (std::find(names.begin(), names.end(), api) != names.end() || g.IsBlockingCall(op)) is_sync[op] = 1;
-      }
-    }
-    struct Point {
-      std::string api;
-      uint32_t host_op;  // sync call / _local_scalar_dense op; UINT32_MAX for a device-only row
-      uint32_t task;     // cuda_sync row or UINT32_MAX
-      TimeNs ts, end;
-    };
-    std::vector<Point> points;
+    const std::vector<uint8_t> is_sync = MarkSyncCalls(ctx);
     uint64_t launches = 0;
-    for (uint32_t op : ctx.host_ops) {
-      if ((h.kind[op] == HostOpKind::kRuntime || h.kind[op] == HostOpKind::kDriver) && !g.TasksLaunchedBy(op).empty())
-        ++launches;
-      if (is_sync[op]) points.push_back({std::string(ApiName(p.Str(h.name[op]))), op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
-    }
-    // cuda_sync rows: kept as evidence of the blocking call that made them;
-    // rows of device-side waits (wait_on_stream, cudaStreamWaitEvent) or
-    // without a launcher do not block the host and are not sync points.
-    std::map<uint32_t, uint32_t> sync_row_of;  // host op -> cuda_sync row
-    for (uint32_t t = 0; t < d.size(); ++t) {
-      if (d.kind[t] != DeviceTaskKind::kSync || !ctx.InWindow(d.ts[t])) continue;
-      int32_t launcher = g.LauncherOf(t);
-      if (launcher >= 0 && is_sync[launcher]) sync_row_of.emplace(static_cast<uint32_t>(launcher), t);
-    }
-    for (Point& pt : points) {
-      auto it = sync_row_of.find(pt.host_op);
-      if (it != sync_row_of.end()) pt.task = it->second;
-    }
-    // .item() without a recognised sync call inside.
-    for (uint32_t op : ctx.host_ops) {
-      if (h.kind[op] != HostOpKind::kOperator || p.Str(h.name[op]) != "aten::_local_scalar_dense") continue;
-      bool has_sync = false;
-      std::vector<uint32_t> stack(g.Children(op).begin(), g.Children(op).end());
-      while (!stack.empty() && !has_sync) {
-        uint32_t c = stack.back();
-        stack.pop_back();
-        has_sync |= is_sync[c] != 0;
-        for (uint32_t cc : g.Children(c)) stack.push_back(cc);
-      }
-      if (!has_sync) points.push_back({"aten::_local_scalar_dense", op, UINT32_MAX, h.ts[op], h.ts[op] + h.dur[op]});
-    }
+    std::vector<SyncPoint> points = CollectSyncCalls(ctx, is_sync, launches);
+    AttachSyncRows(ctx, is_sync, points);
+    AddItemCallsWithoutSync(ctx, is_sync, points);
     if (points.empty()) return;
 
-    struct Group {
-      std::vector<const Point*> points;
-      uint64_t stalls = 0;
-      TimeNs idle = 0;
-      TimeNs unblamed = 0;  // idle in the same gaps past the time blocked in the sync
-      TimeNs call_ns = 0;
-      TimeNs idle_inside = 0;     // device idle inside calls that mostly waited on untraced work
-      uint64_t calls_idle_inside = 0;
-      uint64_t copies = 0;        // calls that are blocking copies
-      std::map<int, TimeNs> idle_by_step;
-      std::map<std::string, uint64_t> callers;
-    };
-    std::map<std::string, Group> groups;
-    std::vector<Interval> claimed;  // idle gaps already attributed (two syncs in one gap count once)
-    for (const Point& pt : points) {
-      Group& grp = groups[pt.api];
-      grp.points.push_back(&pt);
-      grp.call_ns += pt.end - pt.ts;
-      if (pt.host_op != UINT32_MAX) {
-        int32_t caller = g.EnclosingOperator(pt.host_op);
-        if (caller >= 0 && static_cast<uint32_t>(caller) != pt.host_op) ++grp.callers[std::string(p.Str(h.name[caller]))];
-      }
-      if (pt.host_op != UINT32_MAX) {
-        for (uint32_t t : g.TasksLaunchedBy(pt.host_op))
-          if (d.kind[t] == DeviceTaskKind::kMemcpy) {
-            ++grp.copies;
-            break;
-          }
-      }
-      Interval gap = idle_at(pt.end);
-      // Idle inside the call before the gap its return ends in.
-      const TimeNs inside_end = gap.end > gap.start ? std::min(pt.end, gap.start) : pt.end;
-      if (inside_end > pt.ts) {
-        const TimeNs inside = UncoveredLength(merged_pairs, pt.ts, inside_end);
-        if (double(inside) >= kIdleInsideCallShare * double(pt.end - pt.ts)) {
-          grp.idle_inside += inside;
-          ++grp.calls_idle_inside;
-        }
-      }
-      if (gap.end <= gap.start) continue;
-      bool seen = false;
-      for (const Interval& c : claimed) seen |= c.start == gap.start;
-      if (seen) continue;
-      claimed.push_back(gap);
-      // The sync costs at most the time the host sat blocked in it: that is
-      // the time it could have spent queueing work ahead. Idle beyond that
-      // is the host's other work after the return (a DataLoader, pageable
-      // copies: seen 877 ms of idle blamed on syncs that lasted 1.2 ms).
-      const TimeNs blamed = std::min(gap.end - gap.start, std::max<TimeNs>(pt.end - pt.ts, 0));
-      if (blamed <= 0) continue;
-      ++grp.stalls;
-      grp.idle += blamed;
-      grp.unblamed += (gap.end - gap.start) - blamed;
-      int step = ctx.StepOf(gap.start);
-      if (step >= 0) grp.idle_by_step[step] += blamed;
-    }
-    const double ratio = launches > 0 ? double(points.size()) / double(launches) : 0;
-    for (auto& [api, grp] : groups) {
-      const bool idle_inside_counts = ctx.ShareOfStep(grp.idle_inside) >= kIdleInsideMinStepShare;
-      if (grp.idle <= 0 && !idle_inside_counts) {
-        out->notes.push_back(fmt::format(
-            "{} {} call(s) in the steps blocked the host {} in all: no device idle is theirs{}", grp.points.size(), api,
-            detectors::FormatUs(grp.call_ns),
-            ratio > ratio_threshold ? fmt::format(" (sync/launch ratio {:.2f} > {}: check ASCEND_LAUNCH_BLOCKING / "
-                                                  "CUDA_LAUNCH_BLOCKING)", ratio, ratio_threshold)
-                                    : std::string()));
-        continue;
-      }
-      Issue issue;
-      issue.type = IssueType::kStreamSync;
-      issue.op_name = api;
-      std::string top_caller;
-      uint64_t top_n = 0;
-      for (const auto& [name, n] : grp.callers)
-        if (n > top_n) top_caller = name, top_n = n;
-      issue.op_type = top_caller.empty() ? "sync" : top_caller;
-      issue.affected_ns = grp.idle + (idle_inside_counts ? grp.idle_inside : 0);
-      issue.evidence.count = grp.points.size();
-      issue.evidence.total_ns = grp.call_ns;
-      for (const Point* pt : grp.points) {
-        if (pt->host_op != UINT32_MAX && issue.evidence.host_ops.size() < kMaxEvidenceRows)
-          issue.evidence.host_ops.push_back(pt->host_op);
-        if (pt->task != UINT32_MAX && issue.evidence.tasks.size() < kMaxEvidenceRows) issue.evidence.tasks.push_back(pt->task);
-      }
-      for (const auto& [step, ns] : grp.idle_by_step)
-        issue.savings.push_back({SavingTargetKind::kStepIdle, static_cast<uint32_t>(ctx.steps[step]), ns});
-      issue.method = SavingMethod::kMeasuredGap;
-      issue.saving_formula = fmt::format("device idle gaps that contain the return of {} of {} sync point(s), each "
-                                         "up to the time the host was blocked in the sync", grp.stalls, grp.points.size());
-      issue.detail = fmt::format("{} {} call(s) in the steps; the device idled {} around {} of them", grp.points.size(),
-                                 api, detectors::FormatUs(grp.idle), grp.stalls);
-      if (grp.copies > 0)
-        issue.detail += fmt::format("; {} of them are blocking copies (synchronous, or to pageable host memory): "
-                                    "the host waits for all queued work and the copy", grp.copies);
-      if (grp.idle_inside > 0)
-        issue.detail += fmt::format("; no task of the trace ran for {} inside {} call(s) while the host was blocked: "
-                                    "they waited for work the trace does not show (a cross-stream event, another "
-                                    "process, an untraced copy), not for this thread's queue; not claimed as a saving",
-                                    detectors::FormatUs(grp.idle_inside), grp.calls_idle_inside);
-      if (!top_caller.empty()) issue.detail += "; called from " + top_caller;
-      if (grp.unblamed > 0)
-        issue.detail += fmt::format("; {} more idle in those gaps is host work after the sync returned",
-                                    detectors::FormatUs(grp.unblamed));
-      if (ratio > ratio_threshold) issue.detail += fmt::format("; sync/launch ratio {:.2f} > {}", ratio, ratio_threshold);
-      detectors::AddMetric(&issue, "sync_calls", double(grp.points.size()), "count");
-      detectors::AddMetric(&issue, "stalls", double(grp.stalls), "count");
-      detectors::AddMetric(&issue, "device_idle_us", double(grp.idle) / 1000.0, "us");
-      detectors::AddMetric(&issue, "sync_call_time_us", double(grp.call_ns) / 1000.0, "us");
-      detectors::AddMetric(&issue, "idle_after_return_us", double(grp.unblamed) / 1000.0, "us");
-      detectors::AddMetric(&issue, "sync_launch_ratio", ratio, "ratio");
-      detectors::AddMetric(&issue, "blocking_copies", double(grp.copies), "count");
-      detectors::AddMetric(&issue, "device_idle_inside_calls_us", double(grp.idle_inside) / 1000.0, "us");
-      out->issues.push_back(std::move(issue));
-    }
+    const std::map<std::string, SyncGroup> groups = GroupByApi(ctx, busy, points);
+    const SyncLaunchRatio ratio{launches > 0 ? double(points.size()) / double(launches) : 0, ratio_threshold};
+    for (const auto& [api, grp] : groups) ReportGroup(ctx, api, grp, ratio, out);
   }
 };
 
