@@ -15,6 +15,7 @@
 // the task after the gap); idle before the first / after the last task of a
 // step is not claimed (it may be data loading or synchronisation).
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -76,10 +77,15 @@ class HostBound final : public Detector {
       }
       window_ns += step_ns;
       idle_ns += idle;
-      // Gaps between busy intervals of that device within the window.
+      // Gaps between busy intervals of that device within the window: its rows
+      // starting in the window, found by binary search on (device, ts).
       TimeNs busy_end = kNoTime;
-      for (uint32_t r : rows) {
-        if (device_of(r) != device || t.ts[r] < w.start || t.ts[r] >= w.end) continue;
+      auto first = std::lower_bound(rows.begin(), rows.end(), std::make_pair(device, w.start),
+                                    [&](uint32_t r, const std::pair<int32_t, TimeNs>& key) {
+                                      return std::make_pair(device_of(r), t.ts[r]) < key;
+                                    });
+      for (auto it = first; it != rows.end() && device_of(*it) == device && t.ts[*it] < w.end; ++it) {
+        const uint32_t r = *it;
         if (busy_end != kNoTime && t.ts[r] > busy_end) {
           TimeNs gap = t.ts[r] - busy_end;
           int32_t launcher = ctx.graph->LauncherOf(r);
