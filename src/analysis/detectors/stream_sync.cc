@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -222,13 +223,10 @@ void AddIdleInsideCall(const BusyTimeline& busy, const SyncPoint& pt, const Inte
 
 // Blames the idle gap the sync returns in on it, once per gap (`claimed`:
 // gaps already attributed; two syncs in one gap count once).
-void AddIdleGap(const DiagnosisContext& ctx, const SyncPoint& pt, const Interval& gap, std::vector<Interval>& claimed,
-                SyncGroup& grp) {
+void AddIdleGap(const DiagnosisContext& ctx, const SyncPoint& pt, const Interval& gap,
+                std::unordered_set<TimeNs>& claimed, SyncGroup& grp) {
   if (gap.end <= gap.start) return;
-  bool seen = false;
-  for (const Interval& c : claimed) seen |= c.start == gap.start;
-  if (seen) return;
-  claimed.push_back(gap);
+  if (!claimed.insert(gap.start).second) return;
   // The sync costs at most the time the host sat blocked in it: that is
   // the time it could have spent queueing work ahead. Idle beyond that
   // is the host's other work after the return (a DataLoader, pageable
@@ -246,7 +244,7 @@ void AddIdleGap(const DiagnosisContext& ctx, const SyncPoint& pt, const Interval
 std::map<std::string, SyncGroup> GroupByApi(const DiagnosisContext& ctx, const BusyTimeline& busy,
                                             const std::vector<SyncPoint>& points) {
   std::map<std::string, SyncGroup> groups;
-  std::vector<Interval> claimed;
+  std::unordered_set<TimeNs> claimed;  // starts of the gaps already blamed (a set: a long profile has millions of syncs)
   for (const SyncPoint& pt : points) {
     SyncGroup& grp = groups[pt.api];
     grp.points.push_back(&pt);
