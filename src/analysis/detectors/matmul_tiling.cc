@@ -92,191 +92,257 @@ bool LargeShape(const Group& g) {
   return g.cost.m >= kLargeShapeDim && g.cost.n >= kLargeShapeDim && g.cost.k >= kLargeShapeDim;
 }
 
+// What every step of one run reads.
+struct MatmulRun {
+  const DiagnosisContext& ctx;
+  const Profile& p;
+  const DeviceTaskTable& t;
+  const MatmulTilingOptions& opt;
+};
+
+// Fused attention that its shapes make compute-bound; unfused parts
+// (bmm / softmax) and memory-bound attention are judged elsewhere.
+bool IsComputeBoundFusedAttention(const DiagnosisContext& ctx, uint32_t task, OpClass cls, const OpCost& cost) {
+  const std::string_view sub = detectors::TaskSubKind(ctx, task);
+  const bool unfused_part = sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
+  return cls == OpClass::kAttention && !unfused_part && cost.status == CostStatus::kOk && cost.bound == Bound::kCompute;
+}
+
+// The group's fixed facts, taken from its first task.
+void InitGroup(const MatmulRun& run, uint32_t task, bool attention, const std::string& label, const std::string& shape,
+               Group& g) {
+  g.attention = attention;
+  g.label = label;
+  g.shape = shape;
+  g.core_type = std::string(run.p.Str(run.t.core_type[task]));
+  g.block_dim = run.t.block_dim(task);
+  g.mix_block_dim = run.t.mix_block_dim(task);
+  CostInput in = CostInputForTask(run.p, *run.ctx.graph, *run.ctx.classes, task);
+  g.shapes = in.shapes;
+  g.has_shapes = in.has_shapes;
+}
+
+// Adds one task's time, PMU ratios, roofline figures and step phase to its group.
+void AddTaskToGroup(const MatmulRun& run, uint32_t task, const OpCost& cost, Group& g) {
+  const DiagnosisContext& ctx = run.ctx;
+  const DeviceTaskTable& t = run.t;
+  g.tasks.push_back(task);
+  g.total_ns += t.dur[task];
+  double w = double(t.dur[task]);
+  g.mac.Add(ctx.TaskAttribute(task, "aic_mac_ratio"), w);
+  g.mte2.Add(ctx.TaskAttribute(task, "aic_mte2_ratio"), w);
+  if (ctx.hardware_known && cost.status == CostStatus::kOk && cost.measured_ns > 0 && !std::isnan(cost.roofline_ns)) {
+    if (!g.has_cost) { g.cost = cost; g.has_cost = true; }
+    // A task faster than its roofline is counted, and nothing else of it (its step phase neither).
+    if (cost.efficiency > kImpossibleEfficiency) { ++g.impossible; return; }
+    g.flops += cost.flops;
+    g.roofline_ns += cost.roofline_ns;
+    g.measured_with_costs += cost.measured_ns;
+    ++g.costed;
+    if (cost.bound == Bound::kMemory) ++g.memory_bound;
+  }
+  switch (detectors::StepPhaseOf(ctx, t.ts[task])) {
+    case StepPhase::kDecode: ++g.decode; break;
+    case StepPhase::kPrefill: ++g.prefill; break;
+    default: break;
+  }
+}
+
+// Kernel tasks of GEMMs and compute-bound fused attention, grouped by (label, shapes, dtype).
+std::map<std::string, Group> GroupGemmTasks(const MatmulRun& run) {
+  const DiagnosisContext& ctx = run.ctx;
+  std::map<std::string, Group> groups;
+  for (uint32_t task : ctx.tasks) {
+    const OpClass cls = detectors::TaskClass(ctx, task);
+    if (run.t.kind[task] != DeviceTaskKind::kKernel) continue;
+    const OpCost& cost = (*ctx.task_costs)[task];
+    const bool attention = IsComputeBoundFusedAttention(ctx, task, cls, cost);
+    if (cls != OpClass::kMatmul && !attention) continue;
+    std::string label(ctx.TaskLabel(task));
+    std::string shape = detectors::TaskShapeText(ctx, task);
+    std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
+    Group& g = groups[key];
+    if (g.tasks.empty()) InitGroup(run, task, attention, label, shape, g);
+    AddTaskToGroup(run, task, cost, g);
+  }
+  return groups;
+}
+
+// A group's utilisation, judged against its own roofline bound.
+struct Utilization {
+  double mac = 0, mte2 = 0;  // time-weighted mean PMU ratios (NaN without PMU)
+  double eff = 0;            // roofline efficiency (NaN without costs)
+  bool memory_bound = false;
+  bool from_pmu = false;  // util is aic_mac_ratio, else roofline efficiency
+  double util = 0;
+};
+
+// True when the group is under the threshold and not left to memory-bound checks.
+bool UnderUtilized(const MatmulRun& run, const Group& g, Utilization* u) {
+  u->mac = g.mac.Mean();
+  u->mte2 = g.mte2.Mean();
+  u->eff = g.measured_with_costs > 0 ? g.roofline_ns / double(g.measured_with_costs) : std::nan("");
+  u->memory_bound = g.costed > 0 && double(g.memory_bound) > kMemoryBoundMajority * double(g.costed);
+  u->from_pmu = !std::isnan(u->mac) && !(u->memory_bound && !std::isnan(u->eff));
+  if (u->from_pmu) u->util = u->mac;
+  else if (!std::isnan(u->eff)) u->util = u->eff;
+  else return false;  // nothing measured about this group
+  if (u->util >= run.opt.utilization_threshold) return false;
+  if (u->from_pmu && !std::isnan(u->mte2) && u->mte2 >= kMte2BoundRatio) return false;
+  // Attention whose memory pipe is saturated is attention_memory_bound's (MPA FA rule).
+  if (g.attention && !std::isnan(u->mte2) && u->mte2 >= run.ctx.options->attention_memory.fa_aic_mte2_ratio) return false;
+  return true;
+}
+
+std::string LargeShapeWithoutCause(const Group& g) {
+  return g.attention
+             ? fmt::format("a large shape (S_q={}, S_kv={}, head_dim={}) far below what tuned kernels "
+                           "reach, no alignment cause visible",
+                           g.cost.s_q, g.cost.s_kv,
+                           g.cost.heads > 1 && g.cost.head_dim > 0 ? std::to_string(g.cost.head_dim)
+                                                                   : "? (heads not in the shapes)")
+             : fmt::format("a large shape (M={}, N={}, K={}) far below what tuned kernels reach, no "
+                           "shape or block-dim cause visible",
+                           g.cost.m, g.cost.n, g.cost.k);
+}
+
+// The issue's identity, ratios and detail text.
+Issue NewTilingIssue(const MatmulRun& run, const Group& g, const Utilization& u,
+                     const std::vector<std::string>& causes) {
+  const DeviceTaskTable& t = run.t;
+  Issue issue;
+  issue.type = IssueType::kMatmulTiling;
+  issue.op_name = g.label;
+  issue.op_type = g.has_cost ? OpClassName(g.attention ? OpClass::kAttention : OpClass::kMatmul) : g.label;
+  if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(run.p.Str(t.op_type(g.tasks[0])));
+  issue.compute_ratio = u.util;
+  issue.memory_ratio = u.mte2;
+  issue.phase = g.decode > 0 && g.prefill == 0 ? "decode" : (g.prefill > 0 && g.decode == 0 ? "prefill" : "");
+  std::string joined;
+  for (const std::string& c : causes) joined += (joined.empty() ? "" : "; ") + c;
+  issue.detail = fmt::format("{} {:.2f} < {:.2f}{}; {}", u.from_pmu ? "aic_mac_ratio" : "roofline efficiency", u.util,
+                             run.opt.utilization_threshold,
+                             u.from_pmu ? "" : (u.memory_bound ? " (memory-bound: achieved bandwidth vs bandwidth)"
+                                                               : " (compute-bound: achieved FLOP/s vs peak)"),
+                             joined);
+  // The figures behind a roofline verdict, in the text too (a reader checks
+  // them against the rows): FLOPs of one call, achieved and peak FLOP/s.
+  if (!std::isnan(u.eff) && g.has_cost && g.measured_with_costs > 0 && g.costed > 0) {
+    const double achieved = g.flops / (double(g.measured_with_costs) * 1e-9);
+    issue.detail += fmt::format("; {:.3g} FLOP per call at {:.1f} TFLOP/s achieved of {:.1f} TFLOP/s peak",
+                                g.flops / double(g.costed), achieved / 1e12, g.cost.peak_flops / 1e12);
+  }
+  return issue;
+}
+
+void AddEvidenceAndMetrics(const MatmulRun& run, const Group& g, const Utilization& u, bool causeless, Issue* issue) {
+  detectors::AddShape(issue, g.shape);
+  for (uint32_t task : g.tasks) detectors::AddTaskEvidence(issue, task, run.t.dur[task]);
+  issue->affected_ns = g.total_ns;
+  if (u.from_pmu) detectors::AddMetric(issue, "aic_mac_ratio", u.mac, "ratio");
+  if (!std::isnan(u.mte2)) detectors::AddMetric(issue, "aic_mte2_ratio", u.mte2, "ratio");
+  if (u.from_pmu) {
+    detectors::AddMetric(issue, "pmu_level",
+                         u.mac < run.opt.mac_ratio_red ? 2 : (u.mac < run.opt.mac_ratio_yellow ? 1 : 0),
+                         "0 green / 1 yellow / 2 red");
+  }
+  if (!std::isnan(u.eff)) {
+    detectors::AddMetric(issue, "roofline_efficiency", u.eff, "ratio");
+    detectors::AddMetric(issue, "achieved_flops", g.flops / (double(g.measured_with_costs) * 1e-9), "FLOP/s");
+  }
+  if (g.has_cost) {
+    detectors::AddMetric(issue, "peak_flops", g.cost.peak_flops, "FLOP/s");
+    if (g.attention) {
+      detectors::AddMetric(issue, "s_q", double(g.cost.s_q), "elements");
+      detectors::AddMetric(issue, "s_kv", double(g.cost.s_kv), "elements");
+    } else {
+      detectors::AddMetric(issue, "m", double(g.cost.m), "elements");
+      detectors::AddMetric(issue, "n", double(g.cost.n), "elements");
+      detectors::AddMetric(issue, "k", double(g.cost.k), "elements");
+    }
+  }
+  if (g.impossible > 0) {
+    detectors::AddMetric(issue, "tasks_faster_than_roofline", double(g.impossible), "count");
+  }
+  if (g.block_dim > 0) detectors::AddMetric(issue, "block_dim", g.block_dim, "count");
+  detectors::AddMetric(issue, "cause_visible", causeless ? 0 : 1, "1 yes / 0 no");
+  if (g.costed > 0) detectors::AddMetric(issue, "memory_bound", u.memory_bound ? 1 : 0, "1 memory / 0 compute (roofline)");
+}
+
+// PMU only: measured × (1 − mac_ratio / threshold) per task.
+void AddAmdahlSavings(const MatmulRun& run, const Group& g, Issue* issue) {
+  const double threshold = run.opt.utilization_threshold;
+  issue->method = SavingMethod::kAmdahl;
+  issue->saving_formula = fmt::format(
+      "sum over {} tasks of measured x (1 - aic_mac_ratio / {:.2f}): cube busy share raised to the threshold",
+      g.tasks.size(), threshold);
+  for (uint32_t task : g.tasks) {
+    double r = run.ctx.TaskAttribute(task, "aic_mac_ratio");
+    if (std::isnan(r) || r >= threshold) continue;
+    TimeNs s = static_cast<TimeNs>(double(run.t.dur[task]) * (1.0 - r / threshold));
+    if (s > 0) issue->savings.push_back({SavingTargetKind::kDeviceTask, task, s});
+  }
+}
+
+// With shapes: measured − roofline_ns / threshold per task.
+void AddRooflineSavings(const MatmulRun& run, const Group& g, Issue* issue) {
+  const DeviceTaskTable& t = run.t;
+  const double threshold = run.opt.utilization_threshold;
+  issue->method = SavingMethod::kRoofline;
+  issue->saving_formula = fmt::format("sum over {} tasks of measured - roofline({}/peak, bytes/bandwidth) / {:.2f}",
+                                      g.tasks.size(), g.attention ? "4*B*N*S_q*S_kv*D" : "2MNK", threshold);
+  for (uint32_t task : g.tasks) {
+    const OpCost& c = (*run.ctx.task_costs)[task];
+    if (c.status != CostStatus::kOk || std::isnan(c.roofline_ns) || c.efficiency > kImpossibleEfficiency) continue;
+    TimeNs target = static_cast<TimeNs>(c.roofline_ns / threshold);
+    if (t.dur[task] > target) issue->savings.push_back({SavingTargetKind::kDeviceTask, task, t.dur[task] - target});
+  }
+}
+
+void AddRunNotes(const DiagnosisContext& ctx, uint64_t below_without_cause, uint64_t impossible_groups, bool no_groups,
+                 DetectorOutput* out) {
+  if (below_without_cause > 0) {
+    out->notes.push_back(fmt::format(
+        "{} matmul group(s) below the utilisation threshold without a shape or block-dim cause (not reported)",
+        below_without_cause));
+  }
+  if (impossible_groups > 0) {
+    out->notes.push_back(fmt::format(
+        "{} matmul group(s) ran faster than the roofline of their shapes on {} (shapes, durations or peak "
+        "inconsistent): their FLOP figures were not used",
+        impossible_groups, ctx.hardware->id));
+  }
+  if (!ctx.hardware_known && !ctx.has_pmu && !no_groups) {
+    out->notes.push_back("no peak FLOP/s and no PMU ratios: matmul utilisation not checked");
+  }
+}
+
 class MatmulTiling final : public Detector {
  public:
   std::string_view name() const override { return "matmul_tiling"; }
   IssueType type() const override { return IssueType::kMatmulTiling; }
 
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
-    const Profile& p = *ctx.profile;
-    const DeviceTaskTable& t = p.device_tasks;
-    const MatmulTilingOptions& opt = ctx.options->matmul_tiling;
-    std::map<std::string, Group> groups;
-    for (uint32_t task : ctx.tasks) {
-      const OpClass cls = detectors::TaskClass(ctx, task);
-      if (t.kind[task] != DeviceTaskKind::kKernel) continue;
-      const OpCost& cost = (*ctx.task_costs)[task];
-      // Fused attention that its shapes make compute-bound; unfused parts
-      // (bmm / softmax) and memory-bound attention are judged elsewhere.
-      const std::string_view sub = detectors::TaskSubKind(ctx, task);
-      const bool unfused_part = sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
-      const bool attention = cls == OpClass::kAttention && !unfused_part &&
-                             cost.status == CostStatus::kOk && cost.bound == Bound::kCompute;
-      if (cls != OpClass::kMatmul && !attention) continue;
-      std::string label(ctx.TaskLabel(task));
-      std::string shape = detectors::TaskShapeText(ctx, task);
-      std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
-      Group& g = groups[key];
-      if (g.tasks.empty()) {
-        g.attention = attention;
-        g.label = label;
-        g.shape = shape;
-        g.core_type = std::string(p.Str(t.core_type[task]));
-        g.block_dim = t.block_dim(task);
-        g.mix_block_dim = t.mix_block_dim(task);
-        CostInput in = CostInputForTask(p, *ctx.graph, *ctx.classes, task);
-        g.shapes = in.shapes;
-        g.has_shapes = in.has_shapes;
-      }
-      g.tasks.push_back(task);
-      g.total_ns += t.dur[task];
-      double w = double(t.dur[task]);
-      g.mac.Add(ctx.TaskAttribute(task, "aic_mac_ratio"), w);
-      g.mte2.Add(ctx.TaskAttribute(task, "aic_mte2_ratio"), w);
-      if (ctx.hardware_known && cost.status == CostStatus::kOk && cost.measured_ns > 0 &&
-          !std::isnan(cost.roofline_ns)) {
-        if (!g.has_cost) { g.cost = cost; g.has_cost = true; }
-        if (cost.efficiency > kImpossibleEfficiency) { ++g.impossible; continue; }
-        g.flops += cost.flops;
-        g.roofline_ns += cost.roofline_ns;
-        g.measured_with_costs += cost.measured_ns;
-        ++g.costed;
-        if (cost.bound == Bound::kMemory) ++g.memory_bound;
-      }
-      switch (detectors::StepPhaseOf(ctx, t.ts[task])) {
-        case StepPhase::kDecode: ++g.decode; break;
-        case StepPhase::kPrefill: ++g.prefill; break;
-        default: break;
-      }
-    }
+    const MatmulRun run{ctx, *ctx.profile, ctx.profile->device_tasks, ctx.options->matmul_tiling};
+    const std::map<std::string, Group> groups = GroupGemmTasks(run);
     uint64_t below_without_cause = 0, impossible_groups = 0;
-    for (auto& [key, g] : groups) {
-      const double mac = g.mac.Mean();
-      const double mte2 = g.mte2.Mean();
-      const double eff = g.measured_with_costs > 0 ? g.roofline_ns / double(g.measured_with_costs) : std::nan("");
+    for (const auto& [key, g] : groups) {
       if (g.impossible > 0) ++impossible_groups;
-      // Judge the group against its own roofline bound first.
-      const bool memory_bound =
-          g.costed > 0 && double(g.memory_bound) > kMemoryBoundMajority * double(g.costed);
-      double util;
-      bool from_pmu = !std::isnan(mac) && !(memory_bound && !std::isnan(eff));
-      if (from_pmu) util = mac;
-      else if (!std::isnan(eff)) util = eff;
-      else continue;  // nothing measured about this group
-      if (util >= opt.utilization_threshold) continue;
-      if (from_pmu && !std::isnan(mte2) && mte2 >= kMte2BoundRatio) continue;
-      // Attention whose memory pipe is saturated is attention_memory_bound's (MPA FA rule).
-      if (g.attention && !std::isnan(mte2) && mte2 >= ctx.options->attention_memory.fa_aic_mte2_ratio) continue;
-
+      Utilization u;
+      if (!UnderUtilized(run, g, &u)) continue;
       std::vector<std::string> causes = g.attention ? AttentionCauses(g) : Causes(ctx, g);
       const bool causeless = causes.empty();
       if (causeless) {
-        if (util >= kCauselessUtilization || !LargeShape(g)) { ++below_without_cause; continue; }
-        causes.push_back(g.attention
-                             ? fmt::format("a large shape (S_q={}, S_kv={}, head_dim={}) far below what tuned kernels "
-                                           "reach, no alignment cause visible",
-                                           g.cost.s_q, g.cost.s_kv,
-                                           g.cost.heads > 1 && g.cost.head_dim > 0 ? std::to_string(g.cost.head_dim)
-                                                                                   : "? (heads not in the shapes)")
-                             : fmt::format("a large shape (M={}, N={}, K={}) far below what tuned kernels reach, no "
-                                           "shape or block-dim cause visible",
-                                           g.cost.m, g.cost.n, g.cost.k));
+        if (u.util >= kCauselessUtilization || !LargeShape(g)) { ++below_without_cause; continue; }
+        causes.push_back(LargeShapeWithoutCause(g));
       }
-
-      Issue issue;
-      issue.type = IssueType::kMatmulTiling;
-      issue.op_name = g.label;
-      issue.op_type = g.has_cost ? OpClassName(g.attention ? OpClass::kAttention : OpClass::kMatmul) : g.label;
-      if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(p.Str(t.op_type(g.tasks[0])));
-      issue.compute_ratio = util;
-      issue.memory_ratio = mte2;
-      issue.phase = g.decode > 0 && g.prefill == 0 ? "decode" : (g.prefill > 0 && g.decode == 0 ? "prefill" : "");
-      std::string joined;
-      for (const std::string& c : causes) joined += (joined.empty() ? "" : "; ") + c;
-      issue.detail = fmt::format("{} {:.2f} < {:.2f}{}; {}", from_pmu ? "aic_mac_ratio" : "roofline efficiency", util,
-                                 opt.utilization_threshold,
-                                 from_pmu ? "" : (memory_bound ? " (memory-bound: achieved bandwidth vs bandwidth)"
-                                                               : " (compute-bound: achieved FLOP/s vs peak)"),
-                                 joined);
-      // The figures behind a roofline verdict, in the text too (a reader checks
-      // them against the rows): FLOPs of one call, achieved and peak FLOP/s.
-      if (!std::isnan(eff) && g.has_cost && g.measured_with_costs > 0 && g.costed > 0) {
-        const double achieved = g.flops / (double(g.measured_with_costs) * 1e-9);
-        issue.detail += fmt::format("; {:.3g} FLOP per call at {:.1f} TFLOP/s achieved of {:.1f} TFLOP/s peak",
-                                    g.flops / double(g.costed), achieved / 1e12, g.cost.peak_flops / 1e12);
-      }
-      detectors::AddShape(&issue, g.shape);
-      for (uint32_t task : g.tasks) detectors::AddTaskEvidence(&issue, task, t.dur[task]);
-      issue.affected_ns = g.total_ns;
-      if (from_pmu) detectors::AddMetric(&issue, "aic_mac_ratio", mac, "ratio");
-      if (!std::isnan(mte2)) detectors::AddMetric(&issue, "aic_mte2_ratio", mte2, "ratio");
-      if (from_pmu) {
-        detectors::AddMetric(&issue, "pmu_level", mac < opt.mac_ratio_red ? 2 : (mac < opt.mac_ratio_yellow ? 1 : 0),
-                             "0 green / 1 yellow / 2 red");
-      }
-      if (!std::isnan(eff)) {
-        detectors::AddMetric(&issue, "roofline_efficiency", eff, "ratio");
-        detectors::AddMetric(&issue, "achieved_flops", g.flops / (double(g.measured_with_costs) * 1e-9), "FLOP/s");
-      }
-      if (g.has_cost) {
-        detectors::AddMetric(&issue, "peak_flops", g.cost.peak_flops, "FLOP/s");
-        if (g.attention) {
-          detectors::AddMetric(&issue, "s_q", double(g.cost.s_q), "elements");
-          detectors::AddMetric(&issue, "s_kv", double(g.cost.s_kv), "elements");
-        } else {
-          detectors::AddMetric(&issue, "m", double(g.cost.m), "elements");
-          detectors::AddMetric(&issue, "n", double(g.cost.n), "elements");
-          detectors::AddMetric(&issue, "k", double(g.cost.k), "elements");
-        }
-      }
-      if (g.impossible > 0) {
-        detectors::AddMetric(&issue, "tasks_faster_than_roofline", double(g.impossible), "count");
-      }
-      if (g.block_dim > 0) detectors::AddMetric(&issue, "block_dim", g.block_dim, "count");
-      detectors::AddMetric(&issue, "cause_visible", causeless ? 0 : 1, "1 yes / 0 no");
-      if (g.costed > 0) detectors::AddMetric(&issue, "memory_bound", memory_bound ? 1 : 0, "1 memory / 0 compute (roofline)");
-
-      // Savings.
-      if (from_pmu) {
-        issue.method = SavingMethod::kAmdahl;
-        issue.saving_formula = fmt::format(
-            "sum over {} tasks of measured x (1 - aic_mac_ratio / {:.2f}): cube busy share raised to the threshold",
-            g.tasks.size(), opt.utilization_threshold);
-        for (uint32_t task : g.tasks) {
-          double r = ctx.TaskAttribute(task, "aic_mac_ratio");
-          if (std::isnan(r) || r >= opt.utilization_threshold) continue;
-          TimeNs s = static_cast<TimeNs>(double(t.dur[task]) * (1.0 - r / opt.utilization_threshold));
-          if (s > 0) issue.savings.push_back({SavingTargetKind::kDeviceTask, task, s});
-        }
-      } else {
-        issue.method = SavingMethod::kRoofline;
-        issue.saving_formula = fmt::format(
-            "sum over {} tasks of measured - roofline({}/peak, bytes/bandwidth) / {:.2f}", g.tasks.size(),
-            g.attention ? "4*B*N*S_q*S_kv*D" : "2MNK",
-            opt.utilization_threshold);
-        for (uint32_t task : g.tasks) {
-          const OpCost& c = (*ctx.task_costs)[task];
-          if (c.status != CostStatus::kOk || std::isnan(c.roofline_ns) || c.efficiency > kImpossibleEfficiency) continue;
-          TimeNs target = static_cast<TimeNs>(c.roofline_ns / opt.utilization_threshold);
-          if (t.dur[task] > target) issue.savings.push_back({SavingTargetKind::kDeviceTask, task, t.dur[task] - target});
-        }
-      }
+      Issue issue = NewTilingIssue(run, g, u, causes);
+      AddEvidenceAndMetrics(run, g, u, causeless, &issue);
+      if (u.from_pmu) AddAmdahlSavings(run, g, &issue);
+      else AddRooflineSavings(run, g, &issue);
       out->issues.push_back(std::move(issue));
     }
-    if (below_without_cause > 0) {
-      out->notes.push_back(fmt::format(
-          "{} matmul group(s) below the utilisation threshold without a shape or block-dim cause (not reported)",
-          below_without_cause));
-    }
-    if (impossible_groups > 0) {
-      out->notes.push_back(fmt::format(
-          "{} matmul group(s) ran faster than the roofline of their shapes on {} (shapes, durations or peak "
-          "inconsistent): their FLOP figures were not used",
-          impossible_groups, ctx.hardware->id));
-    }
-    if (!ctx.hardware_known && !ctx.has_pmu && !groups.empty()) {
-      out->notes.push_back("no peak FLOP/s and no PMU ratios: matmul utilisation not checked");
-    }
+    AddRunNotes(ctx, below_without_cause, impossible_groups, groups.empty(), out);
   }
 
  private:
