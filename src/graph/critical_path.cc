@@ -6,8 +6,10 @@
 // step's latency. Rules and edge kinds: docs/graph.md "Critical path".
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,26 +37,57 @@ const char* PathSegmentKindName(PathSegmentKind kind) {
 // span of row numbers they cover: a step's rows lie close together in file
 // order, so one step's map is about the step's size, not the profile's
 // (which was 4 bytes per host op and task for every thread).
+//
+// When the rows are not close (a database import appends the PyTorch API rows
+// of the whole run, then its CANN API rows, so one step's host ops span the
+// whole table), the dense map would be filled for every step: a profile of
+// 1M tasks spent 7 % of its analyze in that memset. Then the map is the
+// step's rows sorted, searched by bisection.
 class RowMap {
  public:
   void Build(const std::vector<uint32_t>& rows) {
     local_.clear();
+    sorted_.clear();
     base_ = 0;
     if (rows.empty()) return;
     const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end());
+    const size_t span = static_cast<size_t>(*hi - *lo) + 1;
+    if (span > kMaxDenseSpanPerRow * rows.size() + kAlwaysDenseSpan) {
+      sorted_.reserve(rows.size());
+      for (size_t j = 0; j < rows.size(); ++j) sorted_.push_back({rows[j], static_cast<int32_t>(j)});
+      std::sort(sorted_.begin(), sorted_.end());
+      return;
+    }
     base_ = *lo;
-    local_.assign(static_cast<size_t>(*hi - *lo) + 1, -1);
+    local_.assign(span, -1);
     for (size_t j = 0; j < rows.size(); ++j) local_[rows[j] - base_] = static_cast<int32_t>(j);
   }
   int32_t operator[](int64_t row) const {
+    if (!sorted_.empty()) {
+      if (row < 0 || row > std::numeric_limits<uint32_t>::max()) return -1;
+      const uint32_t key = static_cast<uint32_t>(row);
+      auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair<uint32_t, int32_t>{key, INT32_MIN});
+      return it != sorted_.end() && it->first == key ? it->second : -1;
+    }
     const uint64_t i = static_cast<uint64_t>(row - static_cast<int64_t>(base_));
     return i < local_.size() ? local_[i] : -1;
   }
-  void Release() { std::vector<int32_t>().swap(local_); }
+  void Release() {
+    std::vector<int32_t>().swap(local_);
+    std::vector<std::pair<uint32_t, int32_t>>().swap(sorted_);
+  }
 
  private:
+  // The dense map is used while it has at most this many entries per row (plus
+  // kAlwaysDenseSpan): 32 bytes a row for a lookup that is one load, where the
+  // sorted pairs take 8 bytes but a bisection. A file-order step spans 1-3 x.
+  static constexpr size_t kMaxDenseSpanPerRow = 8;
+  // Spans up to this are always dense (64 KiB of map): not worth a bisection.
+  static constexpr size_t kAlwaysDenseSpan = 16384;
+
   uint32_t base_ = 0;
   std::vector<int32_t> local_;
+  std::vector<std::pair<uint32_t, int32_t>> sorted_;  // (row, local index) when the rows are far apart
 };
 
 // A thread idle at least this long between two of its root ops was waiting
