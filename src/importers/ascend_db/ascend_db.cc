@@ -6,9 +6,12 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "importers/common/ascend_vocabulary.h"
@@ -55,7 +58,10 @@ class DbReader {
   std::string Loc(const std::string& table, uint64_t row) const {
     return sqlite_input::RowLocation(path_, table, row);
   }
-  void Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id);
+  void Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id) {
+    Attr(kind, owner, p_.Intern(key), row, col, string_id);
+  }
+  void Attr(OwnerKind kind, uint32_t owner, StrId key, const Row& row, int col, bool string_id);
 
   Status ReadStrings();
   Status ReadMetadata();
@@ -107,18 +113,18 @@ StrId DbReader::Str(const Row& row, int col) {
   return p_.Intern(std::to_string(id));
 }
 
-void DbReader::Attr(OwnerKind kind, uint32_t owner, std::string_view key, const Row& row, int col, bool string_id) {
+void DbReader::Attr(OwnerKind kind, uint32_t owner, StrId key, const Row& row, int col, bool string_id) {
   if (row.IsNull(col)) return;
   if (string_id) {
-    p_.attributes.Add(kind, owner, p_.Intern(key), Str(row, col), std::numeric_limits<double>::quiet_NaN());
+    p_.attributes.Add(kind, owner, key, Str(row, col), std::numeric_limits<double>::quiet_NaN());
     return;
   }
   if (row.IsText(col)) {
-    p_.attributes.Add(kind, owner, p_.Intern(key), p_.Intern(row.Text(col)), std::numeric_limits<double>::quiet_NaN());
+    p_.attributes.Add(kind, owner, key, p_.Intern(row.Text(col)), std::numeric_limits<double>::quiet_NaN());
     return;
   }
   int64_t v = row.Int(col);
-  p_.attributes.Add(kind, owner, p_.Intern(key), p_.Intern(std::to_string(v)), static_cast<double>(v));
+  p_.attributes.Add(kind, owner, key, p_.Intern(std::to_string(v)), static_cast<double>(v));
 }
 
 Status DbReader::ReadStrings() {
@@ -224,6 +230,29 @@ Status DbReader::ReadTasks() {
     }));
   uint64_t collective_tasks = 0;
   bool first = true;
+  // What repeats across millions of rows is looked up once: the track of a
+  // (device, stream), the class of a task type, the attribute keys. Each is
+  // made at its first use, so tracks and strings keep the order of the rows.
+  std::map<std::pair<int32_t, int64_t>, uint32_t> track_of_stream;
+  struct TypeClass {
+    ascend::TaskTypeInfo info;
+    StrId core_type = kEmptyStr;  // info.core_type interned (kEmptyStr when empty or not yet)
+  };
+  std::unordered_map<StrId, TypeClass> class_of_type;
+  auto classify = [&](StrId type) -> TypeClass& {
+    auto [it, inserted] = class_of_type.try_emplace(type);
+    if (inserted) it->second.info = ascend::ClassifyTaskType(p_.Str(type));
+    return it->second;
+  };
+  auto core_type_of = [&](TypeClass& c) {
+    if (c.core_type == kEmptyStr) c.core_type = p_.Intern(c.info.core_type);
+    return c.core_type;
+  };
+  std::optional<StrId> task_id_key, context_id_key, model_id_key, op_name_key, group_name_key, plane_id_key;
+  auto key = [&](std::optional<StrId>& slot, std::string_view text) {
+    if (!slot) slot = p_.Intern(text);
+    return *slot;
+  };
   Status status = Select(
       "TASK",
       {"startNs", "endNs", "deviceId", "connectionId", "globalTaskId", "taskType", "streamId", "taskId", "contextId", "modelId"},
@@ -241,18 +270,22 @@ Status DbReader::ReadTasks() {
         DeviceTaskRow row;
         row.ts = r.Int(0);
         row.dur = dur;
-        row.track = p_.DeviceTrack("npu " + std::to_string(device), "stream " + std::to_string(stream), device, stream);
+        auto [track, new_stream] = track_of_stream.try_emplace({device, stream}, 0);
+        if (new_stream)
+          track->second = p_.DeviceTrack("npu " + std::to_string(device), "stream " + std::to_string(stream), device, stream);
+        row.track = track->second;
         row.category = type;
         row.correlation = r.Int(3);
-        ascend::TaskTypeInfo info = ascend::ClassifyTaskType(p_.Str(type));
+        TypeClass& type_class = classify(type);
+        const ascend::TaskTypeInfo& info = type_class.info;
         row.kind = info.kind;
         row.name = type;
         if (auto it = compute.find(global_id); it != compute.end()) {
           const ComputeInfo& c = it->second;
-          ascend::TaskTypeInfo compute_type = ascend::ClassifyTaskType(p_.Str(c.task_type));
+          TypeClass& compute_type = classify(c.task_type);
           row.kind = DeviceTaskKind::kKernel;
           row.name = c.name;
-          if (!compute_type.core_type.empty()) row.core_type = p_.Intern(compute_type.core_type);
+          if (!compute_type.info.core_type.empty()) row.core_type = core_type_of(compute_type);
           row.block_dim = c.block;
           row.mix_block_dim = c.mix_block;
           row.op_type = c.op_type;
@@ -276,21 +309,23 @@ Status DbReader::ReadTasks() {
           row.name = op->second;
           ++collective_tasks;
         } else if (info.core_type.size()) {
-          row.core_type = p_.Intern(info.core_type);
+          row.core_type = core_type_of(type_class);
         }
         uint32_t task = p_.device_tasks.Add(row);
         if (global_id != kNoId) task_by_global_id_[global_id] = task;
         if (row.correlation != kNoId) tasks_by_connection_.emplace(row.correlation, task);
-        Attr(OwnerKind::kDeviceTask, task, "taskId", r, 7, false);
-        if (r.Int(8) != ascend::kNotApplicableU32) Attr(OwnerKind::kDeviceTask, task, "contextId", r, 8, false);
-        if (r.Int(9) != ascend::kNotApplicableU32) Attr(OwnerKind::kDeviceTask, task, "modelId", r, 9, false);
+        Attr(OwnerKind::kDeviceTask, task, key(task_id_key, "taskId"), r, 7, false);
+        if (r.Int(8) != ascend::kNotApplicableU32)
+          Attr(OwnerKind::kDeviceTask, task, key(context_id_key, "contextId"), r, 8, false);
+        if (r.Int(9) != ascend::kNotApplicableU32)
+          Attr(OwnerKind::kDeviceTask, task, key(model_id_key, "modelId"), r, 9, false);
         if (auto ct = comm.find(global_id); ct != comm.end()) {
-          p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("opName"), ct->second.name,
+          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(op_name_key, "opName"), ct->second.name,
                             std::numeric_limits<double>::quiet_NaN());
-          p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("groupName"), ct->second.group,
+          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(group_name_key, "groupName"), ct->second.group,
                             std::numeric_limits<double>::quiet_NaN());
           if (ct->second.plane != kNoId)
-            p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern("planeId"),
+            p_.attributes.Add(OwnerKind::kDeviceTask, task, key(plane_id_key, "planeId"),
                               p_.Intern(std::to_string(ct->second.plane)), static_cast<double>(ct->second.plane));
         }
         return Status::Ok();
