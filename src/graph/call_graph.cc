@@ -911,6 +911,24 @@ bool OperatorCallGraph::IsGraphLaunched(uint32_t task) const {
 
 namespace {
 
+// Busy time of task rows clipped to a window: their count, the sum of their
+// clipped lengths and the length of their union. A row counts when its
+// clipped part is non-empty, or when it is a zero-length row starting inside.
+struct WindowBusy {
+  uint64_t count = 0;
+  TimeNs sum = 0;
+  internal::SortedUnionLength busy;
+
+  void Add(const DeviceTaskTable& d, uint32_t t, TimeWindow w) {
+    const TimeNs s = std::max(d.ts[t], w.start);
+    const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
+    if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) return;  // outside the window
+    ++count;
+    sum += e - s;
+    busy.Add(s, e);
+  }
+};
+
 // Union of task intervals per group, over rows sorted by (group, ts). `group_of`
 // gives the group key of a row; `emit(first_row, task_count, sum, busy)` is
 // called once per non-empty group.
@@ -921,49 +939,34 @@ void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, Tim
   while (i < order.size()) {
     const auto group = group_of(order[i]);
     const uint32_t first = order[i];
-    uint64_t count = 0;
-    TimeNs sum = 0;
-    internal::SortedUnionLength busy;
-    for (; i < order.size() && group_of(order[i]) == group; ++i) {
-      const uint32_t t = order[i];
-      const TimeNs s = std::max(d.ts[t], w.start);
-      const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
-      if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) continue;  // outside the window
-      ++count;
-      sum += e - s;
-      busy.Add(s, e);
-    }
-    if (count > 0) emit(first, count, sum, busy.Total());
+    WindowBusy window;
+    for (; i < order.size() && group_of(order[i]) == group; ++i) window.Add(d, order[i], w);
+    if (window.count > 0) emit(first, window.count, window.sum, window.busy.Total());
   }
 }
 
+// The first position in [begin, end) of a group whose running latest end
+// (device_running_end_) reaches `start`: every row before it ends earlier, so
+// a window starting at `start` can skip them.
+size_t FirstRowReaching(const std::vector<TimeNs>& running_end, size_t begin, size_t end, TimeNs start) {
+  return static_cast<size_t>(
+      std::lower_bound(running_end.begin() + begin, running_end.begin() + end, start) - running_end.begin());
+}
+
 // SweepBusy over rows with a window index (device_group_begin_ and
-// device_running_end_): per group, the scan starts at the first row whose
-// group-so-far end reaches the window (every earlier row ends before it) and
-// stops at the first row starting at or after its end (rows are by ts). The
-// rows skipped are exactly the ones SweepBusy's window test skips.
+// device_running_end_): per group, the scan starts at FirstRowReaching the
+// window and stops at the first row starting at or after its end (rows are by
+// ts). The rows skipped are exactly the ones WindowBusy::Add leaves out.
 template <typename Emit>
 void SweepBusyIndexed(const DeviceTaskTable& d, const std::vector<uint32_t>& order,
                       const std::vector<size_t>& group_begin, const std::vector<TimeNs>& running_end, TimeWindow w,
                       Emit emit) {
   for (size_t g = 0; g + 1 < group_begin.size(); ++g) {
     const size_t begin = group_begin[g], end = group_begin[g + 1];
-    size_t i = static_cast<size_t>(
-        std::lower_bound(running_end.begin() + begin, running_end.begin() + end, w.start) - running_end.begin());
-    uint64_t count = 0;
-    TimeNs sum = 0;
-    internal::SortedUnionLength busy;
-    for (; i < end; ++i) {
-      const uint32_t t = order[i];
-      if (d.ts[t] >= w.end) break;
-      const TimeNs s = std::max(d.ts[t], w.start);
-      const TimeNs e = std::min(d.ts[t] + std::max<TimeNs>(d.dur[t], 0), w.end);
-      if (e < s || (e == s && (d.ts[t] < w.start || d.ts[t] >= w.end))) continue;  // outside the window
-      ++count;
-      sum += e - s;
-      busy.Add(s, e);
-    }
-    if (count > 0) emit(order[begin], count, sum, busy.Total());
+    WindowBusy window;
+    for (size_t i = FirstRowReaching(running_end, begin, end, w.start); i < end && d.ts[order[i]] < w.end; ++i)
+      window.Add(d, order[i], w);
+    if (window.count > 0) emit(order[begin], window.count, window.sum, window.busy.Total());
   }
 }
 
@@ -1056,10 +1059,8 @@ double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> windo
     const size_t begin = device_group_begin_[g], end = device_group_begin_[g + 1];
     internal::SortedUnionLength busy;
     bool any = false;
-    for (size_t i = static_cast<size_t>(std::lower_bound(device_running_end_.begin() + begin,
-                                                         device_running_end_.begin() + end, w.start) -
-                                        device_running_end_.begin());
-         i < end && d.ts[order[i]] < w.end; ++i) {
+    for (size_t i = FirstRowReaching(device_running_end_, begin, end, w.start); i < end && d.ts[order[i]] < w.end;
+         ++i) {
       const uint32_t t = order[i];
       if (!is_compute(t)) continue;
       const TimeNs s = std::max(d.ts[t], w.start);

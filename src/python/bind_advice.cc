@@ -6,28 +6,14 @@
 
 namespace pypto::python {
 
-namespace {
-
-template <typename Render>
-py::str Rendered(const BoundAdvice& a, Render render) {
-  std::string text;
-  {
-    py::gil_scoped_release release;
-    text = render(a.result->advice);
-  }
-  return Text(text);
-}
-
-}  // namespace
-
 void BindAdvice(py::module_& m) {
   py::class_<BoundAdvice>(m, "Advice", "Recommendations of one profile (schema pypto.advise/1).")
       .def("document", [](const BoundAdvice& a) {
         return ToPython([&](io::ValueSink& sink) { report::WriteAdvice(sink, a.result->advice); });
       }, "The pypto.advise/1 document as dicts and lists.")
-      .def("to_json", [](const BoundAdvice& a) { return Rendered(a, report::RenderAdviceJson); })
-      .def("to_text", [](const BoundAdvice& a) { return Rendered(a, report::RenderAdviceText); })
-      .def("to_markdown", [](const BoundAdvice& a) { return Rendered(a, report::RenderAdviceMarkdown); })
+      .def("to_json", [](const BoundAdvice& a) { return RenderedWithoutGil(a.result->advice, report::RenderAdviceJson); })
+      .def("to_text", [](const BoundAdvice& a) { return RenderedWithoutGil(a.result->advice, report::RenderAdviceText); })
+      .def("to_markdown", [](const BoundAdvice& a) { return RenderedWithoutGil(a.result->advice, report::RenderAdviceMarkdown); })
       .def_property_readonly("diagnosis", [](const BoundAdvice& a) {
         return BoundDiagnosis{std::shared_ptr<const DiagnosticReport>(a.result, &a.result->diagnosis)};
       })

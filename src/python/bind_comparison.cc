@@ -1,24 +1,11 @@
 // Comparison: what ProfileComparer.generate_comparison_report returns
 // (wrapped by pypto.comparison.ComparisonReport), and compare(), which makes it.
-#include <functional>
-
 #include "python/bind_options.h"
 #include "python/bind_results.h"
 #include "python/py_object_sink.h"
 
 namespace pypto::python {
-
 namespace {
-
-template <typename Render>
-py::str Rendered(const BoundComparison& c, Render render) {
-  std::string text;
-  {
-    py::gil_scoped_release release;
-    text = std::invoke(render, *c.report);
-  }
-  return Text(text);
-}
 
 BoundComparison Compare(LoadedProfile& baseline, LoadedProfile& candidate, const std::string& actions_json,
                         double alpha, const py::dict& kw) {
@@ -49,10 +36,10 @@ void BindComparison(py::module_& m) {
       .def("document", [](const BoundComparison& c) {
         return ToPython([&](io::ValueSink& sink) { c.report->Write(sink); });
       }, "The pypto.compare/1 document as dicts and lists.")
-      .def("to_json", [](const BoundComparison& c) { return Rendered(c, &ComparisonReport::to_json); })
-      .def("to_text", [](const BoundComparison& c) { return Rendered(c, &ComparisonReport::to_text); })
-      .def("to_markdown", [](const BoundComparison& c) { return Rendered(c, &ComparisonReport::to_markdown); })
-      .def("to_html", [](const BoundComparison& c) { return Rendered(c, &ComparisonReport::to_html); })
+      .def("to_json", [](const BoundComparison& c) { return RenderedWithoutGil(*c.report, &ComparisonReport::to_json); })
+      .def("to_text", [](const BoundComparison& c) { return RenderedWithoutGil(*c.report, &ComparisonReport::to_text); })
+      .def("to_markdown", [](const BoundComparison& c) { return RenderedWithoutGil(*c.report, &ComparisonReport::to_markdown); })
+      .def("to_html", [](const BoundComparison& c) { return RenderedWithoutGil(*c.report, &ComparisonReport::to_html); })
       .def_property_readonly("verdict", [](const BoundComparison& c) { return Text(c.report->Verdict()); })
       .def_property_readonly("identical", [](const BoundComparison& c) { return c.report->Identical(); });
 

@@ -6,28 +6,14 @@
 
 namespace pypto::python {
 
-namespace {
-
-template <typename Render>
-py::str Rendered(const BoundDiagnosis& d, Render render) {
-  std::string text;
-  {
-    py::gil_scoped_release release;
-    text = render(*d.report);
-  }
-  return Text(text);
-}
-
-}  // namespace
-
 void BindDiagnosis(py::module_& m) {
   py::class_<BoundDiagnosis>(m, "Diagnosis", "The diagnosis of one profile (schema pypto.diagnose/1).")
       .def("document", [](const BoundDiagnosis& d) {
         return ToPython([&](io::ValueSink& sink) { report::WriteDiagnosis(sink, *d.report); });
       }, "The pypto.diagnose/1 document as dicts and lists (the JSON form, without the text).")
-      .def("to_json", [](const BoundDiagnosis& d) { return Rendered(d, report::RenderDiagnosisJson); })
-      .def("to_text", [](const BoundDiagnosis& d) { return Rendered(d, report::RenderDiagnosisText); })
-      .def("to_markdown", [](const BoundDiagnosis& d) { return Rendered(d, report::RenderDiagnosisMarkdown); })
+      .def("to_json", [](const BoundDiagnosis& d) { return RenderedWithoutGil(*d.report, report::RenderDiagnosisJson); })
+      .def("to_text", [](const BoundDiagnosis& d) { return RenderedWithoutGil(*d.report, report::RenderDiagnosisText); })
+      .def("to_markdown", [](const BoundDiagnosis& d) { return RenderedWithoutGil(*d.report, report::RenderDiagnosisMarkdown); })
       .def_property_readonly("issue_count", [](const BoundDiagnosis& d) { return d.report->issues.size(); })
       .def_property_readonly("estimated_combined_speedup",
                              [](const BoundDiagnosis& d) { return d.report->estimated_combined_speedup; })

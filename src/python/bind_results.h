@@ -5,7 +5,9 @@
 // / to_text() / … the same text as the command line.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "advisor/advise_profile.h"
 #include "advisor/optimizers.h"
@@ -33,6 +35,17 @@ struct BoundComparison {
 struct BoundTuningConfig {
   advisor::TuningConfig config;
 };
+
+// `render(value)` (a renderer function or member) run without the GIL, as a Python str.
+template <typename Value, typename Render>
+py::str RenderedWithoutGil(const Value& value, Render render) {
+  std::string text;
+  {
+    py::gil_scoped_release release;
+    text = std::invoke(render, value);
+  }
+  return Text(text);
+}
 
 void BindDiagnosis(py::module_& m);
 void BindAdvice(py::module_& m);
