@@ -211,7 +211,7 @@ struct DiagnosisContext {
   // Numeric attribute `key` of a task, NaN when absent.
   double TaskAttribute(uint32_t task, std::string_view key) const;
   // Text of attribute `key` of a task, "" when absent.
-  std::string_view TaskAttributeText(uint32_t task, std::string_view key) const;
+  std::string TaskAttributeText(uint32_t task, std::string_view key) const;
 
   // True when `ts` lies in one of the analysed step windows.
   bool InWindow(TimeNs ts) const;

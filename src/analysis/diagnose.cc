@@ -11,6 +11,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "core/parallel.h"
 #include "graph/interval_union.h"
 #include "model/kernel_name.h"
 
@@ -80,11 +81,11 @@ double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) cons
   return std::nan("");
 }
 
-std::string_view DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
+std::string DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
   if (task + 1 >= attr_offsets.size()) return {};
   for (uint32_t i = attr_offsets[task]; i < attr_offsets[task + 1]; ++i) {
     uint32_t row = attr_rows[i];
-    if (profile->Str(profile->attributes.key[row]) == key) return profile->Str(profile->attributes.text[row]);
+    if (profile->Str(profile->attributes.key[row]) == key) return profile->AttributeText(row);
   }
   return {};
 }
@@ -478,6 +479,11 @@ void SetOpClasses(const OperatorCallGraph& graph, const DiagnosisInputs& inputs,
   ctx.classes = inputs.classes ? inputs.classes : &*state.own_classes;
 }
 
+// Tasks per work item of the parallel costing: large enough that taking an
+// item costs nothing next to costing it (~2 us a task), small enough to
+// spread a few thousand tasks over the cores.
+constexpr size_t kTaskCostChunk = 1024;
+
 // Roofline costs of the tasks in the windows; a note when matmul / attention tasks lack the shapes for them.
 void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, DiagnosisContext& ctx,
                        DiagnosticReport& report) {
@@ -485,9 +491,17 @@ void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, Di
   const OpClassification& classes = *ctx.classes;
   std::vector<OpCost>& costs = state.costs;
   costs.resize(profile.device_tasks.size());
+  // Each task's cost reads only const tables and writes its own slot, so the
+  // tasks are costed side by side in chunks (shape parsing dominates).
+  const std::vector<uint32_t>& tasks = ctx.tasks;
+  const size_t chunks = (tasks.size() + kTaskCostChunk - 1) / kTaskCostChunk;
+  ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
+    const size_t end = std::min(tasks.size(), (chunk + 1) * kTaskCostChunk);
+    for (size_t i = chunk * kTaskCostChunk; i < end; ++i)
+      costs[tasks[i]] = EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]);
+  });
   uint64_t with_costs = 0, needing = 0;
   for (uint32_t t : ctx.tasks) {
-    costs[t] = EstimateTaskCost(profile, graph, classes, state.hardware, t);
     OpClass c = classes.task_class.size() > t ? classes.task_class[t] : OpClass::kOther;
     if (c == OpClass::kMatmul || c == OpClass::kAttention) {
       ++needing;

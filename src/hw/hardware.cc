@@ -474,9 +474,8 @@ double NumberOf(const Profile& p, size_t attr) {
   double d = p.attributes.number[attr];
   if (!std::isnan(d)) return d;
   // Numbers written as strings ("1800").
-  std::string_view t = p.Str(p.attributes.text[attr]);
   char* end = nullptr;
-  std::string s(t);
+  const std::string s = p.AttributeText(attr);
   double v = std::strtod(s.c_str(), &end);
   return (end != s.c_str()) ? v : 0;
 }
@@ -502,7 +501,7 @@ DeviceFacts CollectFacts(const Profile& profile, int32_t row) {
     else if (ends("aiv_num")) f.aiv_num = NumberOf(profile, i);
     else if (ends("aic_frequency")) f.aic_frequency_mhz = NumberOf(profile, i);
     else if (ends("chip_name") || ends("soc_version") || ends("chip") || ends("device_type"))
-      f.chip_name = std::string(profile.Str(at.text[i]));
+      f.chip_name = profile.AttributeText(i);
   }
   return f;
 }

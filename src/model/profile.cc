@@ -1,5 +1,7 @@
 #include "model/profile.h"
 
+#include <charconv>
+#include <cmath>
 #include <iterator>
 
 namespace pypto {
@@ -77,6 +79,30 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
   key.push_back(key_id);
   text.push_back(text_id);
   number.push_back(number_value);
+}
+
+namespace {
+// Shortest decimal text that reads back as `value` ("0.599", "81431", "1e+16").
+std::string_view ShortestText(double value, char (&buffer)[32]) {
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return result.ec == std::errc() ? std::string_view(buffer, result.ptr - buffer) : std::string_view();
+}
+}  // namespace
+
+StrId Profile::AttributeTextId(std::string_view cell, double number) {
+  if (!std::isnan(number) && !cell.empty()) {
+    char buffer[32];
+    if (ShortestText(number, buffer) == cell) return kEmptyStr;
+  }
+  return Intern(cell);
+}
+
+std::string Profile::AttributeText(size_t row) const {
+  const StrId id = attributes.text[row];
+  const double number = attributes.number[row];
+  if (id != kEmptyStr || std::isnan(number)) return std::string(Str(id));
+  char buffer[32];
+  return std::string(ShortestText(number, buffer));
 }
 
 void FlowTable::Add(uint64_t flow_id, StrId cat, char ph, uint32_t track_row, TimeNs time) {

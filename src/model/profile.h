@@ -187,7 +187,12 @@ struct AttributeTable {
   std::vector<OwnerKind> owner_kind;
   std::vector<uint32_t> owner;
   std::vector<StrId> key;
-  std::vector<StrId> text;      // value as text (always set)
+  // Value as written. kEmptyStr together with a number means the text is the
+  // number's shortest round-trip form (Profile::AttributeTextId): a
+  // kernel_details.csv carries millions of distinct PMU figures, and interning
+  // each one cost a quarter of the import and most of the string table.
+  // Read the value as text with Profile::AttributeText, never Str(text[i]).
+  std::vector<StrId> text;
   std::vector<double> number;   // value as number, NaN if not numeric
 
   size_t size() const { return key.size(); }
@@ -343,6 +348,13 @@ struct Profile {
 
   StrId Intern(std::string_view s) { return strings.Intern(s); }
   std::string_view Str(StrId id) const { return strings.Get(id); }
+
+  // The text id to store for an attribute written as `cell` and read as
+  // `number` (NaN when not numeric): kEmptyStr when `cell` is exactly the
+  // shortest form std::to_chars gives `number`, else the interned cell.
+  StrId AttributeTextId(std::string_view cell, double number);
+  // Attribute row `row`'s value as written in the source.
+  std::string AttributeText(size_t row) const;
 
   // Finds or adds the track keyed by (pid token, tid token).
   uint32_t TrackFor(std::string_view pid_token, std::string_view tid_token, TrackKind kind);

@@ -239,7 +239,7 @@ class TraceWriter {
     const AttributeTable& attributes = profile_.attributes;
     for (uint32_t i = index.offsets[owner]; i < index.offsets[owner + 1]; ++i) {
       const uint32_t row = index.rows[i];
-      json_.KeyString(profile_.Str(attributes.key[row]), profile_.Str(attributes.text[row]));
+      json_.KeyString(profile_.Str(attributes.key[row]), profile_.AttributeText(row));
     }
   }
 

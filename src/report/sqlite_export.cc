@@ -274,7 +274,7 @@ Status WriteAttributes(Db& db, const Profile& p) {
     BindTextStatic(*s, 1, OwnerKindName(a.owner_kind[i]));
     sqlite3_bind_int64(*s, 2, a.owner[i]);
     BindTextStatic(*s, 3, p.Str(a.key[i]));
-    BindTextStatic(*s, 4, p.Str(a.text[i]));
+    BindText(*s, 4, p.AttributeText(i));  // transient: the text may be formatted here
     BindReal(*s, 5, a.number[i]);
     PYPTO_RETURN_IF_ERROR(db.Step(*s));
   }

@@ -411,7 +411,7 @@ class Communication final : public Detector {
     const Profile& p = *ctx.profile;
     const DeviceTaskTable& t = p.device_tasks;
     f->collectives[std::string(p.Str(t.name[r]))] += t.dur[r];
-    const std::string_view collective = ctx.TaskAttributeText(r, "Collective name");
+    const std::string collective = ctx.TaskAttributeText(r, "Collective name");
     const double n = ctx.TaskAttribute(r, "Group size");
     const double elem = DTypeBytes(ParseDType(ctx.TaskAttributeText(r, "dtype")));  // c10 names: Float, Half, Long …
     const bool gathers = collective.find("gather") != std::string_view::npos;
@@ -752,7 +752,7 @@ class Communication final : public Detector {
       const int64_t number = StepNumberOf(step);
       if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
       Link& l = rows[{p.devices.rows[a.owner[i]].index, std::string(link), std::string(op)}];
-      if (field == "Transport Type") l.transport = std::string(p.Str(a.text[i]));
+      if (field == "Transport Type") l.transport = p.AttributeText(i);
       else if (field == "Transit Size(MB)" && !std::isnan(a.number[i])) l.size_mb = a.number[i];
       else if (field == "Transit Time(ms)" && !std::isnan(a.number[i])) l.time_ms = a.number[i];
     }

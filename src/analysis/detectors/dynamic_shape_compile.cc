@@ -34,16 +34,6 @@ std::string_view ApiName(std::string_view name) {
   return at == std::string_view::npos ? name : name.substr(at + 1);
 }
 
-std::string_view TaskText(const DiagnosisContext& ctx, uint32_t task, std::string_view key) {
-  if (task + 1 >= ctx.attr_offsets.size()) return {};
-  const AttributeTable& a = ctx.profile->attributes;
-  for (uint32_t i = ctx.attr_offsets[task]; i < ctx.attr_offsets[task + 1]; ++i) {
-    uint32_t row = ctx.attr_rows[i];
-    if (ctx.profile->Str(a.key[row]) == key) return ctx.profile->Str(a.text[row]);
-  }
-  return {};
-}
-
 class DynamicShapeCompile final : public Detector {
  public:
   std::string_view name() const override { return "dynamic_shape_compile"; }
@@ -115,7 +105,7 @@ class DynamicShapeCompile final : public Detector {
     uint64_t dynamic = 0, stat = 0;
     std::map<std::string, uint64_t> dynamic_types;
     for (uint32_t t : ctx.tasks) {
-      std::string_view state = TaskText(ctx, t, "OP State");
+      const std::string state = ctx.TaskAttributeText(t, "OP State");
       if (state.empty()) continue;
       std::string lower = detectors::LowerAscii(state);
       if (lower == "dynamic") {

@@ -91,7 +91,8 @@ void AddNumericAttribute(Profile* profile, OwnerKind owner_kind, uint32_t owner,
   if (csv::IsAbsent(cell)) return;
   auto number = csv::ParseDouble(cell);
   if (!number) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, column));
-  profile->attributes.Add(owner_kind, owner, key, profile->Intern(cell), number ? *number : kNaN);
+  const double value = number ? *number : kNaN;
+  profile->attributes.Add(owner_kind, owner, key, profile->AttributeTextId(cell, value), value);
 }
 
 void Progress(const RunContext& run, const csv::CsvReader& reader) {
@@ -397,8 +398,8 @@ void AddTaskAttributes(const TaskTableInput& in, uint32_t task, uint64_t line, i
       AddNumericAttribute(profile, OwnerKind::kDeviceTask, task, extra.key, cell, in.path, line, header[extra.index]);
     } else {
       auto number = csv::ParseDouble(cell);
-      profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->Intern(cell),
-                              number ? *number : kNaN);
+      const double value = number ? *number : kNaN;
+      profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->AttributeTextId(cell, value), value);
     }
   }
 }

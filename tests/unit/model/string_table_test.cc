@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <iterator>
 #include <string>
 
 #include "model/profile.h"
@@ -69,6 +71,31 @@ TEST(Profile, LossKindsHaveNamesSeveritiesAndDescriptions) {
   EXPECT_EQ(DescribeLoss(LossKind::kTextReplaced).severity, LossSeverity::kLow);
   EXPECT_STREQ(LossSeverityName(DescribeLoss(LossKind::kLinkLost).severity), "medium");
   EXPECT_FALSE(ParseLossKind("nope").has_value());
+}
+
+// Attribute values: a number whose cell is already its shortest form is not
+// interned (its text is given back by formatting the number); any other
+// spelling is interned as written, so no export changes a cell's text.
+TEST(AttributeText, ShortestNumbersAreNotInternedAndReadBackAsWritten) {
+  Profile p;
+  const StrId key = p.Intern("aic_mac_ratio");
+  const size_t strings_before = p.strings.size();
+  struct Cell { std::string_view text; double number; bool stored_as_number; };
+  const Cell cells[] = {
+      {"0.599", 0.599, true},          // to_chars(0.599) == "0.599"
+      {"81431", 81431, true},          // integral: no ".0"
+      {"0.0", 0.0, false},             // to_chars gives "0": kept as written
+      {"30.250", 30.25, false},        // trailing zero: kept as written
+      {"1e16", 1e16, false},           // to_chars gives "1e+16"
+      {"N/A", std::nan(""), false},    // not a number
+  };
+  for (const Cell& c : cells) p.attributes.Add(OwnerKind::kDeviceTask, 0, key, p.AttributeTextId(c.text, c.number), c.number);
+  for (size_t i = 0; i < std::size(cells); ++i) {
+    EXPECT_EQ(p.AttributeText(i), cells[i].text) << i;
+    EXPECT_EQ(p.attributes.text[i] == kEmptyStr, cells[i].stored_as_number) << i;
+  }
+  // Only the four cells kept as written were interned.
+  EXPECT_EQ(p.strings.size(), strings_before + 4);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ inline std::pair<std::string, double> Attribute(const Profile& p, OwnerKind kind
                                                 std::string_view key) {
   for (size_t i = 0; i < p.attributes.size(); ++i)
     if (p.attributes.owner_kind[i] == kind && p.attributes.owner[i] == owner && p.Str(p.attributes.key[i]) == key)
-      return {std::string(p.Str(p.attributes.text[i])), p.attributes.number[i]};
+      return {p.AttributeText(i), p.attributes.number[i]};
   return {"<absent>", NAN};
 }
 

@@ -29,7 +29,7 @@ const std::string* DeviceText(const Profile& p, const std::string& key, double* 
     if (p.attributes.owner_kind[i] == OwnerKind::kDevice && p.Str(p.attributes.key[i]) == key) {
       if (number) *number = p.attributes.number[i];
       static thread_local std::string text;
-      text = std::string(p.Str(p.attributes.text[i]));
+      text = p.AttributeText(i);
       return &text;
     }
   return nullptr;

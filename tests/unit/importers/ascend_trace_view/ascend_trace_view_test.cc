@@ -235,7 +235,7 @@ TEST(AscendTraceViewTest, ReadsCurrentPidEncodingHcclCountersAndLinks) {
   // Notify id 2^64-1 kept as text.
   bool notify_text = false;
   for (size_t a = 0; a < p.attributes.size(); ++a)
-    notify_text = notify_text || p.Str(p.attributes.text[a]) == "18446744073709551615";
+    notify_text = notify_text || p.AttributeText(a) == "18446744073709551615";
   EXPECT_TRUE(notify_text);
 }
 

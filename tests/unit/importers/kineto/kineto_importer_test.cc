@@ -185,7 +185,7 @@ TEST(KinetoFixtures, HtaNcclTorch24NsFloatAndBaseTimeAfterEvents) {
   std::map<std::string, std::string> attributes;
   for (size_t i = 0; i < p.attributes.size(); ++i)
     if (p.attributes.owner_kind[i] == OwnerKind::kDeviceTask && p.attributes.owner[i] == static_cast<uint32_t>(nccl))
-      attributes[std::string(p.Str(p.attributes.key[i]))] = std::string(p.Str(p.attributes.text[i]));
+      attributes[std::string(p.Str(p.attributes.key[i]))] = p.AttributeText(i);
   EXPECT_TRUE(attributes.count("Collective name"));
   EXPECT_TRUE(attributes.count("In msg nelems"));
   EXPECT_TRUE(attributes.count("Group size"));
@@ -336,7 +336,7 @@ TEST(KinetoPathologies, IdsAbove2To53AreExact) {
   bool comms = false;
   for (size_t i = 0; i < p.attributes.size(); ++i)
     if (p.Str(p.attributes.key[i]) == "Comms Id") {
-      EXPECT_EQ(p.Str(p.attributes.text[i]), "12345678901234567890123");  // lexeme kept
+      EXPECT_EQ(p.AttributeText(i), "12345678901234567890123");  // lexeme kept
       comms = true;
     }
   EXPECT_TRUE(comms);
