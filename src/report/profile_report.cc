@@ -105,6 +105,7 @@ StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph,
   tl.lanes.push_back("critical path");
   auto add = [&](std::vector<TimelineBar>* to, uint32_t lane, TimeNs ts, TimeNs dur, std::string label, std::string css) {
     if (to == &tl.bars && tl.bars.size() >= kMaxTimelineBars) { ++tl.bars_dropped; return; }
+    if (to == &tl.path && tl.path.size() >= kMaxTimelineBars) { ++tl.path_dropped; return; }
     const TimeNs from = std::max<TimeNs>(0, ts - w.start);  // clipped to the step
     to->push_back({lane, from, std::clamp<TimeNs>(dur, 0, tl.window_ns - from), std::move(label), std::move(css)});
   };
@@ -569,6 +570,9 @@ std::string RenderProfileHtml(const ProfileReportData& d) {
     out += SvgStepTimeline(tl);
     if (tl.bars_dropped > 0)
       out += fmt::format("<p class=\"muted small\">{} more rows in the step not drawn.</p>\n", tl.bars_dropped);
+    if (tl.path_dropped > 0)
+      out += fmt::format("<p class=\"muted small\">{} more critical-path segments in the step not drawn (the first {} are).</p>\n",
+                         tl.path_dropped, kMaxTimelineBars);
   }
   // Time by class and by core type / task kind.
   out += d.device_time ? "<h2 id=\"classes\">Device time by op class</h2>\n" : "<h2 id=\"classes\">Host operator self time by op class</h2>\n";

@@ -97,8 +97,11 @@ struct StepTimeline {
   std::vector<TimelineBar> path;     // critical-path segments (lane = the path lane)
   std::vector<TimelineBar> findings; // rows of issues in the step: their evidence rows and rows of the same name
   uint64_t bars_dropped = 0;     // past kMaxTimelineBars
+  uint64_t path_dropped = 0;     // critical-path segments past kMaxTimelineBars
 };
-// Lanes and bars drawn per step timeline (bounded HTML size).
+// Lanes and bars drawn per step timeline, and critical-path segments drawn
+// per step (bounded HTML size: a trace without ProfilerStep marks is one
+// step whose critical path has ~10^5 segments, 70 MB of SVG if all drawn).
 inline constexpr size_t kMaxTimelineLanes = 16;
 inline constexpr size_t kMaxTimelineBars = 4000;
 

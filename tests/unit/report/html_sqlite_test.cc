@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "advisor/optimizers.h"
 #include "analysis/kv_cache_cat.h"
 #include "analysis/shapes.h"
@@ -156,6 +158,43 @@ TEST(ProfileHtml, ThousandStepsAreGroupedNotCut) {
   EXPECT_EQ(html.find("First 400"), std::string::npos);
   EXPECT_NE(RenderProfileJson(d).find("\"label\": \"999\""), std::string::npos);
   EXPECT_NE(RenderProfileMarkdown(d).find("… 600 more steps (the JSON lists every step)."), std::string::npos);
+}
+
+TEST(ProfileHtml, AWholeWindowStepDrawsABoundedCriticalPath) {
+  // A trace without ProfilerStep marks is one step over the whole window.
+  // Here 6000 kernels run back to back with a 2 us gap on one stream and no
+  // launches: each kernel is a critical-path segment of its own, so the path
+  // has at least 6000 segments, more than kMaxTimelineBars (4000). The
+  // timeline draws the first 4000, says how many more there are, and the page
+  // stays small (before the cap, a 300 MB trace of this shape gave 70 MB).
+  constexpr int kKernels = 6000;
+  std::string json = "{\"traceEvents\": [\n";
+  for (int i = 0; i < kKernels; ++i) {
+    json += fmt::format("{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": 7, "
+                        "\"ts\": {}, \"dur\": 8, \"args\": {{\"device\": 0, \"stream\": 7, \"correlation\": {}}}}},\n",
+                        i % 3, 1000 + 10 * i, i + 1);
+  }
+  json += "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 0, \"args\": {\"name\": \"GPU 0\"}}]}\n";
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("pypto_whole_window_" + std::to_string(::getpid()) + ".json")).string();
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(json.data(), 1, json.size(), f);
+    std::fclose(f);
+  }
+  StatusOr<ProfileReportData> d = CollectReport(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_FALSE(d->step_timelines.empty());
+  const StepTimeline& tl = d->step_timelines[0];
+  EXPECT_EQ(tl.path.size(), kMaxTimelineBars);
+  EXPECT_GE(tl.path.size() + tl.path_dropped, static_cast<size_t>(kKernels));
+  const std::string html = RenderProfileHtml(*d);
+  EXPECT_NE(html.find(fmt::format("{} more critical-path segments in the step not drawn (the first {} are).",
+                                  tl.path_dropped, kMaxTimelineBars)),
+            std::string::npos);
+  EXPECT_LT(html.size(), 8u << 20) << "the page should stay a few MB";
 }
 
 TEST(ProfileHtml, AKvCacheFindingBringsTheLayoutPicture) {
