@@ -24,7 +24,8 @@
 //
 // Usage: gen_kineto_trace --out FILE [--bytes N[K|M|G] | --steps N] [--seed S]
 //          [--layers L] [--batch B] [--prompt P] [--attention sdpa|eager]
-//          [--no-prefill] [--gzip] [--quiet]
+//          [--no-prefill] [--gzip] [--quiet] [--thin] [--no-profiler-step]
+//          [--vary-batch N]
 // FILE ending in .gz (or --gzip) is written gzip-compressed (zlib level 6).
 
 #include <zlib.h>
@@ -382,6 +383,14 @@ struct Options {
   int64_t prompt = kDefaultPrompt;
   bool eager_attention = false;
   bool prefill = true;
+  // Second shape (docs/bench.md): record_shapes off, so cpu_ops carry no input
+  // args and a megabyte holds about twice the events and steps.
+  bool thin = false;
+  // A trace recorded without a schedule: no ProfilerStep#N annotations at all.
+  bool profiler_steps = true;
+  // Continuous batching: each step's batch is 1 + (a hash of the step) mod N,
+  // so op shapes differ from step to step (0 = --batch for every step).
+  int64_t vary_batch = 0;
   bool gzip = false;
   bool quiet = false;
 };
@@ -397,21 +406,23 @@ class Generator {
     arena_.clear();
     step_first_kernel_ = -1;
     const bool prefill = o_.prefill && step == 0;
+    batch_ = o_.vary_batch > 0 ? 1 + static_cast<int64_t>(StepHash(step) % static_cast<uint64_t>(o_.vary_batch)) : o_.batch;
     const int64_t q = prefill ? o_.prompt : 1;
     // KV length after this step's tokens are appended.
     const int64_t kv = o_.prefill ? o_.prompt + step : o_.prompt + step + 1;
     char name[48];
     std::snprintf(name, sizeof name, "ProfilerStep#%" PRId64, step);
     std::string step_name = name;
-    size_t step_op = Open("user_annotation", step_name, {}, false);
+    const size_t step_op = o_.profiler_steps ? Open("user_annotation", step_name, {}, false) : 0;
     Forward(q, kv, prefill);
     Sample(kv);
     // End-of-step synchronisation the generate loop does (.item() / stopping criteria).
     Runtime("cudaDeviceSynchronize", kCbidDeviceSynchronize, std::max<int64_t>(gpu_t_ - cpu_t_, 0) + rng_.Jitter(9000, 0.3),
             /*flow=*/true);
-    Close(step_op);
+    if (o_.profiler_steps) Close(step_op);
     WriteCpuOps();
-    gpu_steps_.push_back({step_name, step_first_kernel_ - 1, gpu_t_ - step_first_kernel_ + 2, ops_[step_op].ext});
+    if (o_.profiler_steps)
+      gpu_steps_.push_back({step_name, step_first_kernel_ - 1, gpu_t_ - step_first_kernel_ + 2, ops_[step_op].ext});
     cpu_t_ += rng_.Jitter(kStepOverheadNs, 0.2);
     n_steps_ = step + 1;
   }
@@ -497,7 +508,7 @@ class Generator {
     r.cat = cat;
     r.name.assign(name);
     r.args_off = static_cast<uint32_t>(arena_.size());
-    if (inputs.size()) FormatInputs(inputs);
+    if (inputs.size() && !o_.thin) FormatInputs(inputs);
     r.args_len = static_cast<uint32_t>(arena_.size() - r.args_off);
     ops_.push_back(std::move(r));
     stack_.push_back(ops_.size() - 1);
@@ -605,6 +616,14 @@ class Generator {
       AppendInt(st[i]);
     }
     arena_ += ']';
+  }
+
+  // splitmix64 of the step: a fixed, well-spread batch sequence for --vary-batch.
+  static uint64_t StepHash(int64_t step) {
+    uint64_t z = static_cast<uint64_t>(step) + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
   }
 
   int64_t InnermostExt() const { return stack_.empty() ? 0 : ops_[stack_.back()].ext; }
@@ -974,9 +993,9 @@ class Generator {
   void KvCacheCat(int64_t q, int64_t kv) {
     const int64_t past = kv - q;
     for (int i = 0; i < 2; ++i) {
-      Shape old = S({o_.batch, kKvHeads, past, kHeadDim});
-      Shape add = S({o_.batch, kKvHeads, q, kHeadDim});
-      const int64_t n = o_.batch * kKvHeads * kv * kHeadDim;
+      Shape old = S({batch_, kKvHeads, past, kHeadDim});
+      Shape add = S({batch_, kKvHeads, q, kHeadDim});
+      const int64_t n = batch_ * kKvHeads * kv * kHeadDim;
       if (past == 0) continue;  // prefill: the cache starts as the new tensor
       size_t o = Open("cpu_op", "aten::cat", {TL(old, add), Sc("-2")});
       Launch(kCat, {(n + 2047) / 2048, 2, 1}, n * 4.0);
@@ -986,8 +1005,8 @@ class Generator {
 
   // transformers' repeat_kv: expand + reshape (a copy) from kv heads to heads.
   void RepeatKv(int64_t kv) {
-    Shape src = S({o_.batch, kKvHeads, kv, kHeadDim});
-    Shape dst = S({o_.batch, kHeads, kv, kHeadDim});
+    Shape src = S({batch_, kKvHeads, kv, kHeadDim});
+    Shape dst = S({batch_, kHeads, kv, kHeadDim});
     const int64_t n = dst.Numel();
     for (int i = 0; i < 2; ++i) {
       size_t e = Open("cpu_op", "aten::expand", {T(src), SL(dst), Sc("False")}, false);
@@ -1006,10 +1025,10 @@ class Generator {
   }
 
   void Attention(int64_t q, int64_t kv, bool prefill) {
-    Shape qs = S({o_.batch, kHeads, q, kHeadDim});
-    Shape ks = S({o_.batch, kHeads, kv, kHeadDim});
-    const double kv_bytes = 2.0 * 2.0 * o_.batch * kHeads * kv * kHeadDim;
-    const double flops = 4.0 * o_.batch * kHeads * q * kv * kHeadDim;
+    Shape qs = S({batch_, kHeads, q, kHeadDim});
+    Shape ks = S({batch_, kHeads, kv, kHeadDim});
+    const double kv_bytes = 2.0 * 2.0 * batch_ * kHeads * kv * kHeadDim;
+    const double flops = 4.0 * batch_ * kHeads * q * kv * kHeadDim;
     if (!o_.eager_attention) {
       size_t s = Open("cpu_op", "aten::scaled_dot_product_attention",
                       {T(qs), T(ks), T(ks), None(), Sc("0."), Sc(prefill ? "True" : "False"), Sc("", "double"), Sc("False")});
@@ -1018,22 +1037,22 @@ class Generator {
       Transpose(qs, 1, 2);
       Transpose(ks, 1, 2);
       Transpose(ks, 1, 2);
-      Shape qt = S({o_.batch, q, kHeads, kHeadDim});
-      Shape kt = S({o_.batch, kv, kHeads, kHeadDim});
+      Shape qt = S({batch_, q, kHeads, kHeadDim});
+      Shape kt = S({batch_, kv, kHeads, kHeadDim});
       size_t fa = Open("cpu_op", "aten::_flash_attention_forward",
                        {T(qt), T(kt), T(kt), None(), None(), ScI(q), ScI(kv), Sc("0."), Sc(prefill ? "True" : "False"),
                         Sc("False"), Sc("0.088388347648318433"), None(), None(), None(), None()});
       Leaf("aten::empty_like", {T(qt), None(), None(), None(), None(), None()});
-      Leaf("aten::empty", {SL(S({o_.batch, kHeads, q})), Sc("6"), Sc("0"), None(), None(), None()});
+      Leaf("aten::empty", {SL(S({batch_, kHeads, q})), Sc("6"), Sc("0"), None(), None(), None()});
       if (prefill) {
-        Launch(kFlashPrefill, {(q + 127) / 128, kHeads, o_.batch}, kv_bytes + 4.0 * qs.Numel(), flops);
+        Launch(kFlashPrefill, {(q + 127) / 128, kHeads, batch_}, kv_bytes + 4.0 * qs.Numel(), flops);
       } else {
         // Split-KV decode: ~one split per 256 keys, up to the SM count.
         const int64_t splits = std::clamp<int64_t>(kv / 256, 1, 16);
-        Leaf("aten::empty", {SL(S({splits, o_.batch, kHeads, q})), Sc("6"), Sc("0"), None(), None(), None()});
-        Leaf("aten::empty", {SL(S({splits, o_.batch, kHeads, q, kHeadDim})), Sc("6"), Sc("0"), None(), None(), None()});
-        Launch(kFlashSplitKv, {1, kHeads * o_.batch, splits}, kv_bytes, flops);
-        Launch(kFlashCombine, {(o_.batch * kHeads + 15) / 16, 1, 1}, 4.0 * splits * o_.batch * kHeads * kHeadDim);
+        Leaf("aten::empty", {SL(S({splits, batch_, kHeads, q})), Sc("6"), Sc("0"), None(), None(), None()});
+        Leaf("aten::empty", {SL(S({splits, batch_, kHeads, q, kHeadDim})), Sc("6"), Sc("0"), None(), None(), None()});
+        Launch(kFlashSplitKv, {1, kHeads * batch_, splits}, kv_bytes, flops);
+        Launch(kFlashCombine, {(batch_ * kHeads + 15) / 16, 1, 1}, 4.0 * splits * batch_ * kHeads * kHeadDim);
       }
       Close(fa);
       Transpose(qt, 1, 2);
@@ -1042,40 +1061,40 @@ class Generator {
       return;
     }
     // transformers' eager_attention_forward: matmul, scale, mask, softmax, matmul.
-    Shape sc = S({o_.batch, kHeads, q, kv});
+    Shape sc = S({batch_, kHeads, q, kv});
     const int64_t nsc = sc.Numel();
     size_t t = Open("cpu_op", "aten::transpose", {T(ks), Sc("2"), Sc("3")}, false);
     Leaf("aten::as_strided", {T(ks), SL(ks), SL(ks), None()});
     Close(t);
-    size_t m = Open("cpu_op", "aten::matmul", {T(qs), T(S({o_.batch, kHeads, kHeadDim, kv}))});
+    size_t m = Open("cpu_op", "aten::matmul", {T(qs), T(S({batch_, kHeads, kHeadDim, kv}))});
     Leaf("aten::expand", {T(qs), SL(qs), Sc("False")});
-    Leaf("aten::reshape", {T(qs), SL(S({o_.batch * kHeads, q, kHeadDim}))});
-    size_t b = Open("cpu_op", "aten::bmm", {T(S({o_.batch * kHeads, q, kHeadDim})), T(S({o_.batch * kHeads, kHeadDim, kv}))});
-    Launch(kBmm, {(kv + 63) / 64, (q + 63) / 64, o_.batch * kHeads}, kv_bytes / 2 + 2.0 * nsc, flops / 2);
+    Leaf("aten::reshape", {T(qs), SL(S({batch_ * kHeads, q, kHeadDim}))});
+    size_t b = Open("cpu_op", "aten::bmm", {T(S({batch_ * kHeads, q, kHeadDim})), T(S({batch_ * kHeads, kHeadDim, kv}))});
+    Launch(kBmm, {(kv + 63) / 64, (q + 63) / 64, batch_ * kHeads}, kv_bytes / 2 + 2.0 * nsc, flops / 2);
     Close(b);
-    Leaf("aten::_unsafe_view", {T(S({o_.batch * kHeads, q, kv})), SL(sc)});
+    Leaf("aten::_unsafe_view", {T(S({batch_ * kHeads, q, kv})), SL(sc)});
     Close(m);
     size_t mu = Open("cpu_op", "aten::mul", {T(sc), Sc("0.088388347648318433")});
     Launch(kMulBf16, Ew(nsc), nsc * 4.0);
     Close(mu);
-    size_t ad = Open("cpu_op", "aten::add", {T(sc), T(S({o_.batch, 1, q, kv})), Sc("1")});
+    size_t ad = Open("cpu_op", "aten::add", {T(sc), T(S({batch_, 1, q, kv})), Sc("1")});
     Launch(kAddBf16, Ew(nsc), nsc * 6.0);
     Close(ad);
     size_t sm = Open("cpu_op", "aten::softmax", {T(sc), Sc("-1"), Sc("6")});
     size_t sm2 = Open("cpu_op", "aten::_softmax", {T(sc, DType::kF32), Sc("-1"), Sc("False")});
-    Launch(kSoftmax, G1(o_.batch * kHeads * q), nsc * 6.0);
+    Launch(kSoftmax, G1(batch_ * kHeads * q), nsc * 6.0);
     Close(sm2);
     Close(sm);
     m = Open("cpu_op", "aten::matmul", {T(sc), T(ks)});
-    b = Open("cpu_op", "aten::bmm", {T(S({o_.batch * kHeads, q, kv})), T(S({o_.batch * kHeads, kv, kHeadDim}))});
-    Launch(kBmm, {2, (q + 63) / 64, o_.batch * kHeads}, kv_bytes / 2 + 2.0 * nsc, flops / 2);
+    b = Open("cpu_op", "aten::bmm", {T(S({batch_ * kHeads, q, kv})), T(S({batch_ * kHeads, kv, kHeadDim}))});
+    Launch(kBmm, {2, (q + 63) / 64, batch_ * kHeads}, kv_bytes / 2 + 2.0 * nsc, flops / 2);
     Close(b);
-    Leaf("aten::_unsafe_view", {T(S({o_.batch * kHeads, q, kHeadDim})), SL(qs)});
+    Leaf("aten::_unsafe_view", {T(S({batch_ * kHeads, q, kHeadDim})), SL(qs)});
     Close(m);
   }
 
   void Layer(int64_t q, int64_t kv, bool prefill) {
-    const int64_t b = o_.batch;
+    const int64_t b = batch_;
     Shape x = S({b, q, kHidden});
     const int64_t n = x.Numel();
     RmsNorm(x);
@@ -1119,7 +1138,7 @@ class Generator {
   }
 
   void Forward(int64_t q, int64_t kv, bool prefill) {
-    const int64_t b = o_.batch;
+    const int64_t b = batch_;
     // cache_position / position_ids built on the host and copied to the device.
     size_t to = Open("cpu_op", "aten::to", {T(S({b, q}), DType::kI64), None(), Sc("4"), None(), Sc("False"), Sc("False"), None()});
     size_t tc = Open("cpu_op", "aten::_to_copy", {T(S({b, q}), DType::kI64), Sc("4"), None(), None(), None(), Sc("False"), None()});
@@ -1146,7 +1165,7 @@ class Generator {
 
   // Greedy sampling and bookkeeping of transformers' generate().
   void Sample(int64_t kv) {
-    const int64_t b = o_.batch;
+    const int64_t b = batch_;
     size_t am = Open("cpu_op", "aten::argmax", {T(S({b, kVocab})), Sc("-1"), Sc("False")});
     Launch(kArgmax, G1(b), b * kVocab * 2.0);
     Close(am);
@@ -1186,10 +1205,11 @@ class Generator {
   std::string arena_;
   std::vector<GpuStep> gpu_steps_;
   int64_t n_steps_ = 0;
+  int64_t batch_ = 1;  // this step's batch (--batch, or drawn with --vary-batch)
   uint64_t n_events_ = 0, n_kernels_ = 0;
 };
 
-void WriteHeader(Sink* out) {
+void WriteHeader(Sink* out, bool record_shapes) {
   out->Put(
       "{\n"
       "  \"schemaVersion\": 1,\n"
@@ -1206,7 +1226,9 @@ void WriteHeader(Sink* out) {
       "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1, \"pg_count\": 1, \"pg_config\": "
       "[{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": 1, \"ranks\": [0]}], "
       "\"nccl_version\": \"2.21.5\"},\n"
-      "  \"record_shapes\": 1,\n"
+      "  \"record_shapes\": ");
+  out->Put(record_shapes ? "1" : "0");
+  out->Put(",\n"
       "  \"profile_memory\": 1,\n"
       "  \"with_stack\": 0,\n"
       "  \"cupti_version\": 24,\n"
@@ -1226,6 +1248,9 @@ using pypto::bench::ParseSize;
   std::fprintf(stderr,
                "usage: gen_kineto_trace --out FILE [--bytes N[K|M|G] | --steps N] [--seed S] [--layers L]\n"
                "         [--batch B] [--prompt P] [--attention sdpa|eager] [--no-prefill] [--gzip] [--quiet]\n"
+               "         [--thin] [--no-profiler-step] [--vary-batch N]\n"
+               "  --thin: no input shapes on cpu_ops (record_shapes=False), about twice the steps per MB;\n"
+               "  --no-profiler-step: no ProfilerStep#N annotations; --vary-batch N: each step's batch in 1..N.\n"
                "  sizes are decimal (1G = 1e9 bytes of uncompressed JSON); FILE.gz or --gzip compresses.\n");
   std::exit(2);
 }
@@ -1265,6 +1290,9 @@ int main(int argc, char** argv) {
       else if (v != "sdpa") Usage("--attention is sdpa or eager");
     }
     else if (a == "--no-prefill") o.prefill = false;
+    else if (a == "--thin") o.thin = true;
+    else if (a == "--no-profiler-step") o.profiler_steps = false;
+    else if (a == "--vary-batch") o.vary_batch = std::atoll(val());
     else if (a == "--gzip") o.gzip = true;
     else if (a == "--quiet") o.quiet = true;
     else if (a == "-h" || a == "--help") Usage(nullptr);
@@ -1303,7 +1331,7 @@ int main(int argc, char** argv) {
     auto out = out_g ? std::make_unique<Sink>(out_g) : std::make_unique<Sink>(out_f);
     Sink mem(mem_f), gpu(gpu_f);
     Generator gen(o, out.get(), &mem, &gpu);
-    WriteHeader(out.get());
+    WriteHeader(out.get(), !o.thin);
     // Trailer (gpu_user_annotation per step, M events, markers) ~1 KB per step + 3 KB.
     for (int64_t s = 0;; ++s) {
       if (!o.target_bytes && s >= o.steps) break;

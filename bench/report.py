@@ -13,6 +13,8 @@ import sys
 TARGET_MB_S = 800.0        # end-to-end `pypto analyze` throughput on uncompressed JSON, MB/s (1 MB = 1e6 B)
 TARGET_RSS_PCT = 25.0      # peak RSS of `pypto analyze` as % of the uncompressed input size
 TARGET_GZ_RATIO = 0.90     # `pypto analyze` on .json.gz at >= 90% of `gzip -dc` speed (same bytes out)
+TARGET_DIAGNOSE_RATIO = 1.5  # `pypto diagnose` / `report` CPU time at most 1.5x `analyze` on the same file (issue: Ascend at Kineto speed)
+TARGET_SHAPE_RSS_PCT = 30.0  # peak RSS of diagnose / report as % of a JSON input (same issue)
 # Linearity: the marginal time per GB (extra wall time / extra size between two
 # consecutive sizes, i.e. the slope, which leaves out the fixed cost of starting
 # the process) may vary this much across the size steps before the scaling is
@@ -142,6 +144,30 @@ def main():
             p(f"| {r.get('tool', label)} | {r['bytes'] / 1e6:,.0f} | {f'{int(rows):,}' if rows else '–'} | "
               f"{fmt(r['wall_s'])} | {fmt(r['mb_s'] if ok else None, 1)} | {fmt(cpu)} | {fmt(r['max_rss_mb'], 0)} | "
               f"{fmt(r['rss_pct_of_input'] if ok else None, 1)} | {status_text(r)} |")
+        p("")
+
+    # Kineto shapes: each command on the same file, diagnose and report as multiples of analyze.
+    shapes = {}
+    for label, r in by.items():
+        if label.startswith("shape:"):
+            _, shape, command = label.split(":", 2)
+            shapes.setdefault(shape, {})[command] = r
+    if shapes:
+        p(f"## Kineto shapes (target: diagnose and report <= {TARGET_DIAGNOSE_RATIO:g}x analyze, "
+          f"RSS <= {TARGET_SHAPE_RSS_PCT:.0f}% of the input for diagnose/report, {TARGET_RSS_PCT:.0f}% for analyze)")
+        p("")
+        p("| shape | command | input MB | wall s | CPU s | x analyze (CPU) | peak RSS MB | RSS/input % | status |")
+        p("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for shape, commands in shapes.items():
+            base = commands.get("analyze")
+            base_cpu = (base.get("user_s") or 0) + (base.get("sys_s") or 0) if base and base.get("status") == "ok" else None
+            for command, r in commands.items():
+                ok = r.get("status") == "ok"
+                cpu = (r.get("user_s") or 0) + (r.get("sys_s") or 0)
+                ratio = cpu / base_cpu if ok and base_cpu else None
+                p(f"| {shape} | {command} | {r['bytes'] / 1e6:,.0f} | {fmt(r['wall_s'])} | {fmt(cpu)} | "
+                  f"{fmt(ratio)} | {fmt(r['max_rss_mb'], 0)} | {fmt(r['rss_pct_of_input'] if ok else None, 1)} | "
+                  f"{status_text(r)} |")
         p("")
 
     p("## Targets")

@@ -28,7 +28,8 @@
 #   BENCH_TIMEOUT_S        limit per measured command, default 900
 #   BENCH_HTA_TIMEOUT_S    limit for HTA, default 600 (HTA is ~100x slower)
 #   BENCH_PY_MEM_LIMIT_MB  address-space cap for json.load and HTA, default 16000
-#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend trace_view db msprof
+#   BENCH_SHAPE_MB         size of each Kineto shape trace of block 3d in MB, default 300
+#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend trace_view db msprof shapes
 #                          memory python serving seed
 set -euo pipefail
 
@@ -185,6 +186,38 @@ if ! skipped trace_view; then
   run trace_view:report "pypto report (Ascend trace_view)" "$tv_mb" "$tv_bytes" --timeout "$TIMEOUT" --quiet \
     --stderr-log "$RESULTS/trace_view_report.stderr.log" -- "$PYPTO" report "$tv_dir" -o "$tv_report" --force
   rm -f "$tv_report"
+fi
+
+# ---- 3d. Kineto trace shapes: analyze / diagnose / report ----------------------------
+# The same generator at BENCH_SHAPE_MB in four shapes (docs/bench.md): the default
+# (28 layers, input shapes on), thin (no input shapes, 6 layers: ~380 steps in
+# 300 MB), no ProfilerStep marks at all (the whole window is one step), and
+# continuous batching (each step's batch drawn from 1..4096, so op shapes differ
+# step to step). Labels shape:NAME:COMMAND; report.py gives diagnose and report
+# as multiples of analyze on the same file.
+SHAPE_MB=${BENCH_SHAPE_MB:-300}
+if ! skipped shapes; then
+  shape_report=$DATA/shape_report.tmp.html
+  for shape in default thin no_step vary_batch; do
+    case $shape in
+      default) flags=() ;;
+      thin) flags=(--thin --layers 6) ;;
+      no_step) flags=(--thin --layers 6 --no-profiler-step) ;;
+      vary_batch) flags=(--layers 6 --vary-batch 4096) ;;
+    esac
+    sf=$DATA/llm_decode_${SHAPE_MB}MB_seed${SEED}_${shape}.pt.trace.json
+    if ! fresh "$sf" "$GEN"; then
+      say "generating $sf (${shape})"
+      "$GEN" --out "$sf" --bytes "${SHAPE_MB}M" --seed "$SEED" "${flags[@]}"
+    fi
+    sb=$(stat -c %s "$sf")
+    warm "$sf"
+    run "shape:$shape:analyze" "pypto analyze" "$SHAPE_MB" "$sb" --timeout "$TIMEOUT" --quiet -- "$PYPTO" analyze "$sf"
+    run "shape:$shape:diagnose" "pypto diagnose" "$SHAPE_MB" "$sb" --timeout "$TIMEOUT" --quiet -- "$PYPTO" diagnose "$sf"
+    run "shape:$shape:report" "pypto report" "$SHAPE_MB" "$sb" --timeout "$TIMEOUT" --quiet -- \
+      "$PYPTO" report "$sf" -o "$shape_report" --force
+    rm -f "$shape_report"
+  done
 fi
 
 # ---- 3c. Ascend profiler database (ascend_pytorch_profiler_0.db) --------------------
