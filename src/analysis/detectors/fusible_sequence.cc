@@ -22,7 +22,9 @@
 // Saving (measured): the device idle between the kernels of each occurrence,
 // which one kernel does not have; the launch time saved is a metric.
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -107,19 +109,71 @@ const FusionPattern kPatterns[] = {
     {"moe_token_unpermute", "mindspeed.ops.npu_moe_token_unpermute", "8.0.RC3", "index_select-mul-reduce_sum"},
 };
 
+bool IsTokenChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The literals one of which every match of `pattern` starts with: the first
+// token, or each alternative of a leading group, plus what follows a leading
+// group quantified {0,n} / ? / * (it may be skipped). nullopt when the start
+// is anything else (nested groups, escapes, a quantified single character):
+// then every position is tried. A superset is always safe: the regex itself
+// decides; the literals only skip positions where no match can start.
+std::optional<std::vector<std::string>> FirstLiterals(std::string_view pattern) {
+  std::vector<std::string> literals;
+  size_t i = 0;
+  while (i < pattern.size()) {
+    if (pattern[i] != '(') {
+      size_t j = i;
+      while (j < pattern.size() && IsTokenChar(pattern[j])) ++j;
+      if (j == i || (j < pattern.size() && std::string_view("{?*+").find(pattern[j]) != std::string_view::npos))
+        return std::nullopt;
+      literals.emplace_back(pattern.substr(i, j - i));
+      return literals;
+    }
+    const size_t close = pattern.find(')', i);
+    if (close == std::string_view::npos || pattern.substr(i + 1, close - i - 1).find('(') != std::string_view::npos)
+      return std::nullopt;
+    std::string_view group = pattern.substr(i + 1, close - i - 1);
+    for (size_t from = 0;;) {
+      const size_t bar = std::min(group.find('|', from), group.size());
+      size_t j = from;
+      while (j < bar && IsTokenChar(group[j])) ++j;
+      if (j == from) return std::nullopt;
+      literals.emplace_back(group.substr(from, j - from));
+      if (bar == group.size()) break;
+      from = bar + 1;
+    }
+    i = close + 1;
+    const bool optional = pattern.substr(i).starts_with("{0,") || (i < pattern.size() && (pattern[i] == '?' || pattern[i] == '*'));
+    if (!optional) return literals;
+    i = pattern.find_first_not_of("{0123456789,}?*", i);  // past the quantifier
+    if (i == std::string_view::npos) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // Calls found(position, length) for each match of `re` in `text`, left to
 // right and not overlapping, as std::sregex_iterator would. Every pattern
 // starts with the '-' in front of a token, so a match is tried only at the
-// '-' separators: std::regex would try, and fail, at every other character,
-// which cost a fifth of a diagnosis on a long trace.
+// '-' separators, and only where the token starts with one of `first` (when
+// known): std::regex would try, and fail, at every character, which cost a
+// fifth of a diagnosis on a long trace.
 template <typename Found>
-void ForEachTokenMatch(const std::string& text, const std::regex& re, Found found) {
+void ForEachTokenMatch(const std::string& text, const std::regex& re,
+                       const std::optional<std::vector<std::string>>& first, Found found) {
   constexpr auto kAnchored = std::regex_constants::match_continuous;
+  auto may_start = [&](size_t dash) {
+    if (!first) return true;
+    const std::string_view token = std::string_view(text).substr(dash + 1);
+    for (const std::string& literal : *first)
+      if (token.starts_with(literal)) return true;
+    return false;
+  };
   std::smatch m;
   size_t pos = text.find('-');
   while (pos != std::string::npos && pos < text.size()) {
     const auto flags = pos > 0 ? kAnchored | std::regex_constants::match_prev_avail : kAnchored;
-    if (std::regex_search(text.cbegin() + static_cast<std::ptrdiff_t>(pos), text.cend(), m, re, flags) &&
+    if (may_start(pos) &&
+        std::regex_search(text.cbegin() + static_cast<std::ptrdiff_t>(pos), text.cend(), m, re, flags) &&
         m.length(0) > 0) {
       const size_t length = static_cast<size_t>(m.length(0));
       found(pos, length);
@@ -185,14 +239,18 @@ class FusibleSequence final : public Detector {
     std::map<std::string, Group> groups;
     std::vector<uint8_t> used;  // per (stream, token): a token belongs to one occurrence per key
     std::vector<std::regex> compiled;
-    for (const FusionPattern& pat : kPatterns) compiled.emplace_back(std::string("-(") + pat.regex + ")(?=-)");
+    std::vector<std::optional<std::vector<std::string>>> first_literals;
+    for (const FusionPattern& pat : kPatterns) {
+      compiled.emplace_back(std::string("-(") + pat.regex + ")(?=-)");
+      first_literals.push_back(FirstLiterals(pat.regex));
+    }
     for (auto& [track, s] : streams) {
       std::map<std::string, std::vector<uint8_t>> taken;
       for (size_t pi = 0; pi < std::size(kPatterns); ++pi) {
         const FusionPattern& pat = kPatterns[pi];
         std::vector<uint8_t>& tk = taken[pat.key];
         if (tk.empty()) tk.assign(s.ops.size(), 0);
-        ForEachTokenMatch(s.text, compiled[pi], [&](size_t match_begin, size_t match_length) {
+        ForEachTokenMatch(s.text, compiled[pi], first_literals[pi], [&](size_t match_begin, size_t match_length) {
           const size_t begin = match_begin + 1;
           const size_t end = begin + match_length - 1;
           auto lo = std::lower_bound(s.token_start.begin(), s.token_start.end(), begin) - s.token_start.begin();
