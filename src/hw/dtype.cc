@@ -3,6 +3,8 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 namespace pypto {
 
@@ -90,12 +92,18 @@ constexpr Spelling kSpellings[] = {
 }  // namespace
 
 DType ParseDType(std::string_view text) {
+  // Called for every tensor of every costed task: a hash lookup, not a scan
+  // of the ~80 spellings. emplace keeps the first of a repeated spelling, as
+  // the scan in list order did.
+  static const std::unordered_map<std::string_view, DType> by_spelling = [] {
+    std::unordered_map<std::string_view, DType> map;
+    for (const Spelling& s : kSpellings) map.emplace(s.text, s.dtype);
+    return map;
+  }();
   std::string key = Lower(text);
   if (key.empty()) return DType::kUnknown;
-  for (const Spelling& s : kSpellings) {
-    if (key == s.text) return s.dtype;
-  }
-  return DType::kUnknown;
+  auto it = by_spelling.find(key);
+  return it == by_spelling.end() ? DType::kUnknown : it->second;
 }
 
 DType DTypeFromKey(std::string_view key) { return ParseDType(key); }
