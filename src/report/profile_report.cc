@@ -12,6 +12,7 @@
 #include "advisor/tuning_advisor.h"
 #include "analysis/cost_model.h"
 #include "analysis/op_class.h"
+#include "core/parallel.h"
 #include "hw/hardware.h"
 #include "report/analysis_json.h"
 #include "report/chrome_trace_export.h"
@@ -63,6 +64,37 @@ std::string TrackLabel(const Profile& p, uint32_t track) {
   const TrackTable& tr = p.tracks;
   if (tr.kind[track] == TrackKind::kHostThread) return "host thread " + std::string(p.Str(tr.tid_token[track]));
   return fmt::format("device {} stream {}", tr.device[track], tr.stream[track]);
+}
+
+// What the roofline chart needs of one task's cost.
+struct RooflineCost {
+  bool ok = false;  // costed, with FLOP and bytes > 0
+  double flops = 0, bytes = 0;
+  Bound bound = Bound::kUnknown;
+};
+
+// Tasks per work item when costing every task for the roofline: a task costs
+// ~2 us (shape parsing, notes), so 1024 make an item worth a thread's wake-up.
+constexpr size_t kRooflineCostChunk = 1024;
+
+// Every busy task's roofline cost, computed on all cores (each task reads only
+// const tables and writes its own slot); only what the chart uses is kept, so
+// a million tasks cost 24 MB, not the full OpCost with its notes.
+std::vector<RooflineCost> RooflineCosts(const Profile& profile, const OperatorCallGraph& graph,
+                                        const OpClassification& classes, const HardwareSpec& hw) {
+  const DeviceTaskTable& t = profile.device_tasks;
+  std::vector<RooflineCost> costs(t.size());
+  const size_t chunks = (t.size() + kRooflineCostChunk - 1) / kRooflineCostChunk;
+  ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
+    const size_t end = std::min(t.size(), (chunk + 1) * kRooflineCostChunk);
+    for (size_t row = chunk * kRooflineCostChunk; row < end; ++row) {
+      if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
+      const OpCost cost = EstimateTaskCost(profile, graph, classes, hw, static_cast<uint32_t>(row));
+      if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0)) continue;
+      costs[row] = {true, cost.flops, cost.bytes, cost.bound};
+    }
+  });
+  return costs;
 }
 
 StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph, const DiagnosticReport& diagnosis,
@@ -234,10 +266,11 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   if (hw.memory_bandwidth.value > 0) d.memory_bandwidth = hw.memory_bandwidth.value;
   std::map<std::pair<StrId, StrId>, RooflineOp> groups;
   const DeviceTaskTable& t = profile.device_tasks;
+  const std::vector<RooflineCost> costs = RooflineCosts(profile, graph, classes, hw);
   for (uint32_t row = 0; row < t.size(); ++row) {
     if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
-    const OpCost cost = EstimateTaskCost(profile, graph, classes, hw, row);
-    if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0) || t.dur[row] <= 0) {
+    const RooflineCost& cost = costs[row];
+    if (!cost.ok || t.dur[row] <= 0) {
       ++d.roofline_tasks_without_costs;
       continue;
     }
