@@ -73,6 +73,10 @@ void DeviceTaskTable::Reserve(size_t n) {
   bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
 }
 
+void AttributeTable::Reserve(size_t n) {
+  owner_kind.reserve(n); owner.reserve(n); key.reserve(n); text.reserve(n); number.reserve(n);
+}
+
 void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value) {
   owner_kind.push_back(kind);
   owner.push_back(owner_row);

@@ -197,6 +197,7 @@ struct AttributeTable {
 
   size_t size() const { return key.size(); }
   void Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value);
+  void Reserve(size_t n);
 };
 
 // ---------------------------------------------------------------- flows / links
