@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -70,6 +71,7 @@ class DbReader {
   Status ReadCommunicationOps();
   Status ReadCannApi();
   Status ReadTorchApi();
+  uint32_t HostTrack(int64_t global_tid);
   Status ReadSteps();
   Status ReadFrequency();
 
@@ -82,6 +84,9 @@ class DbReader {
   std::unordered_map<int64_t, uint32_t> task_by_global_id_;
   std::unordered_multimap<int64_t, uint32_t> tasks_by_connection_;
   std::unordered_map<int64_t, uint32_t> cann_by_connection_;
+  // globalTid -> host track: PYTORCH_API and CANN_API rows name their thread
+  // by it, a few threads for millions of rows.
+  std::unordered_map<int64_t, uint32_t> host_tracks_;
   int32_t main_device_ = 0;
   uint64_t torch_to_task_links_ = 0;
   uint64_t cann_to_task_links_ = 0;
@@ -124,7 +129,10 @@ void DbReader::Attr(OwnerKind kind, uint32_t owner, StrId key, const Row& row, i
     return;
   }
   int64_t v = row.Int(col);
-  p_.attributes.Add(kind, owner, key, p_.Intern(std::to_string(v)), static_cast<double>(v));
+  char text[24];
+  const auto written = std::to_chars(text, text + sizeof text, v);
+  const double number = static_cast<double>(v);
+  p_.attributes.Add(kind, owner, key, p_.AttributeTextId(std::string_view(text, written.ptr - text), number), number);
 }
 
 Status DbReader::ReadStrings() {
@@ -395,6 +403,12 @@ uint32_t HostTrackOf(Profile& p, int64_t global_tid) {
   return p.TrackFor(std::to_string(g >> kGlobalTidShift), std::to_string(g & 0xffffffffull), TrackKind::kHostThread);
 }
 
+uint32_t DbReader::HostTrack(int64_t global_tid) {
+  auto [it, added] = host_tracks_.try_emplace(global_tid, 0);
+  if (added) it->second = HostTrackOf(p_, global_tid);
+  return it->second;
+}
+
 Status DbReader::ReadCannApi() {
   if (!HasTable("CANN_API")) return Status::Ok();
   std::unordered_map<int64_t, StrId> api_types;
@@ -416,7 +430,7 @@ Status DbReader::ReadCannApi() {
     row.category = type != api_types.end() ? type->second : p_.Intern("CANN");
     row.ts = r.Int(0);
     row.dur = dur;
-    row.track = HostTrackOf(p_, r.Int(3, 0));
+    row.track = HostTrack(r.Int(3, 0));
     row.correlation = r.Int(4);
     uint32_t op = p_.host_ops.Add(row);
     if (row.correlation != kNoId) {
@@ -438,6 +452,8 @@ Status DbReader::ReadTorchApi() {
     }));
   StrId cat_op = p_.Intern("cpu_op"), cat_enqueue = p_.Intern("enqueue"), cat_dequeue = p_.Intern("dequeue"),
         cat_trace = p_.Intern("python_function"), cat_mstx = p_.Intern("mstx"), cat_queue = p_.Intern("async_task_queue");
+  StrId fwd_thread_key = kEmptyStr, callchain_key = kEmptyStr;  // interned at first use, as before
+  auto key = [&](StrId& id, std::string_view text) { return id != kEmptyStr ? id : (id = p_.Intern(text)); };
   return Select(
       "PYTORCH_API",
       {"startNs", "endNs", "globalTid", "connectionId", "name", "sequenceNumber", "fwdThreadId", "inputDtypes",
@@ -480,7 +496,7 @@ Status DbReader::ReadTorchApi() {
         }
         row.ts = *start;
         row.dur = span;
-        row.track = HostTrackOf(p_, r.Int(2, 0));
+        row.track = HostTrack(r.Int(2, 0));
         int64_t seq = r.Int(5, -1);
         if (seq >= 0) row.sequence_number = seq;
         row.input_types = Str(r, 7);
@@ -488,8 +504,8 @@ Status DbReader::ReadTorchApi() {
         int64_t link = r.Int(3);
         if (link != kNoId && !queue) row.external_id = link;
         uint32_t op = p_.host_ops.Add(row);
-        if (int64_t fwd = r.Int(6, 0); fwd != 0) Attr(OwnerKind::kHostOp, op, "Fwd thread id", r, 6, false);
-        if (!r.IsNull(9)) Attr(OwnerKind::kHostOp, op, "callchainId", r, 9, false);
+        if (int64_t fwd = r.Int(6, 0); fwd != 0) Attr(OwnerKind::kHostOp, op, key(fwd_thread_key, "Fwd thread id"), r, 6, false);
+        if (!r.IsNull(9)) Attr(OwnerKind::kHostOp, op, key(callchain_key, "callchainId"), r, 9, false);
         if (link == kNoId) return Status::Ok();
         auto range = connections.equal_range(link);
         for (auto it = range.first; it != range.second; ++it) {
