@@ -80,7 +80,13 @@ class DbReader {
   Profile& p_;
   sqlite_input::DbHandle db_;
   std::set<std::string> tables_;
-  std::unordered_map<int64_t, StrId> strings_;
+  // STRING_IDS id -> interned text. The profiler numbers them 0..N-1, so a
+  // vector indexed by id (kNoString where none) serves the lookups of every
+  // name / shape / type cell; ids outside [0, kMaxDenseStringId) go to the map.
+  static constexpr int64_t kMaxDenseStringId = int64_t{1} << 24;
+  static constexpr StrId kNoString = UINT32_MAX;
+  std::vector<StrId> dense_strings_;
+  std::unordered_map<int64_t, StrId> sparse_strings_;
   std::unordered_map<int64_t, uint32_t> task_by_global_id_;
   std::unordered_multimap<int64_t, uint32_t> tasks_by_connection_;
   std::unordered_map<int64_t, uint32_t> cann_by_connection_;
@@ -112,8 +118,10 @@ StrId DbReader::Str(const Row& row, int col) {
   if (row.IsNull(col)) return kEmptyStr;
   if (row.IsText(col)) return p_.Intern(row.Text(col));
   int64_t id = row.Int(col);
-  auto it = strings_.find(id);
-  if (it != strings_.end()) return it->second;
+  if (id >= 0 && id < static_cast<int64_t>(dense_strings_.size()) && dense_strings_[id] != kNoString)
+    return dense_strings_[id];
+  if (id < 0 || id >= kMaxDenseStringId)
+    if (auto it = sparse_strings_.find(id); it != sparse_strings_.end()) return it->second;
   p_.CountLoss(LossKind::kValueRepaired, "string id missing from STRING_IDS (kept as number)", path_ + ": id " + std::to_string(id));
   return p_.Intern(std::to_string(id));
 }
@@ -137,7 +145,14 @@ void DbReader::Attr(OwnerKind kind, uint32_t owner, StrId key, const Row& row, i
 
 Status DbReader::ReadStrings() {
   return Select("STRING_IDS", {"id", "value"}, [&](const Row& r) {
-    strings_[r.Int(0)] = p_.Intern(r.Text(1));
+    const int64_t id = r.Int(0);
+    const StrId text = p_.Intern(r.Text(1));
+    if (id < 0 || id >= kMaxDenseStringId) {
+      sparse_strings_[id] = text;
+    } else {
+      if (id >= static_cast<int64_t>(dense_strings_.size())) dense_strings_.resize(id + 1, kNoString);
+      dense_strings_[id] = text;
+    }
     return Status::Ok();
   });
 }
