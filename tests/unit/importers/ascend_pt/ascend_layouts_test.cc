@@ -85,6 +85,33 @@ TEST(AscendBadInput, NonNumericCellsAreDataLossWithLineAndColumn) {
   EXPECT_TRUE(std::isnan(pmu.second));
 }
 
+TEST(AscendBadInput, ARepeatedNonNumericCellIsCountedOnEveryRow) {
+  // The importer reuses what it read for a cell equal to the one above it
+  // (most PMU columns repeat): the loss must still be counted per row. Rows
+  // 2..4 carry "x1" in aic_mac_ratio (3 losses), row 5 a number, row 6 "x1"
+  // again: 4 in all, the first at line 2; the number is read as 0.75.
+  TempDir dir;
+  std::string path = dir.Write("kernel_details.csv", kHeader + Row("a", "1000.000", "1.5", "x1") +
+                                                         Row("b", "1002.000", "2.5", "x1") +
+                                                         Row("c", "1004.000", "2.5", "x1") +
+                                                         Row("d", "1006.000", "2.5", "0.75") +
+                                                         Row("e", "1008.000", "2.5", "x1"));
+  auto p = LoadProfile(path);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->device_tasks.size(), 5u);
+  const auto& loss = p->data_loss.at(ascend::kLossNotNumeric);
+  EXPECT_EQ(loss.count, 4u);
+  EXPECT_EQ(loss.first_location, path + ": line 2, column 'aic_mac_ratio'");
+  for (uint32_t task : {0u, 1u, 2u, 4u}) {
+    auto pmu = Attribute(*p, OwnerKind::kDeviceTask, task, "aic_mac_ratio");
+    EXPECT_EQ(pmu.first, "x1") << task;
+    EXPECT_TRUE(std::isnan(pmu.second)) << task;
+  }
+  auto number = Attribute(*p, OwnerKind::kDeviceTask, 3, "aic_mac_ratio");
+  EXPECT_EQ(number.first, "0.75");
+  EXPECT_EQ(number.second, 0.75);
+}
+
 TEST(AscendBadInput, EmptyFilesAndDirectoriesWithoutProfiles) {
   TempDir dir;
   std::string empty = dir.Write("kernel_details.csv", "");
