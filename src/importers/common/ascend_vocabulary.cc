@@ -55,17 +55,4 @@ TaskTypeInfo ClassifyTaskType(std::string_view t) {
   return {K::kOther, ""};
 }
 
-namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// a * 10 + d with overflow check (a, d >= 0).
-bool MulAdd(int64_t& a, int d) {
-  if (a > (INT64_MAX - d) / 10) return false;
-  a = a * 10 + d;
-  return true;
-}
-
-}  // namespace
-
 }  // namespace pypto::ascend
