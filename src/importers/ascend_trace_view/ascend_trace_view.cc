@@ -8,9 +8,12 @@
 #include <cmath>
 #include <functional>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,18 +55,16 @@ struct Arg {
   od::json_type type;
 };
 
-struct Event {
+struct EventFields {
   char ph = 0;
   std::string_view name, cat, pid, tid, ts, dur, id;
   bool has_pid = false, has_tid = false, has_id = false, id_is_string = false;
-  std::vector<Arg> args;
+};
 
-  void Clear() {
-    ph = 0;
-    name = cat = pid = tid = ts = dur = id = {};
-    has_pid = has_tid = has_id = id_is_string = false;
-    args.clear();
-  }
+struct Event : EventFields {
+  std::span<const Arg> args;
+
+  void Clear() { *this = Event{}; }
   const Arg* FindArg(std::string_view key) const {
     for (const Arg& a : args)
       if (a.key == key) return &a;
@@ -103,9 +104,14 @@ simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_ty
   }
 }
 
+std::string_view AsIs(std::string_view text) { return text; }
+
 // Reads the fields of one event (opened in place by the shared JSON event
-// reader) into `ev`; its views are valid until the reader's next event.
-simdjson::error_code ReadEventFields(od::object& obj, Event* ev) {
+// reader) into `ev` and appends its args to `args_out`. Every text goes
+// through `keep` (string_view -> string_view): the parser's views are valid
+// only until the reader's next event, which AsIs keeps and a copy outlives.
+template <typename Keep>
+simdjson::error_code ReadEventFields(od::object& obj, EventFields* ev, std::vector<Arg>* args_out, Keep&& keep) {
   simdjson::error_code err = simdjson::SUCCESS;
   for (auto field_result : obj) {
     od::field field;
@@ -126,7 +132,7 @@ simdjson::error_code ReadEventFields(od::object& obj, Event* ev) {
         if ((err = arg_field.unescaped_key().get(arg.key))) return err;
         od::value arg_value = arg_field.value();
         if ((err = ScalarText(arg_value, &arg.text, &arg.type))) return err;
-        ev->args.push_back(arg);
+        args_out->push_back({keep(arg.key), keep(arg.text), arg.type});
       }
       continue;
     }
@@ -146,14 +152,91 @@ simdjson::error_code ReadEventFields(od::object& obj, Event* ev) {
     else if (key == "id") {
       od::json_type type;
       if ((err = ScalarText(value, &ev->id, &type))) return err;
+      ev->id = keep(ev->id);
       ev->has_id = true;
       ev->id_is_string = type == od::json_type::string;
       continue;
     }
-    if (target && (err = ScalarText(value, target, nullptr))) return err;
+    if (target) {
+      if ((err = ScalarText(value, target, nullptr))) return err;
+      *target = keep(*target);
+    }
   }
   return simdjson::SUCCESS;
 }
+
+// True when `text` holds the JSON string "M" (the phase of metadata events),
+// as text.find("\"M\"") would say, but faster: it stops at each rare 'M'
+// rather than at each quote (a quote comes every few bytes).
+bool HoldsStringM(std::string_view text) {
+  for (size_t at = text.find('M', 1); at != std::string_view::npos; at = text.find('M', at + 1))
+    if (text[at - 1] == '"' && at + 1 < text.size() && text[at + 1] == '"') return true;
+  return false;
+}
+
+// ------------------------------------------------------------------ staging
+// Size of a StringArena block, bytes. 1 MiB: a parse thread's share of one
+// 2 MiB read buffer (json_stream::kDefaultBufferBytes) holds less text than
+// that, so a batch of staged events usually fits in one block.
+constexpr size_t kArenaBlockBytes = 1u << 20;
+
+// Copies of the strings of staged events. The views ReadEventFields returns
+// point into the parser's string buffer or the event text, both reused for the
+// next event, so a staged event keeps its own copies; blocks never move, so
+// the copies stay valid until Clear, which keeps the blocks for reuse.
+class StringArena {
+ public:
+  std::string_view Copy(std::string_view s) {
+    if (s.empty()) return {};
+    while (block_ < blocks_.size() && blocks_[block_].size - used_ < s.size()) {
+      ++block_;
+      used_ = 0;
+    }
+    if (block_ == blocks_.size()) {
+      const size_t size = std::max(kArenaBlockBytes, s.size());
+      blocks_.push_back({std::unique_ptr<char[]>(new char[size]), size});
+    }
+    char* out = blocks_[block_].data.get() + used_;
+    std::memcpy(out, s.data(), s.size());
+    used_ += s.size();
+    return {out, s.size()};
+  }
+  void Clear() { block_ = used_ = 0; }
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t size;
+  };
+  std::vector<Block> blocks_;
+  size_t block_ = 0;  // block being filled
+  size_t used_ = 0;   // bytes of it in use
+};
+
+struct StagedEvent {
+  uint64_t offset = 0;     // of its '{' in the file, for data-loss locations
+  EventFields fields;      // views into the stage's strings
+  size_t first_arg = 0;    // its args: Stage::args[first_arg, first_arg + arg_count)
+  size_t arg_count = 0;
+};
+
+// What one parse thread read since its last commit: events parsed (in file
+// order), waiting to be handled on the reader thread.
+struct Stage {
+  std::vector<StagedEvent> events;
+  std::vector<Arg> args;
+  StringArena strings;
+  // Repairs of the staged events (invalid UTF-8, bare N/A), counted by the
+  // JSON reader; only its data_loss is used.
+  Profile loss;
+
+  void Clear() {
+    events.clear();
+    args.clear();
+    strings.Clear();
+    loss.data_loss.clear();
+  }
+};
 
 // ------------------------------------------------------------------ processes
 enum class Role : uint8_t { kUnknown, kPython, kPythonGc, kCann, kHardware, kCommunication, kOverlap, kCounterOnly };
@@ -249,14 +332,21 @@ class TraceViewReader {
       : path_(path), options_(options), p_(*profile) {}
 
   Status Run();
+  // Reader thread, in file order: handles the events of `stage` and counts
+  // its data loss, then clears it (TraceViewSink::Commit).
+  void CommitStage(Stage& stage);
 
  private:
-  // One pass over the events array through the shared JSON event reader;
-  // `pass` (0 or 1) places its progress in the two-pass total.
-  Status StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event,
-                      std::function<bool(std::string_view)> prefilter = nullptr);
+  // Stream options of one pass over the events array; `pass` (0 or 1) places
+  // its progress in the two-pass total.
+  json_stream::JsonStreamOptions PassOptions(int pass) const;
+  // Pass 1: process and thread names, on one thread (few events are parsed).
+  Status ReadMetadata();
   Status ReadMetadataEvent(json_stream::JsonEvent& event);
-  Status ReadEvent(json_stream::JsonEvent& event);
+  // Pass 2: every other event, parsed on DefaultParseThreads() threads.
+  Status ReadEvents();
+  // Handles the event in ev_ (read at byte `offset`) by its phase.
+  void HandleEvent(uint64_t offset);
   void HandleComplete(uint64_t offset);
   void HandleFlow(uint64_t offset);
   void HandleCounter(uint64_t offset);
@@ -276,6 +366,7 @@ class TraceViewReader {
   Profile& p_;
 
   Event ev_;
+  std::vector<Arg> metadata_args_;  // ev_.args in the first pass
 
   std::map<std::string, ProcessInfo, std::less<>> processes_;
   std::map<ThreadKey, std::string> thread_names_;
@@ -298,28 +389,73 @@ class TraceViewReader {
   uint64_t linked_async_npu_ = 0;
 };
 
-Status TraceViewReader::StreamEvents(int pass, Profile* loss, const json_stream::EventFn& on_event,
-                                     std::function<bool(std::string_view)> prefilter) {
-  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
+// One parse thread's sink (json_stream::StreamJsonEventsParallel): OnEvent
+// only reads the event's fields into the stage, on the parse thread; all that
+// has state (processes, lanes, the profile) runs at Commit, on the reader
+// thread, in file order.
+class TraceViewSink final : public json_stream::EventSink {
+ public:
+  explicit TraceViewSink(TraceViewReader* target) : target_(target) {}
+
+  Status OnEvent(json_stream::JsonEvent& event) override {
+    StagedEvent staged;
+    staged.offset = event.offset;
+    staged.first_arg = stage_.args.size();
+    auto keep = [this](std::string_view text) { return stage_.strings.Copy(text); };
+    const simdjson::error_code err = ReadEventFields(event.object, &staged.fields, &stage_.args, keep);
+    // Not staged: an event that does not parse (its copied strings stay in
+    // the arena until the next Clear), metadata (read in the first pass).
+    if (err || staged.fields.ph == 'M') {
+      stage_.args.resize(staged.first_arg);
+      // kCorrupt: the reader repairs what it can (invalid UTF-8, bare N/A)
+      // and tries again, else counts the event as skipped and reads on.
+      if (err) return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(err) + ")");
+      return Status::Ok();
+    }
+    staged.arg_count = stage_.args.size() - staged.first_arg;
+    stage_.events.push_back(staged);
+    return Status::Ok();
+  }
+  Profile* loss_profile() override { return &stage_.loss; }
+  void Commit() override { target_->CommitStage(stage_); }
+  void Discard() override { stage_.Clear(); }
+
+ private:
+  TraceViewReader* target_;
+  Stage stage_;
+};
+
+json_stream::JsonStreamOptions TraceViewReader::PassOptions(int pass) const {
   json_stream::JsonStreamOptions stream;
   stream.display_name = path_;
   stream.root_must_be_array = true;
   stream.cancel = options_.cancel;
-  stream.prefilter = std::move(prefilter);
   if (options_.progress)
     stream.progress = [this, pass](uint64_t done, uint64_t size) {
       options_.progress(static_cast<uint64_t>(pass) * size + done, 2 * size);
     };
+  return stream;
+}
+
+Status TraceViewReader::ReadMetadata() {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
+  json_stream::JsonStreamOptions stream = PassOptions(0);
+  // Cheap text filter: metadata events are the only ones with "M" as a value;
+  // the others are not parsed in this pass.
+  stream.prefilter = HoldsStringM;
+  // What the reader counts as damage is counted once, in pass 2.
+  Profile pass_one_loss;
   auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
-  StatusOr<json_stream::JsonStreamStats> stats =
-      json_stream::StreamJsonEvents(*source, stream, no_top_level_keys, on_event, loss);
-  return stats.status();
+  auto on_event = [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); };
+  return json_stream::StreamJsonEvents(*source, stream, no_top_level_keys, on_event, &pass_one_loss).status();
 }
 
 Status TraceViewReader::ReadMetadataEvent(json_stream::JsonEvent& event) {
-  // Only events holding "M" reach here (the pass's prefilter in Run).
+  // Only events holding "M" reach here (the pass's prefilter, HoldsStringM).
   ev_.Clear();
-  if (ReadEventFields(event.object, &ev_)) return Status::Ok();  // counted in pass 2
+  metadata_args_.clear();
+  if (ReadEventFields(event.object, &ev_, &metadata_args_, AsIs)) return Status::Ok();  // counted in pass 2
+  ev_.args = metadata_args_;
   if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
   std::string pid(ev_.pid);
   if (ev_.name == "process_name") {
@@ -418,13 +554,32 @@ void TraceViewReader::AddArgs(OwnerKind owner, uint32_t row, std::initializer_li
   }
 }
 
-Status TraceViewReader::ReadEvent(json_stream::JsonEvent& event) {
-  ev_.Clear();
-  // kCorrupt: the reader repairs what it can (invalid UTF-8, bare N/A) and
-  // tries again, else counts the event as skipped and reads on.
-  if (simdjson::error_code err = ReadEventFields(event.object, &ev_))
-    return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(err) + ")");
-  const uint64_t offset = event.offset;
+Status TraceViewReader::ReadEvents() {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
+  const json_stream::JsonStreamOptions stream = PassOptions(1);
+  std::vector<std::unique_ptr<TraceViewSink>> sinks;
+  std::vector<json_stream::EventSink*> sink_pointers;
+  for (size_t i = json_stream::DefaultParseThreads(); i > 0; --i) {
+    sinks.push_back(std::make_unique<TraceViewSink>(this));
+    sink_pointers.push_back(sinks.back().get());
+  }
+  auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
+  return json_stream::StreamJsonEventsParallel(*source, stream, no_top_level_keys, sink_pointers, &p_).status();
+}
+
+void TraceViewReader::CommitStage(Stage& stage) {
+  for (const StagedEvent& staged : stage.events) {
+    static_cast<EventFields&>(ev_) = staged.fields;
+    ev_.args = std::span<const Arg>(stage.args).subspan(staged.first_arg, staged.arg_count);
+    HandleEvent(staged.offset);
+  }
+  ev_.Clear();  // its views point into the stage
+  for (const auto& [reason, entry] : stage.loss.data_loss)
+    p_.CountLoss(entry.kind, reason, entry.first_location, entry.count);
+  stage.Clear();
+}
+
+void TraceViewReader::HandleEvent(uint64_t offset) {
   switch (ev_.ph) {
     case 'X': HandleComplete(offset); break;
     case 's': case 'f': case 't': HandleFlow(offset); break;
@@ -433,7 +588,6 @@ Status TraceViewReader::ReadEvent(json_stream::JsonEvent& event) {
     default:
       p_.CountLoss(LossKind::kRowSkipped, std::string("unsupported event phase '") + ev_.ph + "' (skipped)", Where(offset));
   }
-  return Status::Ok();
 }
 
 void TraceViewReader::HandleComplete(uint64_t offset) {
@@ -734,13 +888,7 @@ void TraceViewReader::LinkFlows() {
 
 Status TraceViewReader::Run() {
   // Pass 1: process and thread names (metadata events may come anywhere).
-  // What the reader counts as damage is counted once, in pass 2.
-  Profile pass_one_loss;
-  // Cheap text filter: metadata events are the only ones with "M" as a value;
-  // the others are not parsed in this pass.
-  PYPTO_RETURN_IF_ERROR(StreamEvents(
-      0, &pass_one_loss, [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); },
-      [](std::string_view text) { return text.find("\"M\"") != std::string_view::npos; }));
+  PYPTO_RETURN_IF_ERROR(ReadMetadata());
   std::string only_python;
   int python_processes = 0;
   for (const auto& [pid, info] : processes_)
@@ -752,7 +900,7 @@ Status TraceViewReader::Run() {
 
   // Pass 2: everything else.
   first_flow_row_ = static_cast<uint32_t>(p_.flows.size());
-  PYPTO_RETURN_IF_ERROR(StreamEvents(1, &p_, [this](json_stream::JsonEvent& e) { return ReadEvent(e); }));
+  PYPTO_RETURN_IF_ERROR(ReadEvents());
 
   DropDuplicatePlaneTasks();
   LinkFlows();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -375,6 +376,149 @@ TEST(AscendTraceViewTest, SurvivesGarbageWithoutCrashing) {
     Profile p;
     Status s = ImportAscendTraceView(dir.Write("g.json", input), {}, &p);
     EXPECT_TRUE(s.ok()) << input << " -> " << s.ToString();
+  }
+}
+
+// ---------------------------------------------------------------- parallel parsing
+// Sets PYPTO_PARSE_THREADS (or, with nullptr, unsets it) for its lifetime.
+class ParseThreadsEnv {
+ public:
+  explicit ParseThreadsEnv(const char* value) {
+    if (const char* old = std::getenv("PYPTO_PARSE_THREADS")) old_ = old;
+    if (value) setenv("PYPTO_PARSE_THREADS", value, 1);
+    else unsetenv("PYPTO_PARSE_THREADS");
+  }
+  ~ParseThreadsEnv() {
+    if (old_) setenv("PYPTO_PARSE_THREADS", old_->c_str(), 1);
+    else unsetenv("PYPTO_PARSE_THREADS");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+struct BigTrace {
+  std::string json;
+  size_t bad_utf8_at = 0;   // byte of the event whose name holds an invalid UTF-8 byte
+  size_t malformed_at = 0;  // byte of the event that does not parse
+};
+
+constexpr int64_t kBigTraceBaseUs = 1700000000000000;
+
+// `ops` cpu_ops on Python pid 1000 tid 7 (op i at base + 10i µs + 250 ns,
+// 5.5 µs long), each launching an AI_CORE task on device 3 (pid
+// (1000 << 10) | (14 << 5) | 3, 2 µs later, 3 µs long) through async_npu flow
+// id i + 1; a counter every 100 ops; metadata at both ends (the thread name
+// last); op 3's name has JSON escapes, op ops/3's an invalid UTF-8 byte; a
+// malformed event after op 2*ops/3.
+BigTrace MakeBigTrace(int ops) {
+  BigTrace t;
+  std::string& j = t.json;
+  j = "[\n";
+  j += R"({"name":"process_name","pid":1000,"tid":0,"ph":"M","args":{"name":"Python"}},)" "\n";
+  j += R"({"name":"process_name","pid":1024451,"tid":0,"ph":"M","args":{"name":"Ascend Hardware"}},)" "\n";
+  j += R"({"name":"process_sort_index","pid":1024451,"tid":0,"ph":"M","args":{"sort_index":14}},)" "\n";
+  for (int i = 0; i < ops; ++i) {
+    const std::string us = std::to_string(kBigTraceBaseUs + 10 * i);
+    const std::string task_us = std::to_string(kBigTraceBaseUs + 10 * i + 2);
+    const std::string id = std::to_string(i + 1);
+    std::string name = "aten::op_" + std::to_string(i % 50);
+    if (i == 3) name = R"(aten::\"quoted\"\\op)";
+    if (i == ops / 3) {
+      name = "aten::bad\xFF";
+      t.bad_utf8_at = j.size();
+    }
+    j += R"({"ph":"X","name":")" + name + R"(","pid":1000,"tid":7,"ts":")" + us +
+         R"(.250","dur":5.5,"cat":"cpu_op","args":{"Sequence number":)" + std::to_string(i) +
+         R"(,"Fwd thread id":0,"Input Dims":"8,512;\r\n"}},)" "\n";
+    j += R"({"ph":"s","name":"async_npu","id":")" + id + R"(","pid":1000,"tid":7,"ts":")" +
+         std::to_string(kBigTraceBaseUs + 10 * i + 1) + R"(.000","cat":"async_npu"},)" "\n";
+    j += R"({"ph":"X","name":"Kernel)" + std::to_string(i % 7) + R"(","pid":1024451,"tid":2,"ts":")" + task_us +
+         R"(.000","dur":3,"args":{"Task Type":"AI_CORE","Stream Id":2,"Task Id":)" + std::to_string(i) + "}},\n";
+    j += R"({"ph":"f","name":"async_npu","id":")" + id + R"(","pid":1024451,"tid":2,"ts":")" + task_us +
+         R"(.000","cat":"async_npu","bp":"e"},)" "\n";
+    if (i % 100 == 0)
+      j += R"({"ph":"C","name":"AI Core Freq","pid":1024480,"tid":0,"ts":")" + us + R"(.000","args":{"MHz":1800}},)" "\n";
+    if (i == 2 * ops / 3) {
+      t.malformed_at = j.size();
+      j += R"({"ph":"X","name":"broken" "pid":1000},)" "\n";
+    }
+  }
+  j += R"({"name":"thread_name","pid":1000,"tid":7,"ph":"M","args":{"name":"main thread"}})" "\n]\n";
+  return t;
+}
+
+TEST(AscendTraceViewTest, ParallelParsingGivesTheOneThreadResult) {
+  constexpr int kOps = 12000;  // ~6.5 MB: several read buffers, each split between the parse threads
+  const BigTrace trace = MakeBigTrace(kOps);
+  ASSERT_GT(trace.json.size(), 6u << 20);
+  TempDir dir;
+  const std::string path = dir.Write("trace_view.json", trace.json);
+  auto load = [&](const char* threads) {
+    ParseThreadsEnv env(threads);
+    Profile p;
+    Status s = ImportAscendTraceView(path, {}, &p);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return p;
+  };
+  const Profile one = load("1");
+  const Profile by_default = load(nullptr);
+  const Profile four = load("4");
+
+  // Figures derived from what MakeBigTrace wrote.
+  const Profile& p = one;
+  ASSERT_EQ(p.host_ops.size(), size_t{kOps});
+  ASSERT_EQ(p.device_tasks.size(), size_t{kOps});
+  EXPECT_EQ(p.flows.size(), size_t{2 * kOps});
+  EXPECT_EQ(p.counters.size(), size_t{kOps / 100});
+  EXPECT_EQ(p.host_ops.ts[7], (kBigTraceBaseUs + 70) * 1000 + 250);
+  EXPECT_EQ(p.host_ops.dur[7], 5500);
+  EXPECT_EQ(p.Str(p.host_ops.name[3]), "aten::\"quoted\"\\op");
+  EXPECT_EQ(p.Str(p.host_ops.name[kOps / 3]), "aten::bad\xEF\xBF\xBD");
+  EXPECT_EQ(p.host_ops.sequence_number[kOps - 1], kOps - 1);
+  TimeNs task_time = 0;
+  for (size_t i = 0; i < p.device_tasks.size(); ++i) {
+    task_time += p.device_tasks.dur[i];
+    EXPECT_EQ(p.device_tasks.external_id[i], static_cast<int64_t>(i) + 1) << i;
+  }
+  EXPECT_EQ(task_time, TimeNs{3000} * kOps);
+  EXPECT_EQ(p.tracks.device[p.device_tasks.track[0]], 3);
+  EXPECT_EQ(p.Str(p.tracks.name[p.host_ops.track[0]]), "main thread");
+  EXPECT_EQ(p.metadata.at("ascend_trace_view.async_npu_links"), std::to_string(kOps));
+  ASSERT_EQ(p.data_loss.size(), 2u);
+  EXPECT_TRUE(HasLoss(p, "invalid UTF-8 replaced with U+FFFD",
+                      "trace_view.json: byte " + std::to_string(trace.bad_utf8_at)));
+  for (const auto& [reason, loss] : p.data_loss)
+    if (reason.starts_with("malformed event skipped")) {
+      EXPECT_EQ(loss.count, 1u);
+      EXPECT_TRUE(loss.first_location.ends_with("trace_view.json: byte " + std::to_string(trace.malformed_at)))
+          << loss.first_location;
+    }
+
+  // The other thread counts give the same profile.
+  for (const Profile* q : {&by_default, &four}) {
+    ASSERT_EQ(q->host_ops.size(), p.host_ops.size());
+    ASSERT_EQ(q->device_tasks.size(), p.device_tasks.size());
+    EXPECT_EQ(q->host_ops.ts, p.host_ops.ts);
+    EXPECT_EQ(q->host_ops.dur, p.host_ops.dur);
+    EXPECT_EQ(q->host_ops.name, p.host_ops.name);  // same interning order
+    EXPECT_EQ(q->host_ops.external_id, p.host_ops.external_id);
+    EXPECT_EQ(q->device_tasks.ts, p.device_tasks.ts);
+    EXPECT_EQ(q->device_tasks.name, p.device_tasks.name);
+    EXPECT_EQ(q->device_tasks.external_id, p.device_tasks.external_id);
+    EXPECT_EQ(q->flows.id, p.flows.id);
+    EXPECT_EQ(q->flows.ts, p.flows.ts);
+    EXPECT_EQ(q->counters.value, p.counters.value);
+    EXPECT_EQ(q->attributes.size(), p.attributes.size());
+    EXPECT_EQ(q->strings.size(), p.strings.size());
+    EXPECT_EQ(q->metadata, p.metadata);
+    ASSERT_EQ(q->data_loss.size(), p.data_loss.size());
+    for (const auto& [reason, loss] : p.data_loss) {
+      ASSERT_EQ(q->data_loss.count(reason), 1u) << reason;
+      const DataLossEntry& other = q->data_loss.at(reason);
+      EXPECT_EQ(other.count, loss.count) << reason;
+      EXPECT_EQ(other.first_location, loss.first_location) << reason;
+    }
   }
 }
 
