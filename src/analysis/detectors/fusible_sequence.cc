@@ -244,7 +244,8 @@ class FusibleSequence final : public Detector {
       compiled.emplace_back(std::string("-(") + pat.regex + ")(?=-)");
       first_literals.push_back(FirstLiterals(pat.regex));
     }
-    for (auto& [track, s] : streams) {
+    for (auto& stream_entry : streams) {
+      Stream& s = stream_entry.second;  // not a structured binding: clang 14 cannot capture one in a lambda
       std::map<std::string, std::vector<uint8_t>> taken;
       for (size_t pi = 0; pi < std::size(kPatterns); ++pi) {
         const FusionPattern& pat = kPatterns[pi];
