@@ -93,12 +93,14 @@ std::string_view ShortestText(double value, char (&buffer)[32]) {
 }
 }  // namespace
 
+bool Profile::IsShortestNumberText(std::string_view cell, double number) {
+  if (std::isnan(number) || cell.empty()) return false;
+  char buffer[32];
+  return ShortestText(number, buffer) == cell;
+}
+
 StrId Profile::AttributeTextId(std::string_view cell, double number) {
-  if (!std::isnan(number) && !cell.empty()) {
-    char buffer[32];
-    if (ShortestText(number, buffer) == cell) return kEmptyStr;
-  }
-  return Intern(cell);
+  return IsShortestNumberText(cell, number) ? kEmptyStr : Intern(cell);
 }
 
 std::string Profile::AttributeText(size_t row) const {

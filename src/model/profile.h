@@ -354,6 +354,9 @@ struct Profile {
   // `number` (NaN when not numeric): kEmptyStr when `cell` is exactly the
   // shortest form std::to_chars gives `number`, else the interned cell.
   StrId AttributeTextId(std::string_view cell, double number);
+  // True when `cell` is exactly the shortest form std::to_chars gives
+  // `number` (then AttributeTextId stores the number alone).
+  static bool IsShortestNumberText(std::string_view cell, double number);
   // Attribute row `row`'s value as written in the source.
   std::string AttributeText(size_t row) const;
 

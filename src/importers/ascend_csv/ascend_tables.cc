@@ -11,6 +11,7 @@
 
 #include "importers/common/csv_reader.h"
 #include "importers/common/csv_values.h"
+#include "importers/common/json_stream.h"
 #include "importers/common/number_text.h"
 
 namespace pypto::ascend {
@@ -387,9 +388,50 @@ uint32_t MergeOrAddTask(const TaskTableInput& in, TaskTableState& state, const D
   return task;
 }
 
-// AddNumericAttribute for a task, with the column's memo of the cell above.
+// What the CSV read-ahead thread found a numeric attribute cell to be
+// (csv::PreparedCell::tag).
+enum NumericCellTag : uint8_t { kCellAbsent = 1, kCellNotNumeric, kCellShortestNumber, kCellOtherNumber };
+
+// Runs on the read-ahead thread: the parse and the shortest-form check of a
+// numeric attribute cell, most of what storing it costs.
+csv::PreparedCell PrepareNumericCell(std::string_view cell) {
+  csv::PreparedCell out;
+  if (csv::IsAbsent(cell)) {
+    out.tag = kCellAbsent;
+    return out;
+  }
+  const auto number = csv::ParseDouble(cell);
+  if (!number) {
+    out.tag = kCellNotNumeric;
+    return out;
+  }
+  out.number = *number;
+  out.tag = Profile::IsShortestNumberText(cell, *number) ? kCellShortestNumber : kCellOtherNumber;
+  return out;
+}
+
+// The numeric attribute columns of a task table, for PrepareNumericCell.
+std::vector<int> NumericAttributeColumns(const TaskColumns& cols) {
+  std::vector<int> columns;
+  for (const auto& fa : cols.field_attributes)
+    if (fa.numeric) columns.push_back(fa.index);
+  for (const auto& extra : cols.extras)
+    if (extra.numeric) columns.push_back(extra.index);
+  return columns;
+}
+
+// AddNumericAttribute for a task: a cell the read-ahead thread found absent or
+// in shortest form is stored at once; any other goes through the column's memo
+// of the cell above.
 void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, uint32_t task, StrId key, int column,
                              uint64_t line) {
+  if (const csv::PreparedCell* prepared = in.reader.prepared(column)) {
+    if (prepared->tag == kCellAbsent) return;
+    if (prepared->tag == kCellShortestNumber) {
+      in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number);
+      return;
+    }
+  }
   const std::string_view cell = in.reader[column];
   if (csv::IsAbsent(cell)) return;
   if (state.numeric_cells.size() <= static_cast<size_t>(column)) state.numeric_cells.resize(in.header.size());
@@ -494,6 +536,8 @@ Status ImportTaskRows(const TaskTableInput& in, TaskTableState& state) {
   const size_t width = in.header.size();
   uint64_t rows = 0;
   TableReservation reservation(*in.profile);
+  if (json_stream::DefaultParseThreads() > 1)
+    in.reader.StartReadAhead({.prepared_columns = NumericAttributeColumns(in.cols), .prepare = PrepareNumericCell});
   while (true) {
     PYPTO_ASSIGN_OR_RETURN(bool more, in.reader.Next());
     if (!more) break;

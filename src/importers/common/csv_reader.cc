@@ -1,6 +1,10 @@
 #include "importers/common/csv_reader.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 namespace pypto::csv {
 namespace {
@@ -54,7 +58,7 @@ StatusOr<bool> CsvReader::Fill() {
   return true;
 }
 
-StatusOr<bool> CsvReader::Next() {
+StatusOr<bool> CsvReader::NextRecord() {
   fields_.clear();
   record_.clear();
   cell_bounds_.clear();
@@ -197,6 +201,220 @@ record_done:
   for (size_t i = 0; i < cell_bounds_.size(); i += 2)
     fields_.emplace_back(record_.data() + cell_bounds_[i], cell_bounds_[i + 1] - cell_bounds_[i]);
   return true;
+}
+
+// ------------------------------------------------------------ read ahead
+
+namespace {
+
+// Records split on the helper thread: the cells' text back to back, each
+// record's cells, line and flags, and its prepared cells.
+struct RecordBatch {
+  std::string text;
+  std::vector<uint32_t> cell_begin, cell_end;   // into text
+  std::vector<uint32_t> first_cell;             // per record, plus one past the last
+  std::vector<uint64_t> line;
+  std::vector<uint8_t> flags;                   // kUnterminatedQuote | kMissingFinalNewline
+  std::vector<PreparedCell> prepared;           // per record, one per prepared column
+  std::vector<uint8_t> has_prepared;            // per record: it had every prepared column
+  uint64_t bytes_consumed = 0;                  // the source's count after the last record
+  bool end = false;                             // no batch follows
+  Status error = Status::Ok();                  // what ended the input, after the records
+
+  static constexpr uint8_t kUnterminatedQuote = 1, kMissingFinalNewline = 2;
+  size_t records() const { return line.size(); }
+  void Clear() {
+    text.clear(); cell_begin.clear(); cell_end.clear(); first_cell.assign(1, 0); line.clear(); flags.clear();
+    prepared.clear(); has_prepared.clear(); bytes_consumed = 0; end = false; error = Status::Ok();
+  }
+};
+
+}  // namespace
+
+struct CsvReader::ReadAhead {
+  std::unique_ptr<CsvReader> splitter;  // the reader as it was, splitting on the helper thread
+  ReadAheadOptions options;
+  std::vector<int> slot_of_column;      // column -> index among the prepared columns, or -1
+  uint64_t file_size = 0;
+
+  std::mutex mutex;
+  std::condition_variable ready, room;
+  std::deque<std::unique_ptr<RecordBatch>> queue;   // split, not yet read
+  std::vector<std::unique_ptr<RecordBatch>> spare;  // read, for reuse
+  bool stop = false;
+  std::thread helper;
+
+  std::unique_ptr<RecordBatch> current;  // the batch Next() reads (caller's thread)
+  size_t record = 0;                     // next record of `current`
+
+  // Per prepared column, the helper's last cell and what it was prepared as.
+  struct PreviousCell {
+    std::string text;
+    PreparedCell prepared;
+    bool valid = false;
+  };
+  std::vector<PreviousCell> previous_cells;
+
+  void Split();
+  void Append(RecordBatch& batch);
+};
+
+void CsvReader::ReadAhead::Append(RecordBatch& batch) {
+  const CsvReader& r = *splitter;
+  // The record's cells are views into its unquoted text: copy that once.
+  const size_t base = batch.text.size();
+  batch.text.append(r.record_);
+  for (std::string_view cell : r.fields()) {
+    const size_t begin = base + static_cast<size_t>(cell.data() - r.record_.data());
+    batch.cell_begin.push_back(static_cast<uint32_t>(begin));
+    batch.cell_end.push_back(static_cast<uint32_t>(begin + cell.size()));
+  }
+  batch.first_cell.push_back(static_cast<uint32_t>(batch.cell_begin.size()));
+  batch.line.push_back(r.line());
+  batch.flags.push_back((r.unterminated_quote() ? RecordBatch::kUnterminatedQuote : 0) |
+                        (r.missing_final_newline() ? RecordBatch::kMissingFinalNewline : 0));
+  if (options.prepared_columns.empty()) return;
+  bool all = true;
+  for (size_t slot = 0; slot < options.prepared_columns.size(); ++slot) {
+    const size_t column = static_cast<size_t>(options.prepared_columns[slot]);
+    if (column >= r.size()) {
+      batch.prepared.push_back(PreparedCell{});
+      all = false;
+      continue;
+    }
+    // Many cells repeat the one above (zeros, N/A, block dims): reuse its result.
+    PreviousCell& previous = previous_cells[slot];
+    if (!previous.valid || previous.text != r[column]) {
+      previous.text.assign(r[column]);
+      previous.prepared = options.prepare(r[column]);
+      previous.valid = true;
+    }
+    batch.prepared.push_back(previous.prepared);
+  }
+  batch.has_prepared.push_back(all);
+}
+
+void CsvReader::ReadAhead::Split() {
+  while (true) {
+    std::unique_ptr<RecordBatch> batch;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!spare.empty()) {
+        batch = std::move(spare.back());
+        spare.pop_back();
+      }
+    }
+    if (!batch) batch = std::make_unique<RecordBatch>();
+    batch->Clear();
+    while (batch->text.size() < options.batch_bytes) {
+      auto more = splitter->NextRecord();
+      if (!more.ok()) {
+        batch->error = more.status();
+        batch->end = true;
+        break;
+      }
+      if (!*more) {
+        batch->end = true;
+        break;
+      }
+      Append(*batch);
+    }
+    batch->bytes_consumed = splitter->bytes_consumed();
+    const bool end = batch->end;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      room.wait(lock, [&] { return stop || queue.size() < kReadAheadBatches; });
+      if (stop) return;
+      queue.push_back(std::move(batch));
+    }
+    ready.notify_one();
+    if (end) return;
+  }
+}
+
+CsvReader::~CsvReader() {
+  if (!ahead_) return;
+  {
+    std::lock_guard<std::mutex> lock(ahead_->mutex);
+    ahead_->stop = true;
+  }
+  ahead_->room.notify_all();
+  if (ahead_->helper.joinable()) ahead_->helper.join();
+}
+
+void CsvReader::StartReadAhead(ReadAheadOptions options) {
+  if (ahead_) return;
+  auto ahead = std::make_unique<ReadAhead>();
+  ahead->file_size = file_size();
+  // The splitter takes over the source and whatever is buffered, mid-file.
+  auto splitter = std::make_unique<CsvReader>(std::move(source_), display_name_, options_);
+  splitter->buffer_.swap(buffer_);
+  splitter->begin_ = begin_;
+  splitter->end_ = end_;
+  splitter->eof_ = eof_;
+  splitter->started_ = started_;
+  splitter->line_ = line_;
+  ahead->splitter = std::move(splitter);
+  if (options.prepare == nullptr) options.prepared_columns.clear();
+  std::erase_if(options.prepared_columns, [](int column) { return column < 0; });
+  if (options.batch_bytes == 0) options.batch_bytes = 1;
+  for (size_t slot = 0; slot < options.prepared_columns.size(); ++slot) {
+    const int column = options.prepared_columns[slot];
+    if (ahead->slot_of_column.size() <= static_cast<size_t>(column)) ahead->slot_of_column.resize(column + 1, -1);
+    ahead->slot_of_column[column] = static_cast<int>(slot);
+  }
+  ahead->previous_cells.resize(options.prepared_columns.size());
+  ahead->options = std::move(options);
+  ahead_ = std::move(ahead);
+  ahead_->helper = std::thread([a = ahead_.get()] { a->Split(); });
+}
+
+StatusOr<bool> CsvReader::Next() { return ahead_ ? NextReadAhead() : NextRecord(); }
+
+StatusOr<bool> CsvReader::NextReadAhead() {
+  ReadAhead& a = *ahead_;
+  fields_.clear();
+  while (!a.current || a.record >= a.current->records()) {
+    if (a.current && a.current->end) {
+      if (!a.current->error.ok()) return a.current->error;
+      return false;
+    }
+    std::unique_lock<std::mutex> lock(a.mutex);
+    if (a.current) a.spare.push_back(std::move(a.current));
+    a.ready.wait(lock, [&] { return !a.queue.empty(); });
+    a.current = std::move(a.queue.front());
+    a.queue.pop_front();
+    a.record = 0;
+    lock.unlock();
+    a.room.notify_one();
+  }
+  const RecordBatch& batch = *a.current;
+  const size_t r = a.record++;
+  for (uint32_t c = batch.first_cell[r]; c < batch.first_cell[r + 1]; ++c)
+    fields_.emplace_back(batch.text.data() + batch.cell_begin[c], batch.cell_end[c] - batch.cell_begin[c]);
+  record_line_ = batch.line[r];
+  unterminated_quote_ = (batch.flags[r] & RecordBatch::kUnterminatedQuote) != 0;
+  missing_final_newline_ = (batch.flags[r] & RecordBatch::kMissingFinalNewline) != 0;
+  return true;
+}
+
+const PreparedCell* CsvReader::prepared(size_t i) const {
+  if (!ahead_ || !ahead_->current || ahead_->record == 0) return nullptr;
+  const ReadAhead& a = *ahead_;
+  if (i >= a.slot_of_column.size() || a.slot_of_column[i] < 0) return nullptr;
+  const size_t r = a.record - 1;
+  if (!a.current->has_prepared[r]) return nullptr;
+  return &a.current->prepared[r * a.options.prepared_columns.size() + a.slot_of_column[i]];
+}
+
+uint64_t CsvReader::bytes_consumed() const {
+  if (ahead_) return ahead_->current ? ahead_->current->bytes_consumed : 0;
+  return source_ ? source_->raw_bytes_consumed() : 0;
+}
+
+uint64_t CsvReader::file_size() const {
+  if (ahead_) return ahead_->file_size;
+  return source_ ? source_->file_size() : 0;
 }
 
 std::vector<std::string> SplitLine(std::string_view line, bool trim_whitespace) {

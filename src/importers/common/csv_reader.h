@@ -8,11 +8,13 @@
 // LF and CRLF line ends, a UTF-8 byte order mark, and (optionally) trims
 // spaces/TABs around every cell — Ascend writers end timestamps with a literal
 // TAB so that spreadsheets keep all digits. Memory stays bounded: one read
-// buffer plus the current record, never the whole file.
+// buffer plus the current record (and, with StartReadAhead, a few batches of
+// records), never the whole file.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -39,12 +41,50 @@ struct ReaderOptions {
   bool trim_whitespace = true;  // strip spaces/TABs/CR around each cell (after unquoting)
 };
 
+// A cell worked out on the read-ahead thread (see CsvReader::StartReadAhead):
+// a number and a tag whose meaning the caller's PrepareCellFn defines.
+struct PreparedCell {
+  double number = std::numeric_limits<double>::quiet_NaN();
+  uint8_t tag = 0;
+};
+using PrepareCellFn = PreparedCell (*)(std::string_view cell);
+
+// Records handed from the read-ahead thread to the caller at a time, in bytes
+// of cell text: 256 KiB (about 800 kernel_details rows), so the hand-off costs
+// little per record and the batches held stay small next to the profile.
+inline constexpr size_t kReadAheadBatchBytes = 256u << 10;
+// Batches the read-ahead thread may hold ready before it waits for the caller:
+// with the one being read and the spares, a few MiB.
+inline constexpr size_t kReadAheadBatches = 4;
+
+struct ReadAheadOptions {
+  // Columns whose cells `prepare` works out on the read-ahead thread, read
+  // back with CsvReader::prepared(). `prepare` must depend on the cell's text
+  // alone: a cell equal to the one above it gets that cell's result.
+  std::vector<int> prepared_columns;
+  PrepareCellFn prepare = nullptr;
+  size_t batch_bytes = kReadAheadBatchBytes;  // smaller in tests, to cross many batches
+};
+
 class CsvReader {
  public:
   // Opens `path` through io::OpenByteSource (no-follow, size cap, gzip).
   static StatusOr<std::unique_ptr<CsvReader>> Open(const std::string& path, const io::Limits& limits = {},
                                                   const ReaderOptions& options = {});
   CsvReader(std::unique_ptr<io::ByteSource> source, std::string display_name, const ReaderOptions& options = {});
+  ~CsvReader();
+  CsvReader(const CsvReader&) = delete;
+  CsvReader& operator=(const CsvReader&) = delete;
+
+  // From here on the records are split into cells on a helper thread, a few
+  // batches ahead of Next(), so that splitting (a fifth of a kernel_details.csv
+  // import) overlaps the caller's work. Next() gives the same records, lines,
+  // flags and errors, in the same order, as without it. Call it once, after
+  // the header has been read.
+  void StartReadAhead(ReadAheadOptions options);
+  // The prepared form of cell `i` of the current record; nullptr when read
+  // ahead is off, the column is not prepared, or the record is shorter.
+  const PreparedCell* prepared(size_t i) const;
 
   // Reads the next record. Returns false at end of input. An error (record
   // longer than the limit, I/O error) names the file and the line.
@@ -64,12 +104,18 @@ class CsvReader {
   // truncated file, though writers may also omit the final newline).
   bool missing_final_newline() const { return missing_final_newline_; }
   const std::string& display_name() const { return display_name_; }
-  uint64_t bytes_consumed() const { return source_ ? source_->raw_bytes_consumed() : 0; }
-  uint64_t file_size() const { return source_ ? source_->file_size() : 0; }
+  // With read ahead, the bytes read up to the end of the current batch.
+  uint64_t bytes_consumed() const;
+  uint64_t file_size() const;
 
  private:
+  struct ReadAhead;
   // Makes at least one more byte available at buffer_[pos_]; false at EOF.
   StatusOr<bool> Fill();
+  // Next() on this thread, splitting the bytes itself.
+  StatusOr<bool> NextRecord();
+  // Next() with read ahead: the next record of the helper's batches.
+  StatusOr<bool> NextReadAhead();
 
   std::unique_ptr<io::ByteSource> source_;
   std::string display_name_;
@@ -86,6 +132,7 @@ class CsvReader {
   std::string record_;                 // unquoted cell bytes of the current record
   std::vector<size_t> cell_bounds_;    // [start, end) pairs into record_
   std::vector<std::string_view> fields_;
+  std::unique_ptr<ReadAhead> ahead_;  // set by StartReadAhead
 };
 
 // Splits one line of text (e.g. a sniffed header) into cells with the same

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -41,10 +42,14 @@ struct Parsed {
   bool last_missing_newline = false;
 };
 
-Parsed ParseAll(const std::string& text, size_t chunk = 1 << 20, ReaderOptions options = {}) {
+// `read_ahead_batch` > 0: after the first record, the rest is read ahead in
+// batches of that many bytes (CsvReader::StartReadAhead).
+Parsed ParseAll(const std::string& text, size_t chunk = 1 << 20, ReaderOptions options = {},
+                size_t read_ahead_batch = 0) {
   Parsed out;
   CsvReader reader(std::make_unique<ChunkedSource>(text, chunk), "mem.csv", options);
   while (true) {
+    if (read_ahead_batch > 0 && out.rows.size() == 1) reader.StartReadAhead({.batch_bytes = read_ahead_batch});
     auto more = reader.Next();
     if (!more.ok()) {
       out.status = more.status();
@@ -133,6 +138,104 @@ TEST(CsvReader, EmptyInputHasNoRecords) {
   Parsed p = ParseAll("");
   EXPECT_TRUE(p.status.ok());
   EXPECT_TRUE(p.rows.empty());
+}
+
+// Every input of the tests above, read ahead in batches of 1 byte (a record
+// per batch), 5 bytes and 1 MiB, from reads of 1, 3 and 1 MiB bytes: the same
+// records, lines, flags and errors as reading on one thread.
+TEST(CsvReader, ReadAheadGivesTheOneThreadResult) {
+  const std::string long_record = "h\nshort\n\"" + std::string(200, 'x') + "\n";
+  const std::vector<std::string> texts = {
+      "a,b,c\n1,\"x,y\",\"say \"\"hi\"\"\"\n2,\"line1\nline2\",end\n",
+      "\xEF\xBB\xBFStart Time(us),Duration(us)\r\n1736408883704643.212\t,53.741\r\n",
+      "a,,c\n\n\r\n,\n",
+      "a,b,c\n1,2,3\n4,\"5",
+      "",
+      "h\n",
+      long_record,
+  };
+  ReaderOptions options;
+  options.max_record_bytes = 64;
+  for (const std::string& text : texts) {
+    for (size_t chunk : {1, 3, 1 << 20}) {
+      const Parsed one = ParseAll(text, chunk, options);
+      for (size_t batch : {1, 5, 1 << 20}) {
+        const Parsed ahead = ParseAll(text, chunk, options, batch);
+        const std::string where = "text " + std::to_string(&text - texts.data()) + " chunk " + std::to_string(chunk) +
+                                  " batch " + std::to_string(batch);
+        EXPECT_EQ(ahead.rows, one.rows) << where;
+        EXPECT_EQ(ahead.lines, one.lines) << where;
+        EXPECT_EQ(ahead.status.ToString(), one.status.ToString()) << where;
+        EXPECT_EQ(ahead.last_unterminated, one.last_unterminated) << where;
+        EXPECT_EQ(ahead.last_missing_newline, one.last_missing_newline) << where;
+      }
+    }
+  }
+  // Spelled out for two of them, so that a fault shared by both paths shows too.
+  const Parsed cut = ParseAll(texts[3], 1, options, 1);
+  EXPECT_EQ(cut.rows, (Rows{{"a", "b", "c"}, {"1", "2", "3"}, {"4", "5"}}));
+  EXPECT_EQ(cut.lines, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_TRUE(cut.last_unterminated);
+  const Parsed too_long = ParseAll(long_record, 16, options, 5);
+  EXPECT_EQ(too_long.rows, (Rows{{"h"}, {"short"}}));
+  EXPECT_EQ(too_long.status.message(), "mem.csv: line 3: record longer than 64 bytes (unbalanced quote or not a CSV file?)");
+}
+
+// Test preparation: tag 1 and the number for a number, tag 2 for other text.
+PreparedCell PrepareForTest(std::string_view cell) {
+  auto number = ParseDouble(cell);
+  PreparedCell out;
+  out.tag = number ? 1 : 2;
+  if (number) out.number = *number;
+  return out;
+}
+
+TEST(CsvReader, ReadAheadPreparesTheNamedColumnsOfFullRecords) {
+  const std::string text = "n,name,v\n1,x,2.50\n1,y,abc\n5\n7,z,8\n";
+  CsvReader reader(std::make_unique<ChunkedSource>(text, 4), "mem.csv");
+  ASSERT_TRUE(*reader.Next());  // the header, before read ahead
+  EXPECT_EQ(reader.prepared(0), nullptr);
+  reader.StartReadAhead({.prepared_columns = {0, 2, -1}, .prepare = PrepareForTest, .batch_bytes = 6});
+  EXPECT_EQ(reader.prepared(0), nullptr);  // no record read ahead yet
+
+  ASSERT_TRUE(*reader.Next());  // 1,x,2.50
+  ASSERT_NE(reader.prepared(0), nullptr);
+  EXPECT_EQ(reader.prepared(0)->tag, 1);
+  EXPECT_EQ(reader.prepared(0)->number, 1.0);
+  EXPECT_EQ(reader.prepared(1), nullptr);  // not a prepared column
+  EXPECT_EQ(reader.prepared(2)->number, 2.5);
+  EXPECT_EQ(reader.prepared(9), nullptr);
+
+  ASSERT_TRUE(*reader.Next());  // 1,y,abc: "1" repeats the cell above
+  EXPECT_EQ(reader.prepared(0)->number, 1.0);
+  EXPECT_EQ(reader.prepared(2)->tag, 2);
+  EXPECT_TRUE(std::isnan(reader.prepared(2)->number));
+
+  ASSERT_TRUE(*reader.Next());  // 5: too short for column 2, so nothing is prepared
+  EXPECT_EQ(reader.fields().size(), 1u);
+  EXPECT_EQ(reader.prepared(0), nullptr);
+
+  ASSERT_TRUE(*reader.Next());  // 7,z,8
+  EXPECT_EQ(reader.prepared(0)->number, 7.0);
+  EXPECT_EQ(reader.prepared(2)->number, 8.0);
+  EXPECT_EQ(reader.line(), 5u);
+  EXPECT_FALSE(*reader.Next());
+  EXPECT_EQ(reader.bytes_consumed(), text.size());
+  EXPECT_EQ(reader.file_size(), text.size());
+}
+
+// A caller that stops early (an error, a cancel) leaves the helper waiting for
+// room in the queue: letting the reader go must stop and join it.
+TEST(CsvReader, ReadAheadStopsWhenTheReaderIsDroppedEarly) {
+  std::string text = "h\n";
+  for (int i = 0; i < 20000; ++i) text += std::to_string(i) + ",x\n";
+  for (int round = 0; round < 20; ++round) {
+    CsvReader reader(std::make_unique<ChunkedSource>(text, 1 << 10), "mem.csv");
+    ASSERT_TRUE(*reader.Next());
+    reader.StartReadAhead({.batch_bytes = 64});
+    ASSERT_TRUE(*reader.Next());
+    EXPECT_EQ(reader.fields()[0], "0");
+  }
 }
 
 TEST(CsvValues, Doubles) {
