@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -53,6 +54,12 @@ class DbReader {
   // Runs SELECT of `columns` from `table`; columns the table lacks read as NULL.
   Status Select(const std::string& table, const std::vector<std::string>& columns,
                 const std::function<Status(const Row&)>& on_row, const std::string& tail = "");
+  // Rows `table` holds (sqlite_input::RowCountHint), for reserving the columns
+  // its rows go to: growing them by doubling copied them again and again (a
+  // tenth of a 1M-task import) and held the old and new buffers at once.
+  size_t RowsAhead(const std::string& table) const {
+    return static_cast<size_t>(sqlite_input::RowCountHint(db_.get(), table, file_bytes_));
+  }
   bool HasTable(std::string_view t) const { return tables_.count(std::string(t)) > 0; }
   // A text column: an id into STRING_IDS (integer) or literal text (some columns, some versions).
   StrId Str(const Row& row, int col);
@@ -80,6 +87,7 @@ class DbReader {
   Profile& p_;
   sqlite_input::DbHandle db_;
   std::set<std::string> tables_;
+  uint64_t file_bytes_ = 0;
   // STRING_IDS id -> interned text. The profiler numbers them 0..N-1, so a
   // vector indexed by id (kNoString where none) serves the lookups of every
   // name / shape / type cell; ids outside [0, kMaxDenseStringId) go to the map.
@@ -101,6 +109,9 @@ class DbReader {
 Status DbReader::Open() {
   PYPTO_ASSIGN_OR_RETURN(db_, sqlite_input::OpenUntrusted(path_, options_.limits));
   PYPTO_ASSIGN_OR_RETURN(tables_, sqlite_input::TableNames(db_.get(), path_));
+  std::error_code size_error;
+  file_bytes_ = std::filesystem::file_size(path_, size_error);
+  if (size_error) file_bytes_ = 0;
   // A cut file reads until a query meets a missing page; the rows before it still load.
   PYPTO_ASSIGN_OR_RETURN(std::string truncated, sqlite_input::TruncationProblem(path_, options_.limits));
   if (!truncated.empty()) p_.CountLoss(LossKind::kTruncated, "database file truncated (rows on the missing pages lost)", path_ + ": " + truncated);
@@ -276,6 +287,7 @@ Status DbReader::ReadTasks() {
     if (!slot) slot = p_.Intern(text);
     return *slot;
   };
+  p_.device_tasks.Reserve(p_.device_tasks.size() + RowsAhead("TASK"));
   Status status = Select(
       "TASK",
       {"startNs", "endNs", "deviceId", "connectionId", "globalTaskId", "taskType", "streamId", "taskId", "contextId", "modelId"},
@@ -583,6 +595,9 @@ Status DbReader::Run() {
   PYPTO_RETURN_IF_ERROR(ReadTasks());
   PYPTO_RETURN_IF_ERROR(ReadPmu());
   PYPTO_RETURN_IF_ERROR(ReadCommunicationOps());
+  // Every CANN_API and PYTORCH_API row becomes one host op.
+  p_.host_ops.Reserve(p_.host_ops.size() + (HasTable("CANN_API") ? RowsAhead("CANN_API") : 0) +
+                      (HasTable("PYTORCH_API") ? RowsAhead("PYTORCH_API") : 0));
   PYPTO_RETURN_IF_ERROR(ReadCannApi());
   PYPTO_RETURN_IF_ERROR(ReadTorchApi());
   PYPTO_RETURN_IF_ERROR(ReadSteps());

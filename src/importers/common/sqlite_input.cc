@@ -1,5 +1,7 @@
 #include "importers/common/sqlite_input.h"
 
+#include <algorithm>
+
 #include "io/file.h"
 
 namespace pypto::sqlite_input {
@@ -144,6 +146,17 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
   }
   if (rc != SQLITE_DONE) return CorruptError(RowLocation(path, table, index) + ": " + sqlite3_errmsg(db));
   return Status::Ok();
+}
+
+uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes) {
+  const std::string sql = "SELECT count(*) FROM \"" + table + "\"";
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return 0;
+  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  if (sqlite3_step(stmt) != SQLITE_ROW) return 0;
+  const int64_t rows = sqlite3_column_int64(stmt, 0);
+  if (rows <= 0) return 0;
+  return std::min<uint64_t>(static_cast<uint64_t>(rows), file_bytes / kMinStoredRowBytes);
 }
 
 }  // namespace pypto::sqlite_input

@@ -96,6 +96,18 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
                   const std::vector<std::string>& columns, const std::function<Status(const Row&)>& on_row,
                   const std::string& tail = "", const std::atomic<bool>* cancel = nullptr);
 
+// Bytes a stored row takes at least, for capping RowCountHint: an SQLite
+// record header plus two 8-byte epoch-ns integers (start and end), which every
+// row an importer keeps has.
+inline constexpr uint64_t kMinStoredRowBytes = 16;
+
+// Rows of `table` (SELECT count(*), which walks the table's b-tree pages,
+// about 20 ms per million rows), capped at `file_bytes` / kMinStoredRowBytes
+// so a damaged count cannot ask for more than the file could hold; 0 when the
+// count fails (a cut file). For reserving columns before a long read: a hint,
+// never trusted as the number of rows read.
+uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes);
+
 // "<path>: table <table> row <1-based row>"
 std::string RowLocation(const std::string& path, const std::string& table, uint64_t row_index);
 
