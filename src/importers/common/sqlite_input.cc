@@ -148,15 +148,23 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
   return Status::Ok();
 }
 
-uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes) {
+StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table) {
   const std::string sql = "SELECT count(*) FROM \"" + table + "\"";
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return 0;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+    return CorruptError(path + ": table " + table + ": " + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
-  if (sqlite3_step(stmt) != SQLITE_ROW) return 0;
+  if (sqlite3_step(stmt) != SQLITE_ROW)
+    return CorruptError(path + ": table " + table + ": cannot count rows: " + sqlite3_errmsg(db));
   const int64_t rows = sqlite3_column_int64(stmt, 0);
-  if (rows <= 0) return 0;
-  return std::min<uint64_t>(static_cast<uint64_t>(rows), file_bytes / kMinStoredRowBytes);
+  if (rows < 0) return CorruptError(path + ": table " + table + ": count(*) gave " + std::to_string(rows));
+  return static_cast<uint64_t>(rows);
+}
+
+uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes) {
+  auto rows = CountRows(db, "", table);
+  if (!rows.ok()) return 0;
+  return std::min<uint64_t>(*rows, file_bytes / kMinStoredRowBytes);
 }
 
 }  // namespace pypto::sqlite_input

@@ -101,8 +101,11 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
 // row an importer keeps has.
 inline constexpr uint64_t kMinStoredRowBytes = 16;
 
-// Rows of `table` (SELECT count(*), which walks the table's b-tree pages,
-// about 20 ms per million rows), capped at `file_bytes` / kMinStoredRowBytes
+// Rows of `table`: SELECT count(*), which walks the table's b-tree pages
+// (about 20 ms per million rows). Errors name the path and the table.
+StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table);
+
+// CountRows, capped at `file_bytes` / kMinStoredRowBytes
 // so a damaged count cannot ask for more than the file could hold; 0 when the
 // count fails (a cut file). For reserving columns before a long read: a hint,
 // never trusted as the number of rows read.

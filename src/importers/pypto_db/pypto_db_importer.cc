@@ -196,19 +196,10 @@ Status SavedProfileReader::Read(const std::string& table, const std::vector<std:
   for (const std::string& c : names)
     if (!present.count(c)) return CorruptError(path_ + ": table " + table + ": missing column " + c);
   // Row count first: nothing is sized from a count the limits refuse.
-  {
-    sqlite3_stmt* raw = nullptr;
-    const std::string sql = "SELECT count(*) FROM \"" + table + "\"";
-    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
-      return CorruptError(path_ + ": table " + table + ": " + sqlite3_errmsg(db_.get()));
-    std::unique_ptr<sqlite3_stmt, sqlite_input::StmtCloser> guard(raw);
-    if (sqlite3_step(raw) != SQLITE_ROW)
-      return CorruptError(path_ + ": table " + table + ": cannot count rows: " + sqlite3_errmsg(db_.get()));
-    const int64_t n = sqlite3_column_int64(raw, 0);
-    if (n < 0 || static_cast<uint64_t>(n) > io::kMaxSavedProfileTableRows)
-      return LimitExceededError(path_ + ": table " + table + ": " + std::to_string(n) + " rows, more than the " +
-                                std::to_string(io::kMaxSavedProfileTableRows) + " a saved profile may hold");
-  }
+  PYPTO_ASSIGN_OR_RETURN(const uint64_t n, sqlite_input::CountRows(db_.get(), path_, table));
+  if (n > io::kMaxSavedProfileTableRows)
+    return LimitExceededError(path_ + ": table " + table + ": " + std::to_string(n) + " rows, more than the " +
+                              std::to_string(io::kMaxSavedProfileTableRows) + " a saved profile may hold");
   const int id_col = static_cast<int>(columns.size());
   return sqlite_input::SelectRows(
       db_.get(), path_, table, names,

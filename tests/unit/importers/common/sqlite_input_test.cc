@@ -33,5 +33,15 @@ TEST(RowCountHint, IsZeroForAnEmptyOrMissingTable) {
   EXPECT_EQ(RowCountHint(db.get(), "bad\"name", 1u << 20), 0u);
 }
 
+TEST(CountRows, CountsOrNamesTheTableThatCannotBeCounted) {
+  DbHandle db = MemoryDbWithRows(3);
+  auto rows = CountRows(db.get(), "mem.db", "TASK");
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, 3u);
+  auto missing = CountRows(db.get(), "mem.db", "NOPE");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "mem.db: table NOPE: no such table: NOPE");
+}
+
 }  // namespace
 }  // namespace pypto::sqlite_input
