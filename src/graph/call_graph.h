@@ -239,7 +239,7 @@ struct CriticalPath {
 };
 
 // Most threads that compute per-step critical paths at once: 8, as for parsing
-// (json_stream::kMaxParseThreads); steps are independent, each thread keeps
+// (kMaxParseThreads, importers/common/parse_threads.h); steps are independent, each thread keeps
 // per-row maps of the profile's size (4 bytes per host op and task).
 inline constexpr size_t kMaxCriticalPathThreads = 8;
 

@@ -11,8 +11,8 @@
 
 #include "importers/common/csv_reader.h"
 #include "importers/common/csv_values.h"
-#include "importers/common/json_stream.h"
 #include "importers/common/number_text.h"
+#include "importers/common/parse_threads.h"
 
 namespace pypto::ascend {
 namespace {
@@ -536,7 +536,7 @@ Status ImportTaskRows(const TaskTableInput& in, TaskTableState& state) {
   const size_t width = in.header.size();
   uint64_t rows = 0;
   TableReservation reservation(*in.profile);
-  if (json_stream::DefaultParseThreads() > 1)
+  if (DefaultParseThreads() > 1)
     in.reader.StartReadAhead({.prepared_columns = NumericAttributeColumns(in.cols), .prepare = PrepareNumericCell});
   while (true) {
     PYPTO_ASSIGN_OR_RETURN(bool more, in.reader.Next());

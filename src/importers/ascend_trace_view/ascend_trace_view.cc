@@ -559,7 +559,7 @@ Status TraceViewReader::ReadEvents() {
   const json_stream::JsonStreamOptions stream = PassOptions(1);
   std::vector<std::unique_ptr<TraceViewSink>> sinks;
   std::vector<json_stream::EventSink*> sink_pointers;
-  for (size_t i = json_stream::DefaultParseThreads(); i > 0; --i) {
+  for (size_t i = DefaultParseThreads(); i > 0; --i) {
     sinks.push_back(std::make_unique<TraceViewSink>(this));
     sink_pointers.push_back(sinks.back().get());
   }

@@ -476,7 +476,6 @@ class Reader {
   JsonStreamStats stats_;
   State state_ = State::kStart;
   bool resyncing_ = false;
-  bool saw_bom_check_ = false;
   std::string key_;
   const char* begin_ = nullptr;
   uint64_t base_ = 0;
@@ -1066,15 +1065,6 @@ StatusOr<JsonStreamStats> StreamJsonEventsParallel(io::ByteSource& source, const
   static const EventFn kUnused = [](JsonEvent&) { return Status::Ok(); };
   Reader reader(options, on_top_level_key, kUnused, for_data_loss, sinks);
   return Stream(source, options, reader);
-}
-
-size_t DefaultParseThreads() {
-  if (const char* forced = std::getenv("PYPTO_PARSE_THREADS")) {
-    const long n = std::strtol(forced, nullptr, 10);
-    if (n >= 1 && n <= 64) return static_cast<size_t>(n);
-  }
-  const size_t cores = std::thread::hardware_concurrency();
-  return std::clamp<size_t>(cores, 1, kMaxParseThreads);
 }
 
 }  // namespace pypto::json_stream

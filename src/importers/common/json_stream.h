@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "importers/common/parse_threads.h"
 #include "io/file.h"
 #include "model/profile.h"
 
@@ -139,17 +140,10 @@ StatusOr<JsonStreamStats> StreamJsonEvents(io::ByteSource& source, const JsonStr
 // ones are discarded and re-read one event at a time from the range's first
 // event, exactly as the single-thread reader does (count, skip, resynchronise).
 
-// Most parse threads used by default: beyond 8 the reader thread (event bounds,
-// commits) and the memory bandwidth limit the gain.
-inline constexpr size_t kMaxParseThreads = 8;
 // Batches smaller than this are parsed on the reader thread alone: waking the
 // helpers costs tens of microseconds, more than parsing ~64 KiB.
 inline constexpr size_t kMinParallelBatchBytes = 64u << 10;
 
-// Number of parse threads to use: std::thread::hardware_concurrency(), capped
-// at kMaxParseThreads; the environment variable PYPTO_PARSE_THREADS (1..64)
-// overrides it (for measurements).
-size_t DefaultParseThreads();
 
 class EventSink {
  public:

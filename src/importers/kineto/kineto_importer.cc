@@ -1220,7 +1220,7 @@ Status ImportKineto(const std::string& path, const ImportOptions& options, Profi
   profile->device_tasks.Reserve(profile->device_tasks.size() + static_cast<size_t>(events * kDeviceTaskShare));
   KinetoReader reader(profile, stream_options.display_name);
   auto on_key = [&](std::string_view key, value v) { return reader.OnTopLevel(key, v); };
-  const size_t threads = json_stream::DefaultParseThreads();
+  const size_t threads = DefaultParseThreads();
   StatusOr<json_stream::JsonStreamStats> stats = [&]() -> StatusOr<json_stream::JsonStreamStats> {
     if (threads <= 1) {
       return json_stream::StreamJsonEvents(
