@@ -1,7 +1,13 @@
 #include "importers/common/sqlite_input.h"
 
 #include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
+#include "importers/common/parse_threads.h"
 #include "io/file.h"
 
 namespace pypto::sqlite_input {
@@ -124,6 +130,144 @@ StatusOr<std::set<std::string>> ColumnNames(sqlite3* db, const std::string& path
   return present;
 }
 
+std::string_view Row::Text(int col) const {
+  const Value& v = values_[col];
+  if (v.type == SQLITE_NULL) return {};
+  if (v.type != SQLITE_INTEGER) return {text_ + v.text_begin, v.text_size};
+  if (integer_text_.size() <= static_cast<size_t>(col)) integer_text_.resize(col + 1);
+  char digits[24];
+  const auto written = std::to_chars(digits, digits + sizeof digits, v.integer);
+  integer_text_[col].assign(digits, written.ptr);
+  return integer_text_[col];
+}
+
+namespace {
+
+// Rows of a result, their values back to back.
+struct RowBatch {
+  std::vector<Value> values;  // rows x columns
+  std::string text;
+  size_t rows = 0;
+  uint64_t first_index = 0;
+  bool end = false;            // no batch follows
+  Status error = Status::Ok();  // what ended the rows early, after them
+
+  void Clear() {
+    values.clear();
+    text.clear();
+    rows = 0;
+    first_index = 0;
+    end = false;
+    error = Status::Ok();
+  }
+};
+
+// Appends the current row of `stmt` to `batch`. The type is read first:
+// after a conversion SQLite's type of a value is undefined.
+void AppendRow(sqlite3_stmt* stmt, int columns, RowBatch& batch) {
+  for (int c = 0; c < columns; ++c) {
+    Value v;
+    v.type = sqlite3_column_type(stmt, c);
+    if (v.type == SQLITE_INTEGER) {
+      v.integer = sqlite3_column_int64(stmt, c);
+      v.real = static_cast<double>(v.integer);  // what sqlite3_column_double gives an integer
+    } else if (v.type != SQLITE_NULL) {
+      v.integer = sqlite3_column_int64(stmt, c);
+      v.real = sqlite3_column_double(stmt, c);
+      const unsigned char* t = sqlite3_column_text(stmt, c);
+      if (t) {
+        v.text_begin = batch.text.size();
+        v.text_size = static_cast<uint32_t>(sqlite3_column_bytes(stmt, c));
+        batch.text.append(reinterpret_cast<const char*>(t), v.text_size);
+      }
+    }
+    batch.values.push_back(v);
+  }
+  ++batch.rows;
+}
+
+// Steps a prepared statement on a helper thread, kReadAheadRows at a time.
+class RowReadAhead {
+ public:
+  RowReadAhead(sqlite3* db, sqlite3_stmt* stmt, int columns, const std::string& path, const std::string& table)
+      : db_(db), stmt_(stmt), columns_(columns), path_(path), table_(table) {
+    helper_ = std::thread([this] { Step(); });
+  }
+  ~RowReadAhead() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    room_.notify_all();
+    helper_.join();
+  }
+
+  // The next batch; the one before it goes back for reuse.
+  const RowBatch& Next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (current_) spare_.push_back(std::move(current_));
+    ready_.wait(lock, [&] { return !queue_.empty(); });
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    room_.notify_one();
+    return *current_;
+  }
+
+ private:
+  void Step() {
+    uint64_t index = 0;
+    while (true) {
+      std::unique_ptr<RowBatch> batch;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!spare_.empty()) {
+          batch = std::move(spare_.back());
+          spare_.pop_back();
+        }
+      }
+      if (!batch) batch = std::make_unique<RowBatch>();
+      batch->Clear();
+      batch->first_index = index;
+      int rc = SQLITE_ROW;
+      while (batch->rows < kReadAheadRows && batch->text.size() < kReadAheadTextBytes) {
+        rc = sqlite3_step(stmt_);
+        if (rc != SQLITE_ROW) break;
+        AppendRow(stmt_, columns_, *batch);
+        ++index;
+      }
+      if (rc != SQLITE_ROW) {
+        batch->end = true;
+        if (rc != SQLITE_DONE) batch->error = CorruptError(RowLocation(path_, table_, index) + ": " + sqlite3_errmsg(db_));
+      }
+      const bool end = batch->end;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        room_.wait(lock, [&] { return stop_ || queue_.size() < kReadAheadBatches; });
+        if (stop_) return;
+        queue_.push_back(std::move(batch));
+      }
+      ready_.notify_one();
+      if (end) return;
+    }
+  }
+
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  const int columns_;
+  const std::string& path_;
+  const std::string& table_;
+  std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::deque<std::unique_ptr<RowBatch>> queue_;
+  std::vector<std::unique_ptr<RowBatch>> spare_;
+  std::unique_ptr<RowBatch> current_;
+  bool stop_ = false;
+  std::thread helper_;  // last: starts once the members above exist
+};
+
+}  // namespace
+
 Status SelectRows(sqlite3* db, const std::string& path, const std::string& table,
                   const std::vector<std::string>& columns, const std::function<Status(const Row&)>& on_row,
                   const std::string& tail, const std::atomic<bool>* cancel) {
@@ -138,11 +282,28 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
     return CorruptError(path + ": table " + table + ": " + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
+  const int width = sqlite3_column_count(stmt);
   uint64_t index = 0;
+  // One row to on_row, then the cancel check, as rows come.
+  auto deliver = [&](const RowBatch& batch, size_t r) -> Status {
+    PYPTO_RETURN_IF_ERROR(on_row(Row(batch.values.data() + r * width, batch.text.data(), index)));
+    if (++index % kCancelCheckRows == 0 && cancel && cancel->load()) return CancelledError(path + ": import cancelled");
+    return Status::Ok();
+  };
+  if (DefaultParseThreads() > 1) {
+    RowReadAhead ahead(db, stmt, width, path, table);  // joined before `guard` finalizes the statement
+    while (true) {
+      const RowBatch& batch = ahead.Next();
+      for (size_t r = 0; r < batch.rows; ++r) PYPTO_RETURN_IF_ERROR(deliver(batch, r));
+      if (batch.end) return batch.error;
+    }
+  }
+  RowBatch one;
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    PYPTO_RETURN_IF_ERROR(on_row(Row(stmt, index)));
-    if (++index % kCancelCheckRows == 0 && cancel && cancel->load()) return CancelledError(path + ": import cancelled");
+    one.Clear();
+    AppendRow(stmt, width, one);
+    PYPTO_RETURN_IF_ERROR(deliver(one, 0));
   }
   if (rc != SQLITE_DONE) return CorruptError(RowLocation(path, table, index) + ": " + sqlite3_errmsg(db));
   return Status::Ok();

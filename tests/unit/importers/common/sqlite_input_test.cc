@@ -2,6 +2,11 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "importers/common/sqlite_input.h"
 
 namespace pypto::sqlite_input {
@@ -41,6 +46,68 @@ TEST(CountRows, CountsOrNamesTheTableThatCannotBeCounted) {
   auto missing = CountRows(db.get(), "mem.db", "NOPE");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "mem.db: table NOPE: no such table: NOPE");
+}
+
+// What a row handler saw of one row, as text.
+std::string Describe(const Row& r, int columns) {
+  std::string out = std::to_string(r.index()) + ":";
+  for (int c = 0; c < columns; ++c) {
+    out += " " + std::to_string(r.Type(c)) + "/" + std::to_string(r.Int(c, -7)) + "/";
+    out += std::isnan(r.Real(c)) ? std::string("nan") : std::to_string(r.Real(c));
+    out += "/" + std::string(r.Text(c));
+  }
+  return out;
+}
+
+// Runs SelectRows with PYPTO_PARSE_THREADS=`threads`; `stop_at` >= 0 makes
+// the handler fail at that row.
+struct Selected {
+  std::vector<std::string> rows;
+  Status status;
+};
+Selected SelectWithThreads(sqlite3* db, const char* threads, const std::vector<std::string>& columns,
+                           int64_t stop_at = -1) {
+  setenv("PYPTO_PARSE_THREADS", threads, 1);
+  Selected out;
+  out.status = SelectRows(db, "mem.db", "T", columns, [&](const Row& r) {
+    if (static_cast<int64_t>(r.index()) == stop_at) return CorruptError("stop at " + std::to_string(stop_at));
+    out.rows.push_back(Describe(r, static_cast<int>(columns.size())));
+    return Status::Ok();
+  });
+  unsetenv("PYPTO_PARSE_THREADS");
+  return out;
+}
+
+// 3000 rows (three read-ahead batches) of an integer, a real, text, a blob
+// and NULLs, plus a column the table lacks: the helper thread's rows are the
+// one-thread rows, an integer's text is its digits, and a handler's error
+// stops both at the same row.
+TEST(SelectRows, ReadAheadGivesTheOneThreadRows) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &raw), SQLITE_OK);
+  DbHandle db(raw);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE T(i INTEGER, r REAL, t TEXT, b BLOB);"
+                              "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 2999) "
+                              "INSERT INTO T SELECT CASE WHEN k % 7 = 0 THEN NULL ELSE k * 1000000007 END, k / 4.0, "
+                              "CASE WHEN k % 5 = 0 THEN NULL ELSE 'name' || k END, x'00ff' FROM n",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  const std::vector<std::string> columns = {"i", "r", "t", "b", "missing"};
+  const Selected one = SelectWithThreads(raw, "1", columns);
+  const Selected ahead = SelectWithThreads(raw, "2", columns);
+  ASSERT_TRUE(one.status.ok()) << one.status.ToString();
+  ASSERT_TRUE(ahead.status.ok()) << ahead.status.ToString();
+  ASSERT_EQ(one.rows.size(), 3000u);
+  EXPECT_EQ(ahead.rows, one.rows);
+  // Row 1: i = 1000000007, r = 0.25, t = 'name1', a 2-byte blob, NULL.
+  EXPECT_EQ(one.rows[1], "1: 1/1000000007/1000000007.000000/1000000007 2/0/0.250000/0.25 3/0/0.000000/name1 "
+                         "4/0/0.000000/" + std::string("\0\xff", 2) + " 5/-7/nan/");
+  const Selected stopped_one = SelectWithThreads(raw, "1", columns, 2500);
+  const Selected stopped_ahead = SelectWithThreads(raw, "2", columns, 2500);
+  EXPECT_EQ(stopped_ahead.rows.size(), 2500u);
+  EXPECT_EQ(stopped_ahead.rows, stopped_one.rows);
+  EXPECT_EQ(stopped_ahead.status.ToString(), stopped_one.status.ToString());
+  EXPECT_EQ(stopped_ahead.status.message(), "stop at 2500");
 }
 
 }  // namespace
