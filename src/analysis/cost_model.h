@@ -74,9 +74,11 @@ struct CostInput {
   ComputeUnit unit = ComputeUnit::kMatrix;  // matmul/attention: kMatrix; others kVector (set by the helpers)
 };
 
-struct OpCost {
+// The figures of a cost estimate without its explanation: what a diagnosis
+// keeps for every device task (the two notes took a third of its memory, some
+// 160 B a task, and no detector reads them).
+struct CostFigures {
   CostStatus status = CostStatus::kNoShapes;
-  std::string note;             // how it was computed, or why not ("no Input Dims", "K not found: …")
   OpClass cls = OpClass::kOther;
   std::string_view sub_kind;
   DType dtype = DType::kUnknown;
@@ -92,8 +94,7 @@ struct OpCost {
   double intensity = kNaN;      // FLOP/B
 
   // Roofline on the spec.
-  double peak_flops = kNaN;     // peak used (FLOP/s), see peak_note
-  std::string peak_note;        // "910B3 matrix bf16 294.9 TFLOP/s (MSM)" / fallback used
+  double peak_flops = kNaN;     // peak used (FLOP/s), see OpCost::peak_note
   double bandwidth = kNaN;      // B/s used
   double roofline_ns = kNaN;    // max(flops/peak, bytes/bandwidth) in ns
   Bound bound = Bound::kUnknown;  // which term of the roofline is larger
@@ -107,6 +108,11 @@ struct OpCost {
   double efficiency = kNaN;         // roofline_ns / measured_ns (1 = at the roofline)
 
   bool has_costs() const { return status == CostStatus::kOk || status == CostStatus::kNoDuration; }
+};
+
+struct OpCost : CostFigures {
+  std::string note;             // how it was computed, or why not ("no Input Dims", "K not found: …")
+  std::string peak_note;        // "910B3 matrix bf16 294.9 TFLOP/s (MSM)" / fallback used
 };
 
 // GEMM dims from shapes. Handles mm/addmm/linear (weight [N,K] transposed),

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "graph/interval_union.h"
 #include "model/kernel_name.h"
+#include "model/phase_timer.h"
 
 namespace pypto {
 
@@ -151,7 +152,7 @@ std::pair<double, double> RooflineShares(const DiagnosisContext& ctx, const std:
   double compute_ns = 0, memory_ns = 0, measured_ns = 0;
   for (uint32_t t : tasks) {
     if (t >= ctx.task_costs->size()) continue;
-    const OpCost& c = (*ctx.task_costs)[t];
+    const CostFigures& c = (*ctx.task_costs)[t];
     if (!c.has_costs() || c.measured_ns <= 0) continue;
     if (!std::isnan(c.flops) && c.peak_flops > 0) compute_ns += c.flops / c.peak_flops * 1e9;
     if (!std::isnan(c.bytes) && c.bandwidth > 0) memory_ns += c.bytes / c.bandwidth * 1e9;
@@ -430,7 +431,7 @@ void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
 struct DiagnosisState {
   HardwareSpec hardware;
   std::optional<OpClassification> own_classes;        // when the caller passed none
-  std::vector<OpCost> costs;                          // per device task row
+  std::vector<CostFigures> costs;                     // per device task row
   std::optional<StatusOr<ModelStructure>> own_structure;  // when the caller passed none
 };
 
@@ -489,7 +490,7 @@ void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, Di
                        DiagnosticReport& report) {
   const Profile& profile = *ctx.profile;
   const OpClassification& classes = *ctx.classes;
-  std::vector<OpCost>& costs = state.costs;
+  std::vector<CostFigures>& costs = state.costs;
   costs.resize(profile.device_tasks.size());
   // Each task's cost reads only const tables and writes its own slot, so the
   // tasks are costed side by side in chunks (shape parsing dominates).
@@ -498,7 +499,7 @@ void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, Di
   ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
     const size_t end = std::min(tasks.size(), (chunk + 1) * kTaskCostChunk);
     for (size_t i = chunk * kTaskCostChunk; i < end; ++i)
-      costs[tasks[i]] = EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]);
+      costs[tasks[i]] = EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]);  // the figures; notes dropped
   });
   uint64_t with_costs = 0, needing = 0;
   for (uint32_t t : ctx.tasks) {
@@ -623,22 +624,25 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   ctx.graph = &graph;
   ctx.options = &options;
   PYPTO_RETURN_IF_ERROR(SelectRequestedSteps(graph.Steps(), options, ctx));
-  SetStepWindows(graph, ctx, report);
-  CollectWindowRows(profile, ctx);
-  SumDeviceBusyTime(graph, ctx, report);
-  UseDeviceBusyBasisWithoutHostData(graph, ctx, report);
-  IndexTaskAttributes(profile, ctx);
+  {
+    PhaseTimer t("diagnose.window");
+    SetStepWindows(graph, ctx, report);
+    CollectWindowRows(profile, ctx);
+    SumDeviceBusyTime(graph, ctx, report);
+    UseDeviceBusyBasisWithoutHostData(graph, ctx, report);
+  }
+  { PhaseTimer t("diagnose.task_attributes"); IndexTaskAttributes(profile, ctx); }
 
   DiagnosisState state;
   PYPTO_RETURN_IF_ERROR(SelectHardware(profile, options, state.hardware));
   SetHardware(profile, state.hardware, ctx, report);
   SetWorkload(profile, ctx, report);
-  SetOpClasses(graph, inputs, state, ctx);
-  EstimateTaskCosts(graph, state, ctx, report);
+  { PhaseTimer t("diagnose.op_classes"); SetOpClasses(graph, inputs, state, ctx); }
+  { PhaseTimer t("diagnose.task_costs"); EstimateTaskCosts(graph, state, ctx, report); }
   NoteMissingPmuRatios(state.hardware, ctx, report);
-  SetModelStructure(graph, inputs, state, ctx, report);
+  { PhaseTimer t("diagnose.structure"); SetModelStructure(graph, inputs, state, ctx, report); }
 
-  RunDetectors(ctx, report);
+  { PhaseTimer t("diagnose.detectors"); RunDetectors(ctx, report); }
   return report;
 }
 

@@ -61,7 +61,7 @@ bool IsUnfusedPart(std::string_view sub) {
 }
 
 // Bytes of the scores matrix an unfused part writes or reads (0 for fused kernels).
-double ScoresBytes(const OpCost& c, std::string_view sub) {
+double ScoresBytes(const CostFigures& c, std::string_view sub) {
   const double s = DTypeBytes(c.dtype) > 0 ? DTypeBytes(c.dtype) : 2.0;
   const double b = double(std::max<int64_t>(1, c.batch));
   if (sub == "qk_bmm") return s * b * double(c.m) * double(c.n);   // scores written [M, N]
@@ -73,7 +73,7 @@ double ScoresBytes(const OpCost& c, std::string_view sub) {
 // Bytes and FLOPs the attention must spend: without the scores matrix for
 // unfused parts; with the KV read divided by the padding ratio for a padded
 // decode read (Q and O are read / written once either way).
-std::pair<double, double> Needed(const OpCost& c, std::string_view sub, double pad_ratio, bool decode) {
+std::pair<double, double> Needed(const CostFigures& c, std::string_view sub, double pad_ratio, bool decode) {
   if (IsUnfusedPart(sub)) return {std::max(0.0, c.bytes - ScoresBytes(c, sub)), c.flops};
   if (pad_ratio > 1.0 && decode) {
     const double s = DTypeBytes(c.dtype) > 0 ? DTypeBytes(c.dtype) : 2.0;
@@ -95,11 +95,11 @@ struct AttentionRun {
   bool IsAttentionKernel(uint32_t task) const {
     return detectors::TaskClass(ctx, task) == OpClass::kAttention && t.kind[task] == DeviceTaskKind::kKernel;
   }
-  bool RooflineOk(const OpCost& c, uint32_t task) const {
+  bool RooflineOk(const CostFigures& c, uint32_t task) const {
     return ctx.hardware_known && bw > 0 && c.status == CostStatus::kOk && t.dur[task] > 0 && !std::isnan(c.bytes) &&
            !std::isnan(c.flops) && c.peak_flops > 0 && c.bandwidth > 0;
   }
-  bool IsDecode(const OpCost& c, uint32_t task) const {
+  bool IsDecode(const CostFigures& c, uint32_t task) const {
     if (c.phase != AttentionPhase::kUnknown) return c.phase == AttentionPhase::kDecode;
     return detectors::StepPhaseOf(ctx, t.ts[task]) == StepPhase::kDecode;
   }
@@ -114,7 +114,7 @@ std::map<std::string, KvByStep> DecodeKvByLabel(const AttentionRun& run) {
   std::map<std::string, KvByStep> kv_by_label;
   for (uint32_t task : ctx.tasks) {
     if (!run.IsAttentionKernel(task)) continue;
-    const OpCost& c = (*ctx.task_costs)[task];
+    const CostFigures& c = (*ctx.task_costs)[task];
     if (!c.has_costs() || c.s_kv <= 0 || c.s_q <= 0 || !run.IsDecode(c, task)) continue;
     if (IsUnfusedPart(detectors::TaskSubKind(ctx, task))) continue;
     StepKv& s = kv_by_label[std::string(ctx.TaskLabel(task))][ctx.StepOf(run.t.ts[task])];
@@ -162,7 +162,7 @@ void AddTaskToGroup(const AttentionRun& run, uint32_t task, Group& g, uint64_t* 
   if (!std::isnan(aic) || !std::isnan(aiv)) g.pmu = true;
   g.aic.Add(aic, w);
   g.aiv.Add(aiv, w);
-  const OpCost& c = (*ctx.task_costs)[task];
+  const CostFigures& c = (*ctx.task_costs)[task];
   const std::string_view sub = detectors::TaskSubKind(ctx, task);
   if (run.RooflineOk(c, task)) {
     if (IsUnfusedPart(sub)) ++g.unfused;
@@ -313,7 +313,7 @@ void AddRooflineSavings(const AttentionRun& run, const Group& g, Issue* issue) {
       "attention must read (padding and re-read scores excluded)",
       g.tasks.size());
   for (uint32_t task : g.tasks) {
-    const OpCost& c = (*run.ctx.task_costs)[task];
+    const CostFigures& c = (*run.ctx.task_costs)[task];
     if (!run.RooflineOk(c, task)) continue;
     const std::string_view sub = detectors::TaskSubKind(run.ctx, task);
     const auto [needed, needed_flops] = Needed(c, sub, g.pad_ratio, run.IsDecode(c, task));

@@ -78,7 +78,7 @@ struct Group {
   int costed = 0;
   int impossible = 0;
   int decode = 0, prefill = 0;
-  OpCost cost;        // first task with costs
+  CostFigures cost;   // first task with costs
   bool has_cost = false;
   OpShapes shapes;
   bool has_shapes = false;
@@ -102,7 +102,7 @@ struct MatmulRun {
 
 // Fused attention that its shapes make compute-bound; unfused parts
 // (bmm / softmax) and memory-bound attention are judged elsewhere.
-bool IsComputeBoundFusedAttention(const DiagnosisContext& ctx, uint32_t task, OpClass cls, const OpCost& cost) {
+bool IsComputeBoundFusedAttention(const DiagnosisContext& ctx, uint32_t task, OpClass cls, const CostFigures& cost) {
   const std::string_view sub = detectors::TaskSubKind(ctx, task);
   const bool unfused_part = sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
   return cls == OpClass::kAttention && !unfused_part && cost.status == CostStatus::kOk && cost.bound == Bound::kCompute;
@@ -123,7 +123,7 @@ void InitGroup(const MatmulRun& run, uint32_t task, bool attention, const std::s
 }
 
 // Adds one task's time, PMU ratios, roofline figures and step phase to its group.
-void AddTaskToGroup(const MatmulRun& run, uint32_t task, const OpCost& cost, Group& g) {
+void AddTaskToGroup(const MatmulRun& run, uint32_t task, const CostFigures& cost, Group& g) {
   const DiagnosisContext& ctx = run.ctx;
   const DeviceTaskTable& t = run.t;
   g.tasks.push_back(task);
@@ -155,7 +155,7 @@ std::map<std::string, Group> GroupGemmTasks(const MatmulRun& run) {
   for (uint32_t task : ctx.tasks) {
     const OpClass cls = detectors::TaskClass(ctx, task);
     if (run.t.kind[task] != DeviceTaskKind::kKernel) continue;
-    const OpCost& cost = (*ctx.task_costs)[task];
+    const CostFigures& cost = (*ctx.task_costs)[task];
     const bool attention = IsComputeBoundFusedAttention(ctx, task, cls, cost);
     if (cls != OpClass::kMatmul && !attention) continue;
     std::string label(ctx.TaskLabel(task));
@@ -292,7 +292,7 @@ void AddRooflineSavings(const MatmulRun& run, const Group& g, Issue* issue) {
   issue->saving_formula = fmt::format("sum over {} tasks of measured - roofline({}/peak, bytes/bandwidth) / {:.2f}",
                                       g.tasks.size(), g.attention ? "4*B*N*S_q*S_kv*D" : "2MNK", threshold);
   for (uint32_t task : g.tasks) {
-    const OpCost& c = (*run.ctx.task_costs)[task];
+    const CostFigures& c = (*run.ctx.task_costs)[task];
     if (c.status != CostStatus::kOk || std::isnan(c.roofline_ns) || c.efficiency > kImpossibleEfficiency) continue;
     TimeNs target = static_cast<TimeNs>(c.roofline_ns / threshold);
     if (t.dur[task] > target) issue->savings.push_back({SavingTargetKind::kDeviceTask, task, t.dur[task] - target});
