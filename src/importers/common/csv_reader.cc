@@ -1,10 +1,9 @@
 #include "importers/common/csv_reader.h"
 
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <thread>
+
+#include "core/handoff_queue.h"
 
 namespace pypto::csv {
 namespace {
@@ -237,11 +236,7 @@ struct CsvReader::ReadAhead {
   std::vector<int> slot_of_column;      // column -> index among the prepared columns, or -1
   uint64_t file_size = 0;
 
-  std::mutex mutex;
-  std::condition_variable ready, room;
-  std::deque<std::unique_ptr<RecordBatch>> queue;   // split, not yet read
-  std::vector<std::unique_ptr<RecordBatch>> spare;  // read, for reuse
-  bool stop = false;
+  HandoffQueue<RecordBatch> batches{kReadAheadBatches};
   std::thread helper;
 
   std::unique_ptr<RecordBatch> current;  // the batch Next() reads (caller's thread)
@@ -296,15 +291,7 @@ void CsvReader::ReadAhead::Append(RecordBatch& batch) {
 
 void CsvReader::ReadAhead::Split() {
   while (true) {
-    std::unique_ptr<RecordBatch> batch;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!spare.empty()) {
-        batch = std::move(spare.back());
-        spare.pop_back();
-      }
-    }
-    if (!batch) batch = std::make_unique<RecordBatch>();
+    std::unique_ptr<RecordBatch> batch = batches.TakeSpare();
     batch->Clear();
     while (batch->text.size() < options.batch_bytes) {
       auto more = splitter->NextRecord();
@@ -321,24 +308,13 @@ void CsvReader::ReadAhead::Split() {
     }
     batch->bytes_consumed = splitter->bytes_consumed();
     const bool end = batch->end;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      room.wait(lock, [&] { return stop || queue.size() < kReadAheadBatches; });
-      if (stop) return;
-      queue.push_back(std::move(batch));
-    }
-    ready.notify_one();
-    if (end) return;
+    if (!batches.Push(std::move(batch)) || end) return;
   }
 }
 
 CsvReader::~CsvReader() {
   if (!ahead_) return;
-  {
-    std::lock_guard<std::mutex> lock(ahead_->mutex);
-    ahead_->stop = true;
-  }
-  ahead_->room.notify_all();
+  ahead_->batches.Stop();
   if (ahead_->helper.joinable()) ahead_->helper.join();
 }
 
@@ -379,14 +355,8 @@ StatusOr<bool> CsvReader::NextReadAhead() {
       if (!a.current->error.ok()) return a.current->error;
       return false;
     }
-    std::unique_lock<std::mutex> lock(a.mutex);
-    if (a.current) a.spare.push_back(std::move(a.current));
-    a.ready.wait(lock, [&] { return !a.queue.empty(); });
-    a.current = std::move(a.queue.front());
-    a.queue.pop_front();
+    a.current = a.batches.Pop(std::move(a.current));
     a.record = 0;
-    lock.unlock();
-    a.room.notify_one();
   }
   const RecordBatch& batch = *a.current;
   const size_t r = a.record++;

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <thread>
 
+#include "core/handoff_queue.h"
 #include "importers/common/parse_threads.h"
 #include "io/file.h"
 
@@ -194,23 +192,13 @@ class RowReadAhead {
     helper_ = std::thread([this] { Step(); });
   }
   ~RowReadAhead() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    room_.notify_all();
+    batches_.Stop();
     helper_.join();
   }
 
   // The next batch; the one before it goes back for reuse.
   const RowBatch& Next() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (current_) spare_.push_back(std::move(current_));
-    ready_.wait(lock, [&] { return !queue_.empty(); });
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    room_.notify_one();
+    current_ = batches_.Pop(std::move(current_));
     return *current_;
   }
 
@@ -218,15 +206,7 @@ class RowReadAhead {
   void Step() {
     uint64_t index = 0;
     while (true) {
-      std::unique_ptr<RowBatch> batch;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!spare_.empty()) {
-          batch = std::move(spare_.back());
-          spare_.pop_back();
-        }
-      }
-      if (!batch) batch = std::make_unique<RowBatch>();
+      std::unique_ptr<RowBatch> batch = batches_.TakeSpare();
       batch->Clear();
       batch->first_index = index;
       int rc = SQLITE_ROW;
@@ -241,14 +221,7 @@ class RowReadAhead {
         if (rc != SQLITE_DONE) batch->error = CorruptError(RowLocation(path_, table_, index) + ": " + sqlite3_errmsg(db_));
       }
       const bool end = batch->end;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        room_.wait(lock, [&] { return stop_ || queue_.size() < kReadAheadBatches; });
-        if (stop_) return;
-        queue_.push_back(std::move(batch));
-      }
-      ready_.notify_one();
-      if (end) return;
+      if (!batches_.Push(std::move(batch)) || end) return;
     }
   }
 
@@ -257,12 +230,8 @@ class RowReadAhead {
   const int columns_;
   const std::string& path_;
   const std::string& table_;
-  std::mutex mutex_;
-  std::condition_variable ready_, room_;
-  std::deque<std::unique_ptr<RowBatch>> queue_;
-  std::vector<std::unique_ptr<RowBatch>> spare_;
+  HandoffQueue<RowBatch> batches_{kReadAheadBatches};
   std::unique_ptr<RowBatch> current_;
-  bool stop_ = false;
   std::thread helper_;  // last: starts once the members above exist
 };
 
