@@ -422,10 +422,12 @@ std::vector<int> NumericAttributeColumns(const TaskColumns& cols) {
 
 // AddNumericAttribute for a task: a cell the read-ahead thread found absent or
 // in shortest form is stored at once; any other goes through the column's memo
-// of the cell above.
+// of the cell above. On a memo miss the read-ahead thread's parse is taken as
+// it is, so only the interning of the text is left to this thread.
 void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, uint32_t task, StrId key, int column,
                              uint64_t line) {
-  if (const csv::PreparedCell* prepared = in.reader.prepared(column)) {
+  const csv::PreparedCell* prepared = in.reader.prepared(column);
+  if (prepared) {
     if (prepared->tag == kCellAbsent) return;
     if (prepared->tag == kCellShortestNumber) {
       in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number);
@@ -437,11 +439,18 @@ void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, ui
   if (state.numeric_cells.size() <= static_cast<size_t>(column)) state.numeric_cells.resize(in.header.size());
   NumericCellMemo& memo = state.numeric_cells[column];
   if (!memo.valid || memo.cell != cell) {
-    auto number = csv::ParseDouble(cell);
     memo.cell.assign(cell);
-    memo.numeric = number.has_value();
-    memo.number = number ? *number : kNaN;
-    memo.text = in.profile->AttributeTextId(cell, memo.number);
+    if (prepared) {
+      // Neither tag is in shortest form, so the text is the cell itself.
+      memo.numeric = prepared->tag == kCellOtherNumber;
+      memo.number = memo.numeric ? prepared->number : kNaN;
+      memo.text = in.profile->Intern(cell);
+    } else {
+      auto number = csv::ParseDouble(cell);
+      memo.numeric = number.has_value();
+      memo.number = number ? *number : kNaN;
+      memo.text = in.profile->AttributeTextId(cell, memo.number);
+    }
     memo.valid = true;
   }
   if (!memo.numeric)

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "unit/parse_threads_env.h"
 #include "graph/call_graph.h"
 #include "importers/common/ascend_vocabulary.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
@@ -380,22 +381,6 @@ TEST(AscendTraceViewTest, SurvivesGarbageWithoutCrashing) {
 }
 
 // ---------------------------------------------------------------- parallel parsing
-// Sets PYPTO_PARSE_THREADS (or, with nullptr, unsets it) for its lifetime.
-class ParseThreadsEnv {
- public:
-  explicit ParseThreadsEnv(const char* value) {
-    if (const char* old = std::getenv("PYPTO_PARSE_THREADS")) old_ = old;
-    if (value) setenv("PYPTO_PARSE_THREADS", value, 1);
-    else unsetenv("PYPTO_PARSE_THREADS");
-  }
-  ~ParseThreadsEnv() {
-    if (old_) setenv("PYPTO_PARSE_THREADS", old_->c_str(), 1);
-    else unsetenv("PYPTO_PARSE_THREADS");
-  }
-
- private:
-  std::optional<std::string> old_;
-};
 
 struct BigTrace {
   std::string json;
@@ -455,7 +440,7 @@ TEST(AscendTraceViewTest, ParallelParsingGivesTheOneThreadResult) {
   TempDir dir;
   const std::string path = dir.Write("trace_view.json", trace.json);
   auto load = [&](const char* threads) {
-    ParseThreadsEnv env(threads);
+    testing::ScopedParseThreads env(threads);
     Profile p;
     Status s = ImportAscendTraceView(path, {}, &p);
     EXPECT_TRUE(s.ok()) << s.ToString();

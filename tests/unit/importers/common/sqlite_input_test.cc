@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "unit/parse_threads_env.h"
 #include "importers/common/sqlite_input.h"
 
 namespace pypto::sqlite_input {
@@ -67,14 +68,13 @@ struct Selected {
 };
 Selected SelectWithThreads(sqlite3* db, const char* threads, const std::vector<std::string>& columns,
                            int64_t stop_at = -1) {
-  setenv("PYPTO_PARSE_THREADS", threads, 1);
+  testing::ScopedParseThreads env(threads);
   Selected out;
   out.status = SelectRows(db, "mem.db", "T", columns, [&](const Row& r) {
     if (static_cast<int64_t>(r.index()) == stop_at) return CorruptError("stop at " + std::to_string(stop_at));
     out.rows.push_back(Describe(r, static_cast<int>(columns.size())));
     return Status::Ok();
   });
-  unsetenv("PYPTO_PARSE_THREADS");
   return out;
 }
 

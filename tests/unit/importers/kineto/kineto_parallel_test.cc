@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "unit/parse_threads_env.h"
 #include "importers/kineto/kineto_importer.h"
 
 namespace pypto {
@@ -93,10 +94,9 @@ std::string MakeTrace(int events) {
 }
 
 Profile Import(const std::string& path, const char* threads) {
-  setenv("PYPTO_PARSE_THREADS", threads, 1);
+  testing::ScopedParseThreads env(threads);
   Profile profile;
   Status status = KinetoImporter()->Import(path, {}, &profile);
-  unsetenv("PYPTO_PARSE_THREADS");
   EXPECT_TRUE(status.ok()) << status.ToString();
   return profile;
 }
