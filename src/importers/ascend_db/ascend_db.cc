@@ -5,7 +5,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -109,11 +108,8 @@ class DbReader {
 Status DbReader::Open() {
   PYPTO_ASSIGN_OR_RETURN(db_, sqlite_input::OpenUntrusted(path_, options_.limits));
   PYPTO_ASSIGN_OR_RETURN(tables_, sqlite_input::TableNames(db_.get(), path_));
-  std::error_code size_error;
-  file_bytes_ = std::filesystem::file_size(path_, size_error);
-  if (size_error) file_bytes_ = 0;
   // A cut file reads until a query meets a missing page; the rows before it still load.
-  PYPTO_ASSIGN_OR_RETURN(std::string truncated, sqlite_input::TruncationProblem(path_, options_.limits));
+  PYPTO_ASSIGN_OR_RETURN(std::string truncated, sqlite_input::TruncationProblem(path_, options_.limits, &file_bytes_));
   if (!truncated.empty()) p_.CountLoss(LossKind::kTruncated, "database file truncated (rows on the missing pages lost)", path_ + ": " + truncated);
   for (std::string_view t : kRequiredTables)
     if (!HasTable(t)) return UnsupportedError(path_ + ": not an Ascend profiler database: missing table " + std::string(t));

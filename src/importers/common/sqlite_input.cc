@@ -73,12 +73,13 @@ StatusOr<DbHandle> OpenUntrusted(const std::string& path, const io::Limits& limi
   return db;
 }
 
-StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits) {
+StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits, uint64_t* file_bytes) {
   // Header fields used (sqlite.org/fileformat.html §1.3).
   constexpr size_t kHeaderBytes = 100, kPageSizeOffset = 16, kChangeCounterOffset = 24, kPageCountOffset = 28,
                    kVersionValidForOffset = 92;
   PYPTO_ASSIGN_OR_RETURN(auto source, io::OpenByteSource(path, limits));
   const uint64_t size = source->file_size();
+  if (file_bytes) *file_bytes = size;
   PYPTO_ASSIGN_OR_RETURN(std::string head, io::ReadPrefix(path, kHeaderBytes, limits));
   if (head.size() < kHeaderBytes)
     return "byte " + std::to_string(head.size()) + ": file ends inside the 100-byte database header (truncated)";

@@ -54,8 +54,10 @@ StatusOr<DbHandle> OpenUntrusted(const std::string& path, const io::Limits& limi
 // page count (offset 28). Returns "" for a whole file, else the reason with
 // its byte place ("byte 8192: file holds 2 of 8 pages (truncated)"). SQLite
 // reads a cut file without complaint until a query touches a missing page,
-// so a reader that wants to count the loss asks here first.
-StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits);
+// so a reader that wants to count the loss asks here first. `file_bytes`, when
+// given, receives the file's size from the same open.
+StatusOr<std::string> TruncationProblem(const std::string& path, const io::Limits& limits,
+                                        uint64_t* file_bytes = nullptr);
 
 // Names of the tables and views of an open database.
 StatusOr<std::set<std::string>> TableNames(sqlite3* db, const std::string& path);
