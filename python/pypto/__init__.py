@@ -19,6 +19,7 @@ _LAZY = {
     "Profiler": "collection",
     "TuningSession": "collection",
     "ProfileResults": "collection",
+    "SamplingBudget": "sampling",
     "CANNProfileParser": "parser",
     "HotspotDetector": "diagnostics",
     "DiagnosticReport": "diagnostics",

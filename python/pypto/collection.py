@@ -37,6 +37,9 @@ Sampling: `schedule=dict(wait=19, warmup=0, active=1, repeat=0)` (or a torch.pro
 object) records one forward in 20; each watched forward advances the schedule. Forwards outside the
 active window still get their wall time measured (two perf_counter_ns calls and a dict append), so the
 latency statistics cover every token while the detailed trace covers only the sampled ones.
+`schedule=SamplingBudget(0.01)` (pypto.sampling) spaces the records by their measured cost instead,
+so that the profiler costs at most that share of the forwards' time; pause() / resume() take the
+hooks off between forwards.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from .sampling import SamplingBudget
 from .errors import InvalidArgumentError, ProfileNotFoundError, PyptoError
 
 RESULTS_SIDECAR_NAME = "pypto_results.json"
@@ -625,6 +629,11 @@ class Profiler:
         self.capture_ai_core_usage = bool(capture_ai_core_usage)
         self.schedule = schedule
         self._schedule_fields = _schedule_fields(schedule)
+        # A SamplingBudget schedule is told what each forward and each record costs.
+        self._budget: Optional[SamplingBudget] = schedule if isinstance(schedule, SamplingBudget) else None
+        self._last_export_ns = 0
+        self._paused = False
+        self._paused_models: List[Any] = []
         self.record_shapes = bool(record_shapes) and trace_level != "minimal"
         self.with_stack = bool(with_stack) or trace_level == "detailed"
         self._requested_output_dir = None if output_dir is None else os.fspath(output_dir)
@@ -675,6 +684,8 @@ class Profiler:
             self._force_in_memory or not _torch().autograd.kineto_available())
         self.output_dir = self._requested_output_dir or tempfile.mkdtemp(prefix="pypto_profile_")
         os.makedirs(self.output_dir, exist_ok=True)
+        if self._budget is not None:
+            self._budget._window_started()   # before the profiler asks the schedule for step 0
         if self.backend == "npu":
             self._torch_profiler = self._make_npu_profiler()
         else:
@@ -698,12 +709,20 @@ class Profiler:
         if not self._active:
             return
         self._active = False
+        self._paused = False
+        self._paused_models = []
         try:
             self._close_open_step()
         finally:
             self._remove_hooks()
             self._remove_global_hooks()
+            recording = self._recording_now()
+            started_ns = time.perf_counter_ns()
+            self._last_export_ns = 0
             self._torch_profiler.stop()
+            if self._budget is not None and recording:
+                # The last forward was recorded: its stop and export come now, outside the forwards.
+                self._budget._advanced(time.perf_counter_ns() - started_ns, True, False, self._last_export_ns)
         self._results = self._build_results()
 
     def step(self) -> None:
@@ -712,10 +731,76 @@ class Profiler:
             raise InvalidArgumentError("Profiler.step() outside the profiler's `with` block")
         self._advance_schedule()
 
-    def _advance_schedule(self) -> None:
+    def _advance_schedule(self) -> int:
+        """Advances the torch profiler one step; returns the nanoseconds it took."""
+        started_ns = time.perf_counter_ns()
+        budget = self._budget
+        if budget is not None and not budget._in_cycle and not budget._wants_record(0):
+            # Nothing to start or stop: torch's step() (about 10 us, more right after a forward) is skipped;
+            # a SamplingBudget decides by its own account, not by torch's step count.
+            elapsed_ns = time.perf_counter_ns() - started_ns
+            budget._advanced(elapsed_ns, False, False, 0)
+            return elapsed_ns
+        recording = self._recording_now() if budget is not None else False
+        self._last_export_ns = 0
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_CYCLE_CLEAR_WARNING)
             self._torch_profiler.step()
+        elapsed_ns = time.perf_counter_ns() - started_ns
+        if self._budget is not None:
+            self._budget._advanced(elapsed_ns, recording, self._recording_now(), self._last_export_ns)
+        return elapsed_ns
+
+    # -- pausing
+    def pause(self) -> None:
+        """Stops watching forwards until resume(): nothing is timed or recorded meanwhile, and the hooks are
+        taken off the model, so paused forwards run as without a profiler. A record in progress is finished
+        first. Call it between forwards."""
+        if not self._active:
+            raise InvalidArgumentError("pause() outside the profiler's `with` block")
+        if self._open_step is not None:
+            raise InvalidArgumentError("pause() inside a forward call; call it between forwards")
+        if self._paused:
+            return
+        if self._recording_now() and self.schedule is not None:
+            if self._budget is None:
+                raise InvalidArgumentError(
+                    "pause() while the schedule records; pause between its active steps, or use "
+                    "schedule=SamplingBudget(...), whose record pause() can finish")
+            self._budget._pause()
+            self._advance_schedule()          # the record's stop and export, now
+        if self._recording_now():
+            raise InvalidArgumentError("pause() needs a schedule (the profiler records every step without one)")
+        if self._budget is not None:
+            self._budget._pause()
+        self._paused_models = [entry["model"]() for entry in self._watched]
+        self._remove_hooks()
+        self._remove_global_hooks()
+        self._paused = True
+
+    def resume(self) -> None:
+        """Watches forwards again after pause()."""
+        if not self._active:
+            raise InvalidArgumentError("resume() outside the profiler's `with` block")
+        if not self._paused:
+            return
+        self._paused = False
+        if self._budget is not None:
+            self._budget._resume()
+        models, self._paused_models = [m for m in self._paused_models if m is not None], []
+        for model in models:
+            self.watch(model)
+        if not models and self._global_thread is not None:
+            self._watch_for_outermost_forward()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """`with prof.paused():` runs the block as without a profiler (pause() ... resume())."""
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
 
     def get_results(self) -> ProfileResults:
         if self._active:
@@ -766,6 +851,13 @@ class Profiler:
         return make_schedule(**self._schedule_fields)
 
     def _on_trace_ready(self, torch_profiler: Any) -> None:
+        started_ns = time.perf_counter_ns()
+        try:
+            self._write_cycle_trace(torch_profiler)
+        finally:
+            self._last_export_ns = time.perf_counter_ns() - started_ns
+
+    def _write_cycle_trace(self, torch_profiler: Any) -> None:
         cycle = len(self._cycle_traces)
         path = os.path.join(self.output_dir, f"pypto_trace_cycle{cycle}.json")
         if self.in_memory_events:
@@ -881,9 +973,12 @@ class Profiler:
             root["handles"] = [
                 module.register_forward_pre_hook(self._root_before_forward),
                 module.register_forward_hook(self._root_after_forward, with_kwargs=True, always_call=True)]
+        entered_ns = time.perf_counter_ns()
+        schedule_ns = 0
         if self._forward_count > 0 and self.schedule is not None:
-            self._advance_schedule()
-        self._begin_step(module, phase=None, shape=None, generate_call=None, entered=False, root=root)
+            schedule_ns = self._advance_schedule()
+        self._begin_step(module, phase=None, shape=None, generate_call=None, entered=False, root=root,
+                         hook_entered_ns=entered_ns + schedule_ns)
         self._root_reentry = 0
         self._remove_global_hooks_only()   # inner modules take torch's fast path during the step
 
@@ -936,16 +1031,19 @@ class Profiler:
     def _before_forward(self, module: Any, args: tuple, kwargs: Dict[str, Any]) -> None:
         if self._open_step is not None:
             return  # a nested call of the same model (e.g. a sub-forward): part of the open step
+        entered_ns = time.perf_counter_ns()
         index = self._forward_count
+        schedule_ns = 0
         if index > 0 and self.schedule is not None:
-            self._advance_schedule()
+            schedule_ns = self._advance_schedule()
         shape = _first_tensor_shape(args, kwargs)
         if self._any_generate_wrapped:
             phase = "prefill" if self._pending_prefill else "decode"
         else:
             phase = "prefill" if index == 0 or (shape is not None and len(shape) >= 2 and shape[1] > 1) else "decode"
         self._pending_prefill = False
-        self._begin_step(module, phase=phase, shape=shape, generate_call=len(self._generate_calls))
+        self._begin_step(module, phase=phase, shape=shape, generate_call=len(self._generate_calls),
+                         hook_entered_ns=entered_ns + schedule_ns)
 
     def _begin_step(self, module: Any, **step: Any) -> None:
         """Opens step number `_forward_count` (synchronising the device first, so the step's time is its
@@ -979,12 +1077,18 @@ class Profiler:
         self._synchronize()
         if step["record"] is not None:
             step["record"].__exit__(None, None, None)
-        elapsed_ns = time.perf_counter_ns() - step["started_ns"]
+        ended_ns = time.perf_counter_ns()
+        elapsed_ns = ended_ns - step["started_ns"]
         shape = step["shape"]
         self._forwards.append({
             "index": step["index"], "phase": step["phase"], "latency_ms": elapsed_ns / 1e6,
             "recorded": step["recorded"], "generate_call": step["generate_call"],
             "batch": shape[0] if shape else None, "seq_len": shape[1] if shape and len(shape) > 1 else None})
+        if self._budget is not None:
+            # The hooks' own time: before the forward (less the schedule's step) and this bookkeeping.
+            hooks_ns = step["started_ns"] - step.get("hook_entered_ns", step["started_ns"])
+            hooks_ns += time.perf_counter_ns() - ended_ns
+            self._budget._forward_done(elapsed_ns, step["phase"], step["recorded"], hooks_ns)
 
     def _recording_now(self) -> bool:
         action = getattr(self._torch_profiler, "current_action", None)
@@ -1031,6 +1135,7 @@ class Profiler:
             "trace_source": "in-memory events" if self.in_memory_events else (
                 "torch_npu tensorboard_trace_handler" if self.backend == "npu" else "kineto export_chrome_trace"),
             "schedule_cycles": len(self._cycle_traces) if self.backend != "npu" else None,
+            "sampling": self._budget.summary() if self._budget is not None else None,
             "failed_forwards": self._failed_forwards,
             "step_finding": "model hooks" if self._initial_model is not None or self._watched_any else (
                 "global module hooks (outermost forward = one step)" if self.find_steps else "none"),
