@@ -167,12 +167,14 @@ def profiled(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int,
 
 
 def ab(label: str, base_generate: Callable, cand_generate: Callable, ids: torch.Tensor, new_tokens: int,
-       settings: Dict[str, Any], primary: str = "decode", sync: Optional[Callable] = None) -> ABResult:
+       settings: Dict[str, Any], primary: str = "decode", sync: Optional[Callable] = None,
+       models: tuple = (None, None)) -> ABResult:
     """Interleaved A/B rounds of two generate functions on the same prompt (pypto.abtest), with the
-    progress line "pypto demo: LABEL: 3/30 rounds"."""
+    progress line "pypto demo: LABEL: 3/30 rounds"; `models` (baseline, candidate) split each round's one
+    generate at its second forward (generate_round)."""
     with phase(label, total=settings["max_rounds"], unit="rounds") as progress:
-        return interleaved_ab(lambda: generate_round(base_generate, ids, new_tokens, sync),
-                              lambda: generate_round(cand_generate, ids, new_tokens, sync),
+        return interleaved_ab(lambda: generate_round(base_generate, ids, new_tokens, sync, model=models[0]),
+                              lambda: generate_round(cand_generate, ids, new_tokens, sync, model=models[1]),
                               primary=primary, progress=progress, **settings)
 
 
@@ -300,7 +302,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"      generated tokens unchanged: {same}")
 
         log("[7/8] the kept actions together vs the baseline, interleaved A/B")
-        whole = ab(f"{name}, A/B", generate, cand_generate, ids, n, work["ab"], primary="decode", sync=sync)
+        whole = ab(f"{name}, A/B", generate, cand_generate, ids, n, work["ab"], primary="decode", sync=sync,
+                   models=(model, candidate))
         for line in whole.summary().splitlines():
             log("      " + line)
         opt = profiled(candidate, cand_generate, ids, n, os.path.join(out, "optimized_profile"), f"{name}, optimized")
@@ -342,14 +345,15 @@ def collection_overhead(model: Any, generate: Callable, ids: torch.Tensor, n: in
     with Profiler(model=model, output_dir=out_dir, schedule=budget) as prof:
         # One round before the measured ones: the first record (forward `first`, whatever it costs) and
         # the profiler's once-per-process start-up are paid here, so the rounds see the steady state.
-        generate_round(generate, ids, n, sync)
+        generate_round(generate, ids, n, sync, model=model)
 
         def unprofiled() -> Dict[str, float]:
             with prof.paused():
-                return generate_round(generate, ids, n, sync)
+                return generate_round(generate, ids, n, sync, model=model)
 
         with phase(f"{name}, collection overhead", total=settings["max_rounds"]) as progress:
-            result = interleaved_ab(unprofiled, lambda: generate_round(generate, ids, n, sync), primary="decode",
+            result = interleaved_ab(unprofiled, lambda: generate_round(generate, ids, n, sync, model=model),
+                                    primary="decode",
                                     progress=progress, **settings)
     account = budget.summary()
     label = f"sampled collection (budget {budget.budget * 100:g} % of the work time)"

@@ -229,13 +229,44 @@ def device_synchronizer(model: Any) -> Optional[Callable[[], None]]:
 
 
 def generate_round(generate: Callable[[Any, int], Any], ids: Any, new_tokens: int,
-                   synchronize: Optional[Callable[[], None]] = None) -> Dict[str, float]:
-    """One round of a `generate(ids, n)` workload: the prefill (a generate of one token), then the whole
-    generate of `new_tokens`. Returns ms: "decode" = (whole - prefill) / (new_tokens - 1) per token,
-    "prefill", "step" = whole / new_tokens (every token step, the unit of the advisor's per-step estimates),
-    and "decode_cpu" = CPU time of the process (all threads) per decode token. `synchronize` (e.g.
-    device_synchronizer(model)) runs before each clock reading on an accelerator."""
+                   synchronize: Optional[Callable[[], None]] = None, model: Any = None) -> Dict[str, float]:
+    """One round of a `generate(ids, n)` workload, in ms: "prefill", "decode" per decode token, "step" = whole
+    / new_tokens (every token step, the unit of the advisor's per-step estimates) and "decode_cpu" = CPU time
+    of the process (all threads) per decode token. `synchronize` (e.g. device_synchronizer(model)) runs
+    before each clock reading on an accelerator.
+
+    With `model` (the torch.nn.Module whose forwards generate calls, one per token), one generate of
+    `new_tokens` is timed and split where the second forward starts: prefill = up to there, decode =
+    the rest over new_tokens - 1 (a forward pre-hook reads the clock; it is removed after the round).
+    Without it, or when fewer than two forwards ran, the prefill is a generate of one token timed
+    apart and decode = (whole - prefill) / (new_tokens - 1): two runs, so load that hits one of them
+    alone moves the difference (it is clamped at 0)."""
     sync = synchronize or (lambda: None)
+    marks: List[tuple] = []
+    handle = None
+    if model is not None and new_tokens > 1 and callable(getattr(model, "register_forward_pre_hook", None)):
+        def mark_second_forward(_module: Any, _args: Any) -> None:
+            if len(marks) < 2:
+                if marks:
+                    sync()                 # the prefill's device work belongs to the prefill
+                marks.append((time.perf_counter(), time.process_time()))
+        handle = model.register_forward_pre_hook(mark_second_forward)
+    try:
+        if handle is not None:
+            sync()
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            generate(ids, new_tokens)
+            sync()
+            wall2, cpu2 = time.perf_counter(), time.process_time()
+            if len(marks) == 2:
+                wall1, cpu1 = marks[1]
+                decode_tokens = new_tokens - 1
+                return {"decode": (wall2 - wall1) * 1e3 / decode_tokens, "prefill": (wall1 - wall0) * 1e3,
+                        "step": (wall2 - wall0) * 1e3 / new_tokens,
+                        "decode_cpu": (cpu2 - cpu1) * 1e3 / decode_tokens}
+    finally:
+        if handle is not None:
+            handle.remove()
     sync()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     generate(ids, 1)

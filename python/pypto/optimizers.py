@@ -517,9 +517,9 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
         same = _same_outputs(outputs, reference)
         generates = callable(getattr(baseline_model, "generate", None))
 
-        def round_of(run):
+        def round_of(run, model):
             if generates:
-                return lambda: generate_round(run, inputs, new_tokens, sync)
+                return lambda: generate_round(run, inputs, new_tokens, sync, model=model)
 
             def forward():
                 sync()
@@ -529,7 +529,7 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
                 return {"forward": (time.perf_counter() - t0) * 1e3}
             return forward
 
-        result = interleaved_ab(round_of(base_run), round_of(cand_run), primary="decode" if generates else "forward",
+        result = interleaved_ab(round_of(base_run, baseline_model), round_of(cand_run, candidate_model), primary="decode" if generates else "forward",
                                 progress=progress, **(ab_settings or {}))
     return ActionMeasurement(action_id, same, result, first_run_s)
 

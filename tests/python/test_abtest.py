@@ -84,3 +84,59 @@ def test_generate_round_splits_prefill_from_decode():
     assert calls == [1, 5]
     assert set(r) == {"decode", "prefill", "step", "decode_cpu"}
     assert all(v >= 0 and math.isfinite(v) for v in r.values())
+
+
+class _FakeClock:
+    """perf_counter / process_time that move only when the fake workload says so (seconds)."""
+
+    def __init__(self):
+        self.wall = 100.0
+        self.cpu = 7.0
+
+    def perf_counter(self):
+        return self.wall
+
+    def process_time(self):
+        return self.cpu
+
+    def spend(self, wall_s, cpu_s):
+        self.wall += wall_s
+        self.cpu += cpu_s
+
+
+def test_generate_round_with_the_model_splits_one_generate_at_its_second_forward(monkeypatch):
+    import pypto.abtest as abtest
+    torch = pytest.importorskip("torch")
+    clock = _FakeClock()
+    monkeypatch.setattr(abtest, "time", clock)
+    model = torch.nn.Identity()
+    calls = []
+
+    def generate(ids, n):
+        calls.append(n)
+        clock.spend(0.030, 0.050)          # set-up and the prefill forward: 30 ms wall, 50 ms CPU
+        model(ids)
+        for _ in range(n - 1):
+            clock.spend(0.008, 0.012)      # the sampling before a decode forward
+            model(ids)
+            clock.spend(0.002, 0.004)      # the rest of that forward's token
+        clock.spend(0.001, 0.001)          # generate's tail
+
+    r = generate_round(generate, torch.zeros(1), 5, model=model)
+    assert calls == [5]                    # one generate, not a prefill run and a whole run
+    # The second forward starts at 30 + 8 = 38 ms. Decode: the 4 decode tokens (8 + 2 ms each) less the
+    # first 8 ms already before the mark, plus the 1 ms tail: (40 - 8 + 1) / 4 = 8.25 ms a token.
+    assert r["prefill"] == pytest.approx(38.0)
+    assert r["decode"] == pytest.approx(8.25)
+    assert r["step"] == pytest.approx(71.0 / 5)
+    assert r["decode_cpu"] == pytest.approx((4 * 16 - 12 + 1) / 4)
+    assert not model._forward_pre_hooks    # the clock hook is gone after the round
+
+
+def test_generate_round_falls_back_to_two_runs_when_the_model_runs_once(monkeypatch):
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Identity()
+    calls = []
+    r = generate_round(lambda ids, n: calls.append(n), None, 5, model=model)   # never calls the model
+    assert calls == [5, 1, 5]              # the one-run try, then the prefill and whole runs
+    assert all(v >= 0 and math.isfinite(v) for v in r.values())
