@@ -27,7 +27,6 @@ import contextlib
 import copy
 import os
 import json
-import statistics
 import sys
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -136,10 +135,6 @@ def time_generate(generate: Callable, ids: torch.Tensor, new_tokens: int, runs: 
         if progress is not None:
             progress.advance()
     return {"prefill": prefill, "whole": whole, "decode": decode}
-
-
-def median(values: List[float]) -> float:
-    return statistics.median(values)
 
 
 def profile(model: Any, generate: Callable, ids: torch.Tensor, new_tokens: int, out_dir: str,
