@@ -264,8 +264,9 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     copy of the model and checked against the unmodified model on those inputs: the generated tokens
     (`generate(verify_inputs, verify_new_tokens)` greedy, or the forward's output without generate)
     must be unchanged, and interleaved A/B rounds (pypto.abtest, ab_settings for interleaved_ab) must
-    not find it significantly slower per decode token or per token step (prefill included). The others
-    are taken back (`report.reverted`, with the reason);
+    find it significantly faster per decode token (or per forward) and not significantly slower per
+    decode token or per token step (prefill included). The others are taken back (`report.reverted`,
+    with the reason);
     `report.measurements` holds each action's ActionMeasurement. Only the kept actions touch `model`.
     allow_compile: also apply the host-bound remedy, torch.compile(model.forward, dynamic=True), last (with
     the host_bound recommendation's estimate when there is one; its compile time is measured apart, at the
@@ -433,7 +434,10 @@ def _torch():
 class ActionMeasurement:
     """One action applied alone, against the unmodified model: outputs unchanged?, the interleaved A/B
     result (pypto.abtest.ABResult), the first run's wall seconds (compile time for torch.compile), and
-    whether it is kept: outputs unchanged and no GATED_METRICS significantly slower."""
+    whether it is kept: outputs unchanged, the primary metric (decode per token, or the forward)
+    significantly faster, and no GATED_METRICS significantly slower. An action without a measurable
+    gain is taken back too: actions that each change nothing measurable can add up to a slower model
+    (the demo's hand-written decoder: two such actions together were x0.95)."""
 
     def __init__(self, action_id: str, outputs_unchanged: bool, ab: Any, first_run_s: float,
                  action: Optional[AppliedOptimization] = None):
@@ -451,9 +455,13 @@ class ActionMeasurement:
     def slower_metrics(self) -> List[Any]:
         return [m for name, m in self.ab.metrics.items() if name in self.GATED_METRICS and m.verdict == "slower"]
 
+    def gained(self) -> bool:
+        """The primary metric is significantly faster."""
+        return self.ab.main.verdict == "faster"
+
     @property
     def kept(self) -> bool:
-        return self.outputs_unchanged and not self.slower_metrics()
+        return self.outputs_unchanged and not self.slower_metrics() and self.gained()
 
     @property
     def reason(self) -> str:
@@ -462,6 +470,8 @@ class ActionMeasurement:
         slower = self.slower_metrics()
         if slower:
             return f"reverted: significantly slower ({slower[0].line()})"
+        if not self.gained():
+            return f"reverted: no significant gain ({self.ab.main.line()})"
         return "kept"
 
     def line(self) -> str:

@@ -71,13 +71,18 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
         for action in r["actions"]:
             assert action["kept"] == (action["action"] in r["kept"])
             assert action["reason"] == "kept" or action["reason"].startswith("reverted: ")
-            # Reverted only for changed outputs or a gated metric (decode, token step, forward) measured
-            # significantly slower: not necessarily the metric the estimate is in ("verdict").
-            gated_slower = [name for name, m in action["ab"]["metrics"].items()
+            # Kept only when the primary metric is significantly faster and no gated metric (decode, token
+            # step, forward) significantly slower, with the outputs unchanged; the reason says which failed.
+            metrics = action["ab"]["metrics"]
+            primary = action["ab"]["primary"]
+            gated_slower = [name for name, m in metrics.items()
                             if name in ("decode", "step", "forward") and m["verdict"] == "slower"]
-            assert action["kept"] or gated_slower or not action["tokens_unchanged"], action["reason"]
+            gained = metrics[primary]["verdict"] == "faster"
+            assert action["kept"] == (action["tokens_unchanged"] and not gated_slower and gained), action["reason"]
             if not action["kept"] and action["tokens_unchanged"]:
-                assert action["reason"].startswith(f"reverted: significantly slower ({gated_slower[0]}:"), action["reason"]
+                expected = (f"reverted: significantly slower ({gated_slower[0]}:" if gated_slower
+                            else f"reverted: no significant gain ({primary}:")
+                assert action["reason"].startswith(expected), action["reason"]
             low, high = action["measured_ci_ms"]
             if action["ab"]["metrics"][action["metric"]]["rounds"] >= 2:
                 assert min(low, high) <= action["measured_saved_ms_per_step"] <= max(low, high)

@@ -61,6 +61,30 @@ def test_a_slower_action_is_reverted_and_the_model_left_alone(monkeypatch):
     assert "reverted (1):" in str(report)
 
 
+def test_an_action_without_a_significant_gain_is_reverted(monkeypatch):
+    import pypto.abtest
+    real_interleaved_ab = pypto.abtest.interleaved_ab
+
+    def same_on_both_sides(baseline, candidate, **settings):
+        # The action changes nothing: both sides' rounds are scripted alike (the runs themselves would
+        # leave the verdict to chance), 10 ms per forward with the same +-0.1 ms jitter, paired
+        # alternately so that the log ratios average 0: "no significant change", whatever the machine.
+        base = iter([10.0, 10.1, 9.9, 10.0, 10.1, 9.9])
+        cand = iter([10.1, 10.0, 10.0, 9.9, 10.0, 10.1])
+        return real_interleaved_ab(lambda: {"forward": next(base)}, lambda: {"forward": next(cand)},
+                                   primary=settings.get("primary", "forward"), min_rounds=6, max_rounds=6)
+
+    monkeypatch.setattr(pypto.abtest, "interleaved_ab", same_on_both_sides)
+    scripted_fusion(monkeypatch, lambda m: None)
+    model = model_with_sleep()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert report.applied == []
+    (reverted,) = report.reverted
+    assert reverted["reason"].startswith("reverted: no significant gain (forward: "), reverted["reason"]
+    assert report.measurements["norm_fusion"].ab.verdict == "no significant change"
+
+
 def test_an_action_that_changes_the_outputs_is_reverted(monkeypatch):
     def double_the_weight(m):
         with torch.no_grad():
