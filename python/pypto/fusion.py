@@ -105,10 +105,20 @@ except Exception:  # pragma: no cover - depends on the machine
 # Function forms and backend dispatch
 # --------------------------------------------------------------------------------------------
 
+def _being_compiled() -> bool:
+    compiler = getattr(torch, "compiler", None)
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling()) if callable(is_compiling) else False
+
+
 def _cpu_kernel_blocker(tensors: Tuple[Optional[torch.Tensor], ...]) -> Optional[str]:
     """Why pypto's CPU kernel cannot take these tensors (None: it can)."""
     if not _KERNELS_AVAILABLE:
         return "pypto was built without its fused kernels"
+    if _being_compiled():
+        # The engine's kernel is a pybind function Dynamo cannot trace: a graph break per norm. The torch
+        # form compiles into the graph, where inductor fuses it.
+        return "traced by torch.compile (the compiled graph fuses the torch form)"
     needs_autograd = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
     if needs_autograd:
         return "autograd is recording (a tensor requires grad): torch op keeps the backward"
@@ -255,6 +265,8 @@ class _FusedNormBase(nn.Module):
         self.fallback_reasons: collections.Counter = collections.Counter()
 
     def _record(self, implementation: str, fallback: Optional[str]) -> None:
+        if _being_compiled():
+            return     # traced once for the whole compiled graph, not run per call: no count to keep
         self.calls_by_implementation[implementation] += 1
         if fallback:
             self.fallback_reasons[fallback] += 1

@@ -277,3 +277,22 @@ def test_function_forms_keep_autograd():
     x.grad = weight.grad = None
     torch.nn.functional.rms_norm(x, (32,), weight, 1e-6).square().sum().backward()
     assert torch.allclose(grad_x, x.grad, atol=1e-5) and torch.allclose(grad_w, weight.grad, atol=1e-5)
+
+
+def test_fused_norms_trace_into_one_torch_compile_graph():
+    # pypto's CPU kernel is a pybind function Dynamo cannot trace (a graph break at every norm, seen as
+    # "Dynamo does not know how to trace the builtin ... rms_norm" in the demo's --compile run). While
+    # torch.compile traces, the fused modules take the torch form instead and keep no per-call counts.
+    model = small_llama()
+    ids = torch.randint(0, 128, (2, 12), generator=torch.Generator().manual_seed(1))
+    report = register_layernorm_fusion(model)
+    with torch.no_grad():
+        before = model(ids).logits
+        counts = {e.path: dict(e.calls_by_implementation) for e in report.fused}
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(model.model)(ids)
+        torch._dynamo.reset()
+    assert explained.graph_break_count == 0, [str(b.reason) for b in explained.break_reasons]
+    assert {e.path: dict(e.calls_by_implementation) for e in report.fused} == counts
+    with torch.no_grad():
+        assert relative_error(model(ids).logits, before) == 0.0
