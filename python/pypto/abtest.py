@@ -104,17 +104,22 @@ class ABMetric:
 
     def to_dict(self) -> Dict[str, Any]:
         d = {"metric": self.name, "baseline_median_ms": self.baseline_ms, "candidate_median_ms": self.candidate_ms,
+             "baseline_geomean_ms": self.test["baseline_geomean"],
+             "candidate_geomean_ms": self.test["candidate_geomean"],
              **{k: self.test[k] for k in ("speedup", "ci_low", "ci_high", "relative_half_width", "p_value",
                                            "rounds", "verdict")},
              **self.saved_ms(), "baseline_ms": self.baseline, "candidate_ms": self.candidate}
         return finite_or_none(d)
 
     def line(self) -> str:
+        """"decode: 8.22 -> 8.03 ms, x1.02 (95% CI ...), verdict": the two figures are each side's geometric
+        mean over the paired rounds, whose ratio is the speedup (medians of the sides need not agree with it)."""
         t = self.test
         if not t["testable"]:
-            return f"{self.name}: {self.baseline_ms:.2f} -> {self.candidate_ms:.2f} ms, {t['verdict']}"
+            return f"{self.name}: {self.baseline_ms:.2f} -> {self.candidate_ms:.2f} ms (medians), {t['verdict']}"
         level = round((1 - float(t["alpha"])) * 100)
-        return (f"{self.name}: {self.baseline_ms:.2f} -> {self.candidate_ms:.2f} ms, x{self.speedup:.2f} "
+        base, cand = float(t["baseline_geomean"]), float(t["candidate_geomean"])
+        return (f"{self.name}: {base:.2f} -> {cand:.2f} ms, x{self.speedup:.2f} "
                 f"({level}% CI x{float(t['ci_low']):.2f}-x{float(t['ci_high']):.2f}, p {float(t['p_value']):.2g}), "
                 f"{t['verdict']}")
 

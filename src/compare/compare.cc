@@ -162,6 +162,7 @@ PairedRatioTest PairedRatio(const std::vector<double>& baseline, const std::vect
   const size_t pairs = std::min(baseline.size(), candidate.size());
   std::vector<double> log_ratio;  // ln(baseline / candidate): > 0 when the candidate is faster
   log_ratio.reserve(pairs);
+  double log_baseline_sum = 0, log_candidate_sum = 0;
   for (size_t i = 0; i < pairs; ++i) {
     const double a = baseline[i], b = candidate[i];
     if (!(a > 0) || !(b > 0) || !std::isfinite(a) || !std::isfinite(b)) {
@@ -169,8 +170,14 @@ PairedRatioTest PairedRatio(const std::vector<double>& baseline, const std::vect
       continue;
     }
     log_ratio.push_back(std::log(a / b));
+    log_baseline_sum += std::log(a);
+    log_candidate_sum += std::log(b);
   }
   r.rounds = log_ratio.size();
+  if (r.rounds > 0) {
+    r.baseline_geomean = std::exp(log_baseline_sum / double(r.rounds));
+    r.candidate_geomean = std::exp(log_candidate_sum / double(r.rounds));
+  }
   if (r.rounds < kMinSamplesForTest) {
     r.verdict = "not testable (fewer than 2 rounds with both times > 0)";
     if (r.rounds == 1) r.speedup = std::exp(log_ratio[0]);

@@ -102,6 +102,11 @@ struct PairedRatioTest {
   uint64_t rounds = 0;               // pairs used (both values > 0)
   uint64_t rounds_dropped = 0;       // pairs with a value <= 0 or not finite
   double speedup = kNaN;             // > 1: the candidate is faster
+  // Geometric means of each side over the pairs used: baseline_geomean /
+  // candidate_geomean == speedup, so figures printed beside the speedup agree
+  // with it (medians of the two sides need not).
+  double baseline_geomean = kNaN;
+  double candidate_geomean = kNaN;
   double ci_low = kNaN;              // (1 - alpha) confidence interval of speedup
   double ci_high = kNaN;
   double relative_half_width = kNaN; // (ci_high - ci_low) / 2 / speedup: how narrow the interval is

@@ -68,6 +68,8 @@ void BindStatistics(py::module_& m) {
     d["rounds"] = r.rounds;
     d["rounds_dropped"] = r.rounds_dropped;
     d["speedup"] = r.speedup;
+    d["baseline_geomean"] = r.baseline_geomean;
+    d["candidate_geomean"] = r.candidate_geomean;
     d["ci_low"] = r.ci_low;
     d["ci_high"] = r.ci_high;
     d["relative_half_width"] = r.relative_half_width;

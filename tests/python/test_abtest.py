@@ -140,3 +140,14 @@ def test_generate_round_falls_back_to_two_runs_when_the_model_runs_once(monkeypa
     r = generate_round(lambda ids, n: calls.append(n), None, 5, model=model)   # never calls the model
     assert calls == [5, 1, 5]              # the one-run try, then the prefill and whole runs
     assert all(v >= 0 and math.isfinite(v) for v in r.values())
+
+
+def test_the_line_shows_each_sides_geometric_mean_whose_ratio_is_the_speedup():
+    from pypto.abtest import ABMetric
+    # Rounds (10, 8), (20, 16), (40, 30): medians 20 and 16 (ratio 1.25) but the paired speedup is the
+    # geometric mean of the ratios, 1.2772 = 20 / 3840^(1/3) = 20 / 15.6595: the line prints those.
+    m = ABMetric("decode", [10.0, 20.0, 40.0], [8.0, 16.0, 30.0], 0.05)
+    assert m.line().startswith("decode: 20.00 -> 15.66 ms, x1.28 (95% CI x1.16-x1.40")
+    d = m.to_dict()
+    assert d["baseline_median_ms"] == 20.0 and d["candidate_median_ms"] == 16.0
+    assert d["baseline_geomean_ms"] / d["candidate_geomean_ms"] == pytest.approx(d["speedup"])

@@ -69,6 +69,11 @@ TEST(PairedRatio, SpeedupAndIntervalFromTheLogRatios) {
   EXPECT_NEAR(t.ci_high, 1.4010454011503506, 1e-6);
   EXPECT_NEAR(t.relative_half_width, (1.4010454011503506 - 1.164269801069764) / 2 / 1.2771823873225885, 1e-6);
   EXPECT_EQ(t.verdict, "faster");
+  // Geometric means of the sides: (10 * 20 * 40)^(1/3) = 20, (8 * 16 * 30)^(1/3) = 3840^(1/3) = 15.6595;
+  // their ratio is the speedup (the medians, 20 and 16, give 1.25 instead).
+  EXPECT_NEAR(t.baseline_geomean, 20.0, 1e-9);
+  EXPECT_NEAR(t.candidate_geomean, 15.659470564675452, 1e-9);
+  EXPECT_NEAR(t.baseline_geomean / t.candidate_geomean, t.speedup, 1e-12);
   // The same rounds the other way round: slower, the interval inverted.
   PairedRatioTest s = PairedRatio({8, 16, 30}, {10, 20, 40});
   EXPECT_EQ(s.verdict, "slower");
@@ -87,6 +92,8 @@ TEST(PairedRatio, RoundsWithoutATimeAreDroppedAndTooFewAreNotTestable) {
   EXPECT_EQ(t.rounds_dropped, 1u);
   EXPECT_FALSE(t.testable);
   EXPECT_DOUBLE_EQ(t.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(t.baseline_geomean, 10.0);   // over the one pair used, not the dropped 0
+  EXPECT_DOUBLE_EQ(t.candidate_geomean, 5.0);
   EXPECT_EQ(t.verdict, "not testable (fewer than 2 rounds with both times > 0)");
   PairedRatioTest exact = PairedRatio({10, 20}, {5, 10});
   EXPECT_EQ(exact.p_value, 0.0);
