@@ -141,7 +141,7 @@ test: test-unit test-asan test-tsan test-python test-seed test-install
 
 # The closed tuning loop on two example models (examples/closed_loop.py).
 demo: build venv
-	@$(PY) examples/closed_loop.py --out out/demo
+	@$(PY) examples/closed_loop.py --compile --out out/demo
 
 # The engine alone on a synthetic GPU decode trace (analyze, diagnose, export).
 demo-trace: build venv

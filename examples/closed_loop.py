@@ -269,6 +269,12 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"[6/8] per-action truth: estimated vs measured saving per {metric} (unprofiled, 95% CI)")
         actions = []
         for action_id, m in applied.measurements.items():
+            if m.ab is None:     # its first run failed: nothing was timed
+                actions.append({"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
+                                "metric": metric, "kept": False, "reason": m.reason, "first_run_s": m.first_run_s,
+                                "tokens_unchanged": None, "ab": None, "error": m.error})
+                log(f"      {action_id:<16} not measured: {m.reason}")
+                continue
             measured_metric = m.ab.metrics[metric]
             measured = measured_metric.saved_ms()
             inflation = measured_metric.baseline_ms / profiled_step_ms if profiled_step_ms > 0 else 1.0

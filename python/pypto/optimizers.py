@@ -440,12 +440,13 @@ class ActionMeasurement:
     (the demo's hand-written decoder: two such actions together were x0.95)."""
 
     def __init__(self, action_id: str, outputs_unchanged: bool, ab: Any, first_run_s: float,
-                 action: Optional[AppliedOptimization] = None):
+                 action: Optional[AppliedOptimization] = None, error: Optional[str] = None):
         self.action_id = action_id
         self.action = action            # what was applied, with the advisor's estimate
         self.outputs_unchanged = outputs_unchanged
-        self.ab = ab
+        self.ab = ab                    # None when the candidate's first run failed (`error`)
         self.first_run_s = first_run_s
+        self.error = error
 
     # The metrics an action must not make significantly slower to be kept: the decode time per token, the
     # time per token step over the whole generate (prefill included), or the forward of a model without
@@ -453,11 +454,13 @@ class ActionMeasurement:
     GATED_METRICS = ("decode", "step", "forward")
 
     def slower_metrics(self) -> List[Any]:
+        if self.ab is None:
+            return []
         return [m for name, m in self.ab.metrics.items() if name in self.GATED_METRICS and m.verdict == "slower"]
 
     def gained(self) -> bool:
         """The primary metric is significantly faster."""
-        return self.ab.main.verdict == "faster"
+        return self.ab is not None and self.ab.main.verdict == "faster"
 
     @property
     def kept(self) -> bool:
@@ -465,6 +468,8 @@ class ActionMeasurement:
 
     @property
     def reason(self) -> str:
+        if self.error is not None:
+            return f"reverted: its first run failed ({self.error})"
         if not self.outputs_unchanged:
             return "reverted: the outputs changed"
         slower = self.slower_metrics()
@@ -475,12 +480,15 @@ class ActionMeasurement:
         return "kept"
 
     def line(self) -> str:
+        if self.ab is None:
+            return f"first run failed after {self.first_run_s:.1f} s: {self.error}"
         shown = [m.line() for name, m in self.ab.metrics.items() if name in self.GATED_METRICS]
         return f"{'; '.join(shown)}; first run {self.first_run_s:.1f} s"
 
     def to_dict(self) -> Dict[str, Any]:
         return {"action": self.action_id, "outputs_unchanged": self.outputs_unchanged, "kept": self.kept,
-                "reason": self.reason, "first_run_s": self.first_run_s, "ab": self.ab.to_dict()}
+                "reason": self.reason, "first_run_s": self.first_run_s,
+                "ab": self.ab.to_dict() if self.ab is not None else None, "error": self.error}
 
 
 def workload_runner(model: Any) -> Any:
@@ -521,9 +529,15 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
         if reference is None:
             reference = base_run(inputs, new_tokens)
         start = time.perf_counter()
-        outputs = cand_run(inputs, new_tokens)     # the first run: compiles a torch.compile'd model
+        try:
+            outputs = cand_run(inputs, new_tokens)     # the first run: compiles a torch.compile'd model
+            cand_run(inputs, 1)
+        except Exception as error:  # noqa: BLE001 - any failure of the changed model takes the action back
+            # e.g. torch.compile without a C++ compiler for inductor, or an op the change cannot run.
+            first_line = (str(error).strip().splitlines() or [""])[0][:300]
+            return ActionMeasurement(action_id, False, None, time.perf_counter() - start,
+                                     error=f"{type(error).__name__}: {first_line}")
         first_run_s = time.perf_counter() - start
-        cand_run(inputs, 1)
         same = _same_outputs(outputs, reference)
         generates = callable(getattr(baseline_model, "generate", None))
 

@@ -85,6 +85,25 @@ def test_an_action_without_a_significant_gain_is_reverted(monkeypatch):
     assert report.measurements["norm_fusion"].ab.verdict == "no significant change"
 
 
+def test_an_action_whose_first_run_fails_is_reverted_with_the_error(monkeypatch):
+    # As torch.compile does without a C++ compiler for inductor: the changed model raises when it runs.
+    def broken(m):
+        def fail(*_):
+            raise RuntimeError("InductorError: no C++ compiler found\nsecond line")
+        m.register_forward_pre_hook(fail)
+    scripted_fusion(monkeypatch, broken)
+    model = model_with_sleep()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert report.applied == []
+    (reverted,) = report.reverted
+    assert reverted["reason"] == "reverted: its first run failed (RuntimeError: InductorError: no C++ compiler found)"
+    m = report.measurements["norm_fusion"]
+    assert m.ab is None and not m.kept and m.to_dict()["ab"] is None
+    assert "first run failed after" in str(report)
+    assert len(model._forward_hooks) == 1 and not model._forward_pre_hooks   # the model left alone
+
+
 def test_an_action_that_changes_the_outputs_is_reverted(monkeypatch):
     def double_the_weight(m):
         with torch.no_grad():
