@@ -376,7 +376,10 @@ def sampling_account_line(account: Dict[str, Any]) -> str:
     cost = account["cost_ms"]
     forwards = max(account["forwards"], 1)
     records = account["recorded"]
+    phases = ", ".join(f"{name} {p['cost_pct']:.2f} %" for name, p in account.get("by_phase", {}).items()
+                       if p["cost_pct"] is not None)
     parts = [f"its own account: {account['cost_pct']:.2f} % of {account['work_ms'] / 1e3:.1f} s of forwards"
+             f"{f' ({phases})' if phases else ''}"
              if account["cost_pct"] is not None else "its own account: no forward timed",
              f"hooks {cost['hooks'] * 1e3 / forwards:.0f} us and schedule {cost['between_forwards'] * 1e3 / forwards:.0f} us "
              f"per forward ({forwards} forwards)"]

@@ -1033,14 +1033,16 @@ class Profiler:
             return  # a nested call of the same model (e.g. a sub-forward): part of the open step
         entered_ns = time.perf_counter_ns()
         index = self._forward_count
-        schedule_ns = 0
-        if index > 0 and self.schedule is not None:
-            schedule_ns = self._advance_schedule()
         shape = _first_tensor_shape(args, kwargs)
         if self._any_generate_wrapped:
             phase = "prefill" if self._pending_prefill else "decode"
         else:
             phase = "prefill" if index == 0 or (shape is not None and len(shape) >= 2 and shape[1] > 1) else "decode"
+        if self._budget is not None:
+            self._budget._expect(phase)    # before the schedule is asked whether to record this forward
+        schedule_ns = 0
+        if index > 0 and self.schedule is not None:
+            schedule_ns = self._advance_schedule()
         self._pending_prefill = False
         self._begin_step(module, phase=phase, shape=shape, generate_call=len(self._generate_calls),
                          hook_entered_ns=entered_ns + schedule_ns)

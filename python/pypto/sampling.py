@@ -83,6 +83,16 @@ class SamplingBudget:
         self._last_cycle_ns = 0            # cost of the last finished cycle
         self._window_forwards = 0          # forwards since the Profiler window began (for `first`)
         self._reference: Dict[str, Deque[int]] = {}
+        # Per phase (prefill, decode, "" when unknown): a record's cost is paid by the forwards of its phase,
+        # so that the decode tokens, where most records fall, stay within the budget themselves instead of
+        # borrowing the prefills' long work time.
+        self._phase_forwards: Dict[str, int] = {}
+        self._phase_work_ns: Dict[str, int] = {}
+        self._phase_spent_ns: Dict[str, int] = {}
+        self._phase_records: Dict[str, int] = {}
+        self._phase_last_cycle_ns: Dict[str, int] = {}
+        self._expected_phase = ""          # the coming forward's phase, as far as known
+        self._cycle_phase = ""
 
     def __repr__(self) -> str:
         return f"SamplingBudget(budget={self.budget}, first={self.first})"
@@ -99,7 +109,14 @@ class SamplingBudget:
             return False                   # never two records back to back: the stop comes first
         if self.recorded == 0:
             return self._window_forwards >= self.first
-        return self.budget * self.work_ns - self._spent_ns() >= self._last_cycle_ns
+        phase = self._expected_phase
+        next_cost = self._phase_last_cycle_ns.get(phase, self._last_cycle_ns)
+        return self.budget * self._phase_work_ns.get(phase, 0) - self._phase_spent_ns.get(phase, 0) >= next_cost
+
+    def _charge(self, part: str, ns: int, phase: str) -> None:
+        self.cost_ns[part] += ns
+        if part != "startup":
+            self._phase_spent_ns[phase] = self._phase_spent_ns.get(phase, 0) + ns
 
     def _spent_ns(self) -> int:
         return sum(ns for part, ns in self.cost_ns.items() if part != "startup")
@@ -109,11 +126,16 @@ class SamplingBudget:
         self._forced_off = False
         self._window_forwards = 0
 
+    def _expect(self, phase: Optional[str]) -> None:
+        """The Profiler knows the coming forward's phase (before the schedule is asked about it)."""
+        self._expected_phase = phase or ""
+
     def _advanced(self, elapsed_ns: int, recording_before: bool, recording_after: bool, export_ns: int) -> None:
         """One schedule step took `elapsed_ns` (the export of a trace, `export_ns`, included)."""
         if recording_after and not recording_before:
             global _started_in_process
-            self.cost_ns["start" if _started_in_process else "startup"] += elapsed_ns
+            self._cycle_phase = self._expected_phase
+            self._charge("start" if _started_in_process else "startup", elapsed_ns, self._cycle_phase)
             # The spacing goes by what the next record will cost: not the one-time start-up.
             self._cycle_ns = elapsed_ns if _started_in_process else 0
             _started_in_process = True
@@ -121,29 +143,45 @@ class SamplingBudget:
         elif recording_before and not recording_after:
             self._stopped(elapsed_ns, export_ns)
         else:
-            self.cost_ns["between_forwards"] += elapsed_ns
+            self._charge("between_forwards", elapsed_ns, self._expected_phase)
 
     def _stopped(self, elapsed_ns: int, export_ns: int) -> None:
-        self.cost_ns["stop"] += max(0, elapsed_ns - export_ns)
-        self.cost_ns["export"] += export_ns
+        phase = self._cycle_phase
+        self._charge("stop", max(0, elapsed_ns - export_ns), phase)
+        self._charge("export", export_ns, phase)
         self._cycle_ns += elapsed_ns
         self._last_cycle_ns = self._cycle_ns
+        self._phase_last_cycle_ns[phase] = self._cycle_ns
+        self._phase_records[phase] = self._phase_records.get(phase, 0) + 1
         self._in_cycle = False
         self.recorded += 1
 
     def _forward_done(self, wall_ns: int, phase: Optional[str], recorded: bool, hooks_ns: int) -> None:
+        phase = phase or ""
         self.forwards += 1
         self._window_forwards += 1
-        self.cost_ns["hooks"] += hooks_ns
-        reference = self._reference.setdefault(phase or "", collections.deque(maxlen=REFERENCE_FORWARDS))
+        self._phase_forwards[phase] = self._phase_forwards.get(phase, 0) + 1
+        self._charge("hooks", hooks_ns, phase)
+        reference = self._reference.get(phase)
+        if reference is None:
+            reference = self._reference[phase] = collections.deque(maxlen=REFERENCE_FORWARDS)
+        work_ns = wall_ns
         if recorded:
+            if phase != self._cycle_phase:
+                # The phase came out different from the one expected: its forwards pay for this record.
+                moved = self._cycle_ns
+                self._phase_spent_ns[self._cycle_phase] = self._phase_spent_ns.get(self._cycle_phase, 0) - moved
+                self._phase_spent_ns[phase] = self._phase_spent_ns.get(phase, 0) + moved
+                self._cycle_phase = phase
             slowdown = max(0, wall_ns - int(_median(reference))) if reference else 0
-            self.cost_ns["recorded_forward"] += slowdown
+            self._charge("recorded_forward", slowdown, phase)
             self._cycle_ns += slowdown
-            self.work_ns += wall_ns - slowdown
-            return
-        reference.append(wall_ns)
-        self.work_ns += wall_ns
+            work_ns -= slowdown
+        else:
+            reference.append(wall_ns)
+        self.work_ns += work_ns
+        self._phase_work_ns[phase] = self._phase_work_ns.get(phase, 0) + work_ns
+        self._expected_phase = phase       # until told otherwise, the next forward is like this one
 
     def _pause(self) -> None:
         self._forced_off = True
@@ -154,14 +192,25 @@ class SamplingBudget:
     # -- figures
     def summary(self) -> Dict[str, Any]:
         """budget, forwards, recorded, work_ms, cost_ms per part, cost_pct (all parts but startup over the work),
-        cost_per_record_ms (start + stop + export + recorded_forward per record)."""
+        cost_per_record_ms (start + stop + export + recorded_forward per record), and by_phase: per phase
+        (prefill, decode, unknown) its forwards, records, work_ms, cost_ms and cost_pct, each within the budget
+        once the phase has had room for a few records."""
         cost_ms = {part: ns / 1e6 for part, ns in self.cost_ns.items()}
         total_ms = self._spent_ns() / 1e6
         work_ms = self.work_ns / 1e6
         per_record = sum(cost_ms[p] for p in ("start", "stop", "export", "recorded_forward"))
+        by_phase = {}
+        for phase, forwards in self._phase_forwards.items():
+            phase_work_ms = self._phase_work_ns.get(phase, 0) / 1e6
+            phase_cost_ms = self._phase_spent_ns.get(phase, 0) / 1e6
+            by_phase[phase or "unknown"] = {
+                "forwards": forwards, "recorded": self._phase_records.get(phase, 0), "work_ms": phase_work_ms,
+                "cost_ms": phase_cost_ms,
+                "cost_pct": (phase_cost_ms / phase_work_ms * 100.0) if phase_work_ms > 0 else None}
         return {"budget": self.budget, "forwards": self.forwards, "recorded": self.recorded, "work_ms": work_ms,
                 "cost_ms": cost_ms, "cost_pct": (total_ms / work_ms * 100.0) if work_ms > 0 else None,
-                "cost_per_record_ms": (per_record / self.recorded) if self.recorded else None}
+                "cost_per_record_ms": (per_record / self.recorded) if self.recorded else None,
+                "by_phase": by_phase}
 
 
 __all__ = ["SamplingBudget", "DEFAULT_SAMPLING_BUDGET", "DEFAULT_FIRST_RECORDED_FORWARD"]

@@ -24,13 +24,16 @@ MS = 1_000_000  # ns
 
 
 def simulate(budget, forwards, wall_ms=10.0, recorded_wall_ms=15.0, start_ms=2.0, stop_ms=8.0, export_ms=3.0,
-             hooks_us=0.0):
-    """Drives `budget` as the Profiler would: the schedule asked before each forward (for forward 0 when the
-    profiler is made), a start or stop transition costed when the answer changes, then the forward's wall
-    time. Returns the indices of the recorded forwards."""
+             hooks_us=0.0, phase_of=None, prefill_ms=None):
+    """Drives `budget` as the Profiler would: the coming forward's phase told, the schedule asked before each
+    forward (for forward 0 when the profiler is made), a start or stop transition costed when the answer
+    changes, then the forward's wall time. `phase_of(index)` gives a forward's phase (default: decode); a
+    prefill takes `prefill_ms`, 1.5 times that when recorded. Returns the indices of the recorded forwards."""
     recorded = []
     recording = False
     for index in range(forwards):
+        phase = phase_of(index) if phase_of else "decode"
+        budget._expect(phase)
         wants = str(budget(index)).endswith("RECORD_AND_SAVE")
         if wants != recording:
             budget._advanced(int((start_ms if wants else stop_ms) * MS), recording, wants,
@@ -40,8 +43,11 @@ def simulate(budget, forwards, wall_ms=10.0, recorded_wall_ms=15.0, start_ms=2.0
         recording = wants
         if recording:
             recorded.append(index)
-        budget._forward_done(int((recorded_wall_ms if recording else wall_ms) * MS), "decode", recording,
-                             int(hooks_us * 1000))
+        if phase == "prefill":
+            wall = prefill_ms * (1.5 if recording else 1.0)
+        else:
+            wall = recorded_wall_ms if recording else wall_ms
+        budget._forward_done(int(wall * MS), phase, recording, int(hooks_us * 1000))
     return recorded
 
 
@@ -71,6 +77,30 @@ def test_records_first_then_as_the_budget_allows(warm_process):
     assert s["cost_pct"] == pytest.approx(60.0 / 7000.0 * 100.0)
     assert s["cost_per_record_ms"] == pytest.approx(15.0)
     assert s["cost_pct"] <= 1.0
+
+
+def test_each_phase_pays_for_its_own_records(warm_process):
+    # Forwards 0, 10, 20, ... are prefills of 1000 ms (1500 ms when recorded), the rest decodes of 10 ms.
+    # Decode: forward 1 is recorded (first). No decode ran before it, so its slowdown is unknown (0): it costs
+    # start 2 + stop 8 = 10 ms, paid by the decodes alone, and its 15 ms count as work. The next decode
+    # record needs 0.01 x decode work - 10 >= 10: 2000 ms = 15 + 10 x (d - 1), d = 200 decodes. Before
+    # forward k, k - ceil(k / 10) forwards were decodes: 200 first at k = 223. (Counting the prefills'
+    # work too, a decode would have been recorded again by forward 21.)
+    # Prefill: no prefill record yet, so the next cost is the last record's, 10 ms: 0.01 x 1000 ms of
+    # prefill work is enough at forward 10. It costs 2 + 8 + 500 (1500 against the reference 1000) =
+    # 510 ms, so the next would need 102 s of prefills.
+    budget = SamplingBudget(0.01, first=1)
+    recorded = simulate(budget, 400, phase_of=lambda i: "prefill" if i % 10 == 0 else "decode",
+                        prefill_ms=1000.0)
+    assert recorded == [1, 10, 223]
+    by_phase = budget.summary()["by_phase"]
+    assert by_phase["decode"]["recorded"] == 2 and by_phase["prefill"]["recorded"] == 1
+    assert by_phase["prefill"]["cost_ms"] == pytest.approx(510.0)
+    # Decode cost: 10 + (2 + 8 + 5) = 25 ms. Decode work: 360 decodes, forward 1 at 15 ms, forward 223 at
+    # 15 - 5 = 10 ms, the other 358 at 10 ms: 3605 ms.
+    assert by_phase["decode"]["cost_ms"] == pytest.approx(25.0)
+    assert by_phase["decode"]["work_ms"] == pytest.approx(3605.0)
+    assert by_phase["decode"]["cost_pct"] == pytest.approx(25.0 / 3605.0 * 100.0)
 
 
 def test_hooks_count_against_the_budget(warm_process):
