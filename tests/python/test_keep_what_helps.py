@@ -34,6 +34,18 @@ def scripted_fusion(monkeypatch, effect):
     monkeypatch.setattr(pypto.fusion, "register_layernorm_fusion", lambda model: effect(model) or {"fused": 1})
 
 
+def reverted_alone(monkeypatch, effect):
+    """Runs apply_all_optimizations on a sleeping model with the scripted fusion `effect`; checks that the
+    one action was taken back and returns (model, report, the reverted entry)."""
+    scripted_fusion(monkeypatch, effect)
+    model = model_with_sleep()
+    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
+                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
+    assert report.applied == []
+    (reverted,) = report.reverted
+    return model, report, reverted
+
+
 def test_an_action_that_helps_is_kept_and_applied(monkeypatch):
     scripted_fusion(monkeypatch, lambda m: m.pypto_sleep.remove())   # 2 ms less per forward
     model = model_with_sleep()
@@ -49,12 +61,7 @@ def test_an_action_that_helps_is_kept_and_applied(monkeypatch):
 
 
 def test_a_slower_action_is_reverted_and_the_model_left_alone(monkeypatch):
-    scripted_fusion(monkeypatch, lambda m: m.register_forward_hook(sleeping(4 * SLEEP_S)))
-    model = model_with_sleep()
-    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
-                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
-    assert report.applied == []
-    (reverted,) = report.reverted
+    model, report, reverted = reverted_alone(monkeypatch, lambda m: m.register_forward_hook(sleeping(4 * SLEEP_S)))
     assert reverted["action"] == "norm_fusion"
     assert reverted["reason"].startswith("reverted: significantly slower (forward: ")
     assert len(model._forward_hooks) == 1          # only the model's own sleep: nothing was added
@@ -75,12 +82,7 @@ def test_an_action_without_a_significant_gain_is_reverted(monkeypatch):
                                    primary=settings.get("primary", "forward"), min_rounds=6, max_rounds=6)
 
     monkeypatch.setattr(pypto.abtest, "interleaved_ab", same_on_both_sides)
-    scripted_fusion(monkeypatch, lambda m: None)
-    model = model_with_sleep()
-    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
-                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
-    assert report.applied == []
-    (reverted,) = report.reverted
+    _, report, reverted = reverted_alone(monkeypatch, lambda m: None)
     assert reverted["reason"].startswith("reverted: no significant gain (forward: "), reverted["reason"]
     assert report.measurements["norm_fusion"].ab.verdict == "no significant change"
 
@@ -91,12 +93,7 @@ def test_an_action_whose_first_run_fails_is_reverted_with_the_error(monkeypatch)
         def fail(*_):
             raise RuntimeError("InductorError: no C++ compiler found\nsecond line")
         m.register_forward_pre_hook(fail)
-    scripted_fusion(monkeypatch, broken)
-    model = model_with_sleep()
-    report = apply_all_optimizations(model, NORM_RECOMMENDATION, return_report=True,
-                                     verify_inputs=torch.ones(2, 4), ab_settings=AB)
-    assert report.applied == []
-    (reverted,) = report.reverted
+    model, report, reverted = reverted_alone(monkeypatch, broken)
     assert reverted["reason"] == "reverted: its first run failed (RuntimeError: InductorError: no C++ compiler found)"
     m = report.measurements["norm_fusion"]
     assert m.ab is None and not m.kept and m.to_dict()["ab"] is None
