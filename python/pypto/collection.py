@@ -735,9 +735,11 @@ class Profiler:
         """Advances the torch profiler one step; returns the nanoseconds it took."""
         started_ns = time.perf_counter_ns()
         budget = self._budget
-        if budget is not None and not budget._in_cycle and not budget._wants_record(0):
+        if (budget is not None and not budget._in_cycle and not budget._wants_record(0)
+                and self._own_step_annotations()):
             # Nothing to start or stop: torch's step() (about 10 us, more right after a forward) is skipped;
-            # a SamplingBudget decides by its own account, not by torch's step count.
+            # a SamplingBudget decides by its own account, not by torch's step count. Not on torch_npu with a
+            # schedule, whose step() numbers the Ascend steps (forward k must stay its step k).
             elapsed_ns = time.perf_counter_ns() - started_ns
             budget._advanced(elapsed_ns, False, False, 0)
             return elapsed_ns
