@@ -764,17 +764,16 @@ class Profiler:
             raise InvalidArgumentError("pause() inside a forward call; call it between forwards")
         if self._paused:
             return
-        if self._recording_now() and self.schedule is not None:
-            if self._budget is None:
-                raise InvalidArgumentError(
-                    "pause() while the schedule records; pause between its active steps, or use "
-                    "schedule=SamplingBudget(...), whose record pause() can finish")
-            self._budget._pause()
-            self._advance_schedule()          # the record's stop and export, now
+        if self._recording_now() and self.schedule is not None and self._budget is None:
+            raise InvalidArgumentError(
+                "pause() while the schedule records; pause between its active steps, or use "
+                "schedule=SamplingBudget(...), whose record pause() can finish")
+        if self._budget is not None:
+            self._budget._pause()             # no record while paused
+            if self._recording_now():
+                self._advance_schedule()      # the record in progress: its stop and export, now
         if self._recording_now():
             raise InvalidArgumentError("pause() needs a schedule (the profiler records every step without one)")
-        if self._budget is not None:
-            self._budget._pause()
         self._paused_models = [entry["model"]() for entry in self._watched]
         self._remove_hooks()
         self._remove_global_hooks()

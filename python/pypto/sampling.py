@@ -8,10 +8,10 @@
 A fixed schedule (record one forward in 20) costs what it costs: on a CPU decoder of 7 ms a token,
 each recorded forward pays about 12 ms of profiler start, Kineto stop and trace export on top of
 its own slowdown, so one in 20 costs about 10 % of the token time. SamplingBudget measures those
-costs as they happen and records the next forward only once the watched forwards have done
-enough work that everything the profiler has cost so far, plus one more record, stays within
-`budget` of the work time: the per-forward hooks count too, so when they alone use up the budget
-no further forward is recorded. Over a window long enough to hold a few records the profiler's cost
+costs as they happen and records the next forward only once the forwards of its phase (prefill,
+decode) have done enough work that everything the profiler has cost in that phase, plus one more
+record, stays within `budget` of that phase's work time: the per-forward hooks count too, so when
+they alone use up the budget no further forward of the phase is recorded. Over a window long enough to hold a few records the profiler's cost
 therefore stays within the budget. The first record comes at forward `first`
 whatever it costs, so a new SamplingBudget always yields a detailed step, and the results say what
 that cost. One SamplingBudget passed to several Profiler windows in turn keeps its account across
@@ -77,7 +77,6 @@ class SamplingBudget:
         self.work_ns = 0                   # the forwards' own wall time, recorded ones without their slowdown
         self.cost_ns: Dict[str, int] = {part: 0 for part in COST_PARTS}
         self._forced_off = False
-        self._next_recorded = False        # the action decided for the coming forward
         self._in_cycle = False             # a record started and its stop not yet seen
         self._cycle_ns = 0                 # cost of the open cycle so far
         self._last_cycle_ns = 0            # cost of the last finished cycle
@@ -100,8 +99,7 @@ class SamplingBudget:
     # -- the torch.profiler schedule
     def __call__(self, step: int) -> Any:
         from torch.profiler import ProfilerAction
-        self._next_recorded = self._wants_record(step)
-        return ProfilerAction.RECORD_AND_SAVE if self._next_recorded else ProfilerAction.NONE
+        return ProfilerAction.RECORD_AND_SAVE if self._wants_record(step) else ProfilerAction.NONE
 
     def _wants_record(self, step: int) -> bool:
         # `step` is torch's count of step() calls; the window's forward count is the one that matters.
