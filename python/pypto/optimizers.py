@@ -199,6 +199,18 @@ def _saved_us(rec: Any) -> float:
     return float(raw.get("estimated_saved_us") or 0.0)
 
 
+def _saved_us_on(rec: Any, removed_ops: Optional[List[str]]) -> float:
+    """The part of a recommendation's estimate a change that takes away only the findings on
+    `removed_ops` (operator names, as the evidence names them) can deliver: the sum of those findings'
+    own savings. The whole estimate when the change does not say what it removes (None)."""
+    if removed_ops is None:
+        return _saved_us(rec)
+    raw = rec.raw if hasattr(rec, "raw") else rec
+    wanted = set(removed_ops)
+    return sum(float(e.get("issue_saved_us") or 0.0) for e in raw.get("evidence", [])
+               if e.get("op_name", "") in wanted)
+
+
 def _is_transformers_model(model: Any) -> bool:
     return hasattr(model, "generation_config") and hasattr(model, "config") and hasattr(model, "generate")
 
@@ -391,8 +403,16 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             info = info if isinstance(info, dict) else {}
             done.add("kv_cache")
             if info.get("mode"):
-                report.applied.append(AppliedOptimization("kv_cache_layout", hotspot, f"KV cache: {info['mode']}",
-                                                          info, _saved_us(rec), target_class="copy"))
+                # Credited with the findings the patch takes away (the cat growth), not the model's own
+                # transpose + contiguous reads of the cache that the same recommendation lists.
+                removes = info.get("removes")
+                kept_findings = [e.get("op_name", "") for e in (rec.raw if hasattr(rec, "raw") else rec)
+                                 .get("evidence", []) if removes is not None and e.get("op_name", "") not in removes]
+                description = f"KV cache: {info['mode']}"
+                if kept_findings:
+                    description += f" (not removed: {', '.join(sorted(set(kept_findings)))})"
+                report.applied.append(AppliedOptimization("kv_cache_layout", hotspot, description,
+                                                          info, _saved_us_on(rec, removes), target_class="copy"))
             else:
                 report.skipped.append({"action": "kv_cache_layout", "hotspot_type": hotspot,
                                        "reason": "no KV cache attribute found in the model"})

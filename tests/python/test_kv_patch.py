@@ -274,3 +274,26 @@ def test_capacity_grows_past_max_seq(patch_module):
     after, _ = greedy(model, ids, steps=10)
     assert torch.equal(before, after)
     assert patch_module.STATS["buffer_growths"] > growths
+
+
+def test_applied_patch_is_credited_only_with_the_cat_it_removes():
+    """apply_all_optimizations credits the applied KV patch with the findings it takes away. The
+    recommendation lists two findings (the figures a diagnosis of the hand-written decoder gives: the
+    cat growth, 1200 us, and the attention's own transpose + contiguous copy of the cache, 800 us);
+    the patch writes new tokens in place but leaves the model's contiguous() read, so its estimate is
+    the cat's 1200 us, not the recommendation's 2000 us."""
+    from pypto.optimizers import apply_all_optimizations
+    rec = {"hotspot_type": "kv_cache_layout", "rule_id": "kv_cache_layout.hf_static_cache",
+           "actions": [{"id": "apply_kv_cache_patch"}], "estimated_saved_us": 2000.0, "action": "patch",
+           "evidence": [{"op_name": "aten::cat", "issue_saved_us": 1200.0},
+                        {"op_name": "aten::contiguous", "issue_saved_us": 800.0}]}
+    torch.manual_seed(0)
+    model = Decoder().eval()
+    report = apply_all_optimizations(model, [rec], return_report=True,
+                                     model_config={"num_hidden_layers": 2, "num_attention_heads": 4,
+                                                   "num_key_value_heads": 2, "hidden_size": 64})
+    (applied,) = report.applied
+    assert applied.action_id == "kv_cache_layout"
+    assert applied.estimated_saved_us == pytest.approx(1200.0)
+    assert "not removed: aten::contiguous" in applied.description
+    assert applied.detail["removes"] == ["aten::cat"]
