@@ -84,6 +84,9 @@ WORKLOADS = {
 # estimate inside -1.3 .. 0.8 ms says nothing), so such an estimate is "inconclusive", not right.
 ESTIMATE_TOLERANCE = 0.25
 
+# The verdict of a model on which no action was kept: no A/B and no re-profile (the model is unchanged).
+NOTHING_KEPT = "no action kept"
+
 # Exit code of --fail-on-regression, the same as `pypto compare --fail-on-regression`.
 EXIT_REGRESSION = 10
 
@@ -311,6 +314,20 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         same = torch.equal(reference, optimized)
         log(f"      generated tokens unchanged: {same}")
 
+        if not kept:
+            # The optimized model is the baseline: timing or profiling it against itself could only find
+            # noise (under a parallel build such an A/A run read "slower per step", p 0.043).
+            log("[7/8] no action kept: the optimized model is the unmodified one, nothing to compare")
+            log("[8/8] the cost of a sampled profile")
+            overhead = collection_overhead(model, generate, ids, n, os.path.join(out, "overhead_profile"),
+                                           work["ab_overhead"], name)
+            return {"model": name, "kinds": found, "same_tokens": same, "verdict": NOTHING_KEPT,
+                    "decode_speedup": None, "decode_ci": None, "prefill_speedup": None, "prefill_ci": None,
+                    "ab": None, "ab_lines": [], "actions": actions, "kept": kept, "compile_s": compile_s(actions),
+                    "candidate_first_run_s": first_run_s, "collection_overhead": overhead,
+                    "profiled_speedup": None, "profiled_significant": None, "report": report_path,
+                    "comparison": None}
+
         log("[7/8] the kept actions together vs the baseline, interleaved A/B")
         whole = ab(f"{name}, A/B", generate, cand_generate, ids, n, work["ab"], primary="decode", sync=sync,
                    models=(model, candidate))
@@ -336,12 +353,16 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             "decode_speedup": decode.speedup, "decode_ci": [decode.test["ci_low"], decode.test["ci_high"]],
             "prefill_speedup": prefill.speedup, "prefill_ci": [prefill.test["ci_low"], prefill.test["ci_high"]],
             "ab": whole.to_dict(), "ab_lines": [decode.line(), prefill.line()], "actions": actions, "kept": kept,
-            # torch.compile's compile time (its first run, measured alone), apart from the steady-state A/B.
-            "compile_s": next((a["first_run_s"] for a in actions if a["action"] == "torch_compile"), None),
+            "compile_s": compile_s(actions),
             "candidate_first_run_s": first_run_s,
             "collection_overhead": overhead,
             "profiled_speedup": comparison.measured_speedup, "profiled_significant": comparison.significant,
             "report": report_path, "comparison": cmp_path}
+
+
+def compile_s(actions: List[Dict[str, Any]]) -> Optional[float]:
+    """torch.compile's compile time: its first run, measured alone, apart from the steady-state A/B."""
+    return next((a["first_run_s"] for a in actions if a["action"] == "torch_compile"), None)
 
 
 def collection_overhead(model: Any, generate: Callable, ids: torch.Tensor, n: int, out_dir: str,
@@ -427,7 +448,8 @@ def main(argv=None) -> int:
     log("\n=== summary (unprofiled, interleaved A/B against the unmodified model)")
     regressions = []
     for r in results:
-        log(f"  {r['model']:<12} {r['verdict']}: {r['ab_lines'][0]}; {r['ab_lines'][1]}; kept "
+        figures = "".join(f" {line};" for line in r["ab_lines"])
+        log(f"  {r['model']:<12} {r['verdict']}:{figures} kept "
             f"{', '.join(r['kept']) or 'nothing'}; tokens unchanged {r['same_tokens']}; kinds found "
             f"{len(r['kinds'])}/4")
         if args.fail_on_regression is not None and r["verdict"] == "slower" and \

@@ -43,29 +43,38 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
     drawn = {p.label: p.stream.getvalue() for p in made}
     work = closed_loop.WORKLOADS["small"]
     rounds, tokens = work["ab"]["max_rounds"], work["new_tokens"]
-    for model in ("hf", "handwritten"):
-        assert f"{rounds}/{rounds} rounds" in drawn[f"pypto demo: {model}, A/B"]
-        for run in ("baseline", "optimized"):
+    results = json.load(open(tmp_path / "summary.json"))
+    for model, r in zip(("hf", "handwritten"), results):
+        # With an action kept: the whole-model A/B and the re-profile; with none, neither (the optimized
+        # model is the baseline).
+        runs = ("baseline", "optimized") if r["kept"] else ("baseline",)
+        if r["kept"]:
+            assert f"{rounds}/{rounds} rounds" in drawn[f"pypto demo: {model}, A/B"]
+        else:
+            assert f"pypto demo: {model}, A/B" not in drawn and f"pypto demo: {model}, optimized profile" not in drawn
+        for run in runs:
             assert f"{tokens}/{tokens} token steps" in drawn[f"pypto demo: {model}, {run} profile"]
         apply = next(p for p in made if p.label == f"pypto demo: {model}, apply")
         assert apply.done == apply.total > 0
     out = capsys.readouterr().out
     assert "pypto demo:" not in out and "\r" not in out
-    results = json.load(open(tmp_path / "summary.json"))
     assert [r["model"] for r in results] == ["hf", "handwritten"]
     for r in results:
         assert r["same_tokens"], r["model"]
         assert r["kinds"], f"{r['model']}: no hotspot kind of the brief found"
-        for key in ("report", "comparison"):
+        for key in ("report", "comparison") if r["kept"] else ("report",):
             html = open(r[key], encoding="utf-8").read()
             assert "<svg" in html and "</html>" in html.lower()
-        # The interleaved A/B: both sides timed every round, a verdict with its CI.
-        decode = r["ab"]["metrics"]["decode"]
-        assert len(decode["baseline_ms"]) == len(decode["candidate_ms"]) == r["ab"]["rounds"] == rounds
-        assert all(t > 0 for t in decode["baseline_ms"] + decode["candidate_ms"])
-        assert r["verdict"] in ("faster", "slower", "no significant change")
-        if decode["rounds"] >= 2:
-            assert decode["ci_low"] <= r["decode_speedup"] <= decode["ci_high"]
+        if not r["kept"]:
+            assert r["verdict"] == closed_loop.NOTHING_KEPT and r["ab"] is None and r["comparison"] is None
+        else:
+            # The interleaved A/B: both sides timed every round, a verdict with its CI.
+            decode = r["ab"]["metrics"]["decode"]
+            assert len(decode["baseline_ms"]) == len(decode["candidate_ms"]) == r["ab"]["rounds"] == rounds
+            assert all(t > 0 for t in decode["baseline_ms"] + decode["candidate_ms"])
+            assert r["verdict"] in ("faster", "slower", "no significant change")
+            if decode["rounds"] >= 2:
+                assert decode["ci_low"] <= r["decode_speedup"] <= decode["ci_high"]
         # Every applied action measured alone: estimate, measurement with CI, kept or reverted with why.
         assert r["actions"], r["model"]
         for action in r["actions"]:
