@@ -27,6 +27,7 @@ import contextlib
 import copy
 import os
 import json
+import math
 import sys
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -290,7 +291,9 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             measured_metric = m.ab.metrics[metric]
             measured = measured_metric.saved_ms()
             inflation = measured_metric.baseline_ms / profiled_step_ms if profiled_step_ms > 0 else 1.0
-            estimated_profiled = (m.action.estimated_saved_us if m.action else 0.0) / 1000.0 / analysed_steps
+            # An action the rules give no gain for (the thread count) has no estimate to check.
+            has_estimate = m.action is not None and m.action.estimated
+            estimated_profiled = m.action.estimated_saved_us / 1000.0 / analysed_steps if has_estimate else math.nan
             estimated_ms = estimated_profiled * inflation
             entry = {"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
                      "estimated_saved_ms_per_step": estimated_ms,
@@ -302,7 +305,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
                      "estimate": estimate_verdict(estimated_ms, measured), "tokens_unchanged": m.outputs_unchanged,
                      "kept": m.kept, "reason": m.reason, "first_run_s": m.first_run_s, "ab": m.ab.to_dict()}
             actions.append(entry)
-            log(f"      {action_id:<16} estimated {estimated_ms:7.2f} ms/{metric}, measured "
+            estimate_text = f"{estimated_ms:7.2f} ms/{metric}" if has_estimate else "none (rule gives no gain)"
+            log(f"      {action_id:<16} estimated {estimate_text}, measured "
                 f"{measured['saved_ms']:7.2f} ms/{metric} (95% CI {measured['ci_low_ms']:.2f} .. "
                 f"{measured['ci_high_ms']:.2f}), {measured_metric.verdict}: estimate {entry['estimate']}; "
                 f"{m.reason}")

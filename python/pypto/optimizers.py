@@ -132,8 +132,9 @@ class AppliedOptimization:
     """One action applied to a model, with the advisor's estimate (for ProfileComparer)."""
 
     def __init__(self, action_id: str, hotspot_type: str, description: str, detail: Any,
-                 estimated_saved_us: float, target_class: str = "", target_op: str = ""):
+                 estimated_saved_us: float, target_class: str = "", target_op: str = "", estimated: bool = True):
         self.action_id = action_id
+        self.estimated = estimated      # False: the rule gives no gain for it (estimated_saved_us is 0)
         self.hotspot_type = hotspot_type
         self.description = description
         self.detail = detail
@@ -241,6 +242,41 @@ SHORT_RUN_NEW_TOKENS = 8
 SHORT_RUN_PROMPT = "Hello, how are you today?"
 
 
+# The intra-op thread count the host_bound rule's "threads" action tries against the process's count on
+# CPU, when verification measures it (verify_inputs): one thread. Eager decode runs hundreds of small
+# ops per token; every op torch splits across threads pays the OpenMP team's fork and join, and on a
+# loaded machine waits for a descheduled team thread, where one thread pays neither. Whether that wins
+# depends on the model and the machine, so it is only ever applied measured: kept when the interleaved
+# A/B finds it significantly faster.
+INTRA_OP_THREADS_CANDIDATE = 1
+
+
+class ThreadsForward:
+    """model.forward run with `threads` intra-op threads (torch.set_num_threads), the caller's count put
+    back after each call. An object, not a closure, so that copy.deepcopy of the model rebinds it to the
+    copy; `__wrapped__` lets inspect.signature (transformers' generate reads it) see the forward's own."""
+
+    def __init__(self, forward: Any, threads: int):
+        self.__wrapped__ = forward
+        self.threads = int(threads)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        torch = _torch()
+        previous = torch.get_num_threads()
+        if previous == self.threads:
+            return self.__wrapped__(*args, **kwargs)
+        torch.set_num_threads(self.threads)
+        try:
+            return self.__wrapped__(*args, **kwargs)
+        finally:
+            torch.set_num_threads(previous)
+
+
+def _on_cpu(model: Any) -> bool:
+    parameter = next(iter(model.parameters()), None) if callable(getattr(model, "parameters", None)) else None
+    return parameter is None or parameter.device.type == "cpu"
+
+
 def _looks_like_tokenizer(value: Any) -> bool:
     return (value is not None and not isinstance(value, (list, tuple, dict, str)) and
             not hasattr(value, "recommendations") and callable(getattr(value, "encode", None)))
@@ -266,9 +302,10 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     alone with accept=["norm_fusion"] to measure it.
     Applied: norm fusion (register_layernorm_fusion), the KV-cache layout patch (static cache
     for transformers models, preallocated in-place cache for hand-written ones), SDPA attention
-    (transformers models). Everything else is listed in `skipped` with the reason (e.g. AOE
-    tuning needs an Ascend machine; torch.compile is left to the user because its compile time
-    is paid per process).
+    (transformers models), and, only with verify_inputs, the intra-op thread count of a host_bound
+    recommendation (INTRA_OP_THREADS_CANDIDATE threads during the forward, on CPU). Everything else is
+    listed in `skipped` with the reason (e.g. AOE tuning needs an Ascend machine; torch.compile only
+    with allow_compile, because its compile time is paid per process).
     progress: a pypto._progress.Progress (or anything with advance(item)), advanced once per
     recommendation considered, named by its hotspot type (the demo's progress line); None: silent.
 
@@ -371,16 +408,20 @@ def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compi
 
 def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
                            model_config: Any, progress: Any = None,
-                           allow_compile: bool = False) -> "OptimizationReport":
+                           allow_compile: bool = False, measured: bool = False) -> "OptimizationReport":
+    """Applies the accepted recommendations to `model`. measured: verification will measure each action
+    (actions only worth applying measured, the thread count, are applied only then)."""
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
     report = OptimizationReport()
     done = set()
     compile_saved_us = 0.0      # the host_bound recommendation's estimate, when there is one
+    threads_wanted = False      # a host_bound recommendation proposes the intra-op thread count
     for rec in _advancing(recs, progress):
         raw = rec.raw if hasattr(rec, "raw") else rec
         hotspot, rule = raw.get("hotspot_type", ""), raw.get("rule_id", "")
         actions = set(_recommendation_actions(rec))
+        threads_wanted = threads_wanted or (hotspot == "host_bound" and "threads" in actions)
         op_types = _op_types(rec)
         norm_chain = hotspot == "norm_launch_overhead" or (
             hotspot == "fusible_sequence" and any(t in _NORM_OP_TYPES for t in op_types))
@@ -443,6 +484,22 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
         report.applied.append(AppliedOptimization(
             "torch_compile", "host_bound", "torch.compile(model.forward, dynamic=True): Python and per-op "
             "dispatch taken out of each step (compiled at the first call)", None, compile_saved_us))
+    if threads_wanted and (wanted is None or "intra_op_threads" in wanted):
+        torch = _torch()
+        current = torch.get_num_threads()
+        if not measured:
+            report.skipped.append({"action": "intra_op_threads", "hotspot_type": "host_bound",
+                                   "reason": "the thread count is only applied measured: pass verify_inputs"})
+        elif not _on_cpu(model):
+            report.skipped.append({"action": "intra_op_threads", "hotspot_type": "host_bound",
+                                   "reason": "the model is not on the CPU"})
+        elif current > INTRA_OP_THREADS_CANDIDATE:
+            # Outermost (after torch.compile), so the compiled graph never sees the thread switch.
+            model.forward = ThreadsForward(model.forward, INTRA_OP_THREADS_CANDIDATE)
+            report.applied.append(AppliedOptimization(
+                "intra_op_threads", "host_bound", f"intra-op threads {current} -> {INTRA_OP_THREADS_CANDIDATE} "
+                "during the forward (torch.set_num_threads): no thread team forked and joined per op",
+                {"threads": INTRA_OP_THREADS_CANDIDATE, "previous": current}, 0.0, estimated=False))
     return report
 
 
@@ -585,7 +642,8 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
     the unmodified model; the kept ones applied to `model`."""
     import copy
     baseline = copy.deepcopy(model)
-    plan = _apply_recommendations(copy.deepcopy(model), recommendations, accept, model_config, progress, allow_compile)
+    plan = _apply_recommendations(copy.deepcopy(model), recommendations, accept, model_config, progress, allow_compile,
+                                  measured=True)
     torch = _torch()
     with torch.no_grad():
         reference = workload_runner(baseline)(inputs, new_tokens)
@@ -593,7 +651,8 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
     from ._progress import Progress
     for action in plan.applied:
         alone = copy.deepcopy(baseline)
-        _apply_recommendations(alone, recommendations, [action.action_id], model_config, None, allow_compile)
+        _apply_recommendations(alone, recommendations, [action.action_id], model_config, None, allow_compile,
+                               measured=True)
         rounds = int(ab_settings.get("max_rounds", 0)) or None
         with Progress(f"pypto: {action.action_id} alone vs the unmodified model", total=rounds,
                       unit="A/B rounds") as line:
@@ -602,7 +661,8 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
         measurements[action.action_id] = m
         del alone
     kept = [a.action_id for a in plan.applied if measurements[a.action_id].kept]
-    report = _apply_recommendations(model, recommendations, kept or ["none"], model_config, None, allow_compile)
+    report = _apply_recommendations(model, recommendations, kept or ["none"], model_config, None, allow_compile,
+                                    measured=True)
     report.skipped = plan.skipped
     report.measurements = measurements
     report.reverted = [{"action": a.action_id, "hotspot_type": a.hotspot_type,
@@ -611,5 +671,5 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
     return report
 
 
-__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization", "ActionMeasurement",
+__all__ += ["apply_all_optimizations", "OptimizationReport", "AppliedOptimization", "ActionMeasurement", "ThreadsForward",
             "measure_alone", "workload_runner", "SHORT_RUN_NEW_TOKENS"]

@@ -95,7 +95,10 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
             low, high = action["measured_ci_ms"]
             if action["ab"]["metrics"][action["metric"]]["rounds"] >= 2:
                 assert min(low, high) <= action["measured_saved_ms_per_step"] <= max(low, high)
-            assert action["estimated_saved_ms_per_step"] >= 0
+            if action["action"] == "intra_op_threads":     # the rules give no gain for it
+                assert action["estimated_saved_ms_per_step"] is None and action["estimate"] == "no estimate"
+            else:
+                assert action["estimated_saved_ms_per_step"] >= 0
         overhead = r["collection_overhead"]
         if overhead["ab"]["metrics"]["decode"]["rounds"] >= 2:     # a round whose decode took 0 ms is dropped
             assert overhead["ci_pct"][0] <= overhead["overhead_pct"] <= overhead["ci_pct"][1]

@@ -125,3 +125,57 @@ def test_compile_is_an_action_only_when_allowed():
     (action,) = report.applied
     assert action.action_id == "torch_compile" and action.estimated_saved_us == pytest.approx(500.0)
     assert model.forward is not torch.nn.Linear.forward.__get__(model)
+
+
+class ThreadsSeen(torch.nn.Module):
+    """Records torch.get_num_threads() inside each forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(torch.get_num_threads())
+        return self.linear(x)
+
+
+THREADS_RECOMMENDATION = [{"hotspot_type": "host_bound", "rule_id": "host_bound.cpu", "action": "compile",
+                           "actions": [{"id": "compile_cpu"}, {"id": "threads"}], "estimated_saved_us": 500.0}]
+
+
+def test_thread_count_is_applied_only_measured(monkeypatch):
+    from pypto import optimizers
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        # Unmeasured: listed as skipped with the reason, the model untouched.
+        model = ThreadsSeen()
+        report = apply_all_optimizations(model, THREADS_RECOMMENDATION, return_report=True)
+        assert report.applied == []
+        assert {"action": "intra_op_threads", "hotspot_type": "host_bound",
+                "reason": "the thread count is only applied measured: pass verify_inputs"} in report.skipped
+        # Measured: the candidate runs its forward with one thread, the process keeps its two after; kept or
+        # reverted by the A/B like any action (a thread count has no estimate).
+        report = apply_all_optimizations(model, THREADS_RECOMMENDATION, return_report=True,
+                                         verify_inputs=torch.ones(2, 4), ab_settings=AB)
+        m = report.measurements["intra_op_threads"]
+        assert m.outputs_unchanged and m.action.estimated is False and m.action.detail == {"threads": 1,
+                                                                                              "previous": 2}
+        assert torch.get_num_threads() == 2
+        assert m.kept == (m.ab.main.verdict == "faster" and not m.slower_metrics())
+        model.seen.clear()
+        model(torch.ones(2, 4))
+        assert model.seen == ([1] if m.kept else [2])
+        # Applied directly (the wrapper itself): one thread inside, the caller's count restored after.
+        wrapped = ThreadsSeen()
+        wrapped.forward = optimizers.ThreadsForward(wrapped.forward, 1)
+        wrapped(torch.ones(2, 4))
+        assert wrapped.seen == [1] and torch.get_num_threads() == 2
+        # A deep copy runs its own forward, not the original's.
+        import copy
+        clone = copy.deepcopy(wrapped)
+        clone(torch.ones(2, 4))
+        assert clone.seen == [1, 1] and wrapped.seen == [1]
+    finally:
+        torch.set_num_threads(previous)
