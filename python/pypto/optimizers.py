@@ -232,6 +232,7 @@ def _use_sdpa(model: Any) -> Optional[str]:
 _NORM_FUSION_ACTIONS = {"pypto_fused_norm_cpu", "npu_rms_norm", "npu_add_rms_norm", "torch_compile_cpu"}
 _KV_ACTIONS = {"apply_kv_cache_patch", "static_cache_config"}
 _SDPA_ACTIONS = {"sdpa", "sdpa_cpu"}
+_PACKED_LINEAR_ACTIONS = {"onednn_packed_linear"}
 _NORM_OP_TYPES = ("rms_norm", "layer_norm", "add_rms_norm", "add_layer_norm", "norm")
 
 
@@ -302,7 +303,8 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     alone with accept=["norm_fusion"] to measure it.
     Applied: norm fusion (register_layernorm_fusion), the KV-cache layout patch (static cache
     for transformers models, preallocated in-place cache for hand-written ones), SDPA attention
-    (transformers models), and, only with verify_inputs, the intra-op thread count of a host_bound
+    (transformers models), oneDNN-packed Linear weights for matmul_tiling on CPU
+    (pypto.packed_linear), and, only with verify_inputs, the intra-op thread count of a host_bound
     recommendation (INTRA_OP_THREADS_CANDIDATE threads during the forward, on CPU). Everything else is
     listed in `skipped` with the reason (e.g. AOE tuning needs an Ascend machine; torch.compile only
     with allow_compile, because its compile time is paid per process).
@@ -393,7 +395,7 @@ def _advancing(recs: List[Any], progress: Any):
 
 def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compile: bool = False) -> str:
     """The change pypto applies for a recommendation: "norm_fusion", "kv_cache_layout", "sdpa_attention",
-    "torch_compile" (host_bound, only when compiling is allowed), or "" when it applies none (the ids
+    "packed_linear", "torch_compile" (host_bound, only when compiling is allowed), or "" when it applies none (the ids
     AppliedOptimization.action_id and `accept` use)."""
     if hotspot == "host_bound" and allow_compile:
         return "torch_compile"
@@ -403,6 +405,8 @@ def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compi
         return "kv_cache_layout"
     if hotspot in ("attention_memory_bound", "fusible_sequence") and actions & _SDPA_ACTIONS:
         return "sdpa_attention"
+    if hotspot == "matmul_tiling" and actions & _PACKED_LINEAR_ACTIONS:
+        return "packed_linear"
     return ""
 
 
@@ -457,6 +461,23 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             else:
                 report.skipped.append({"action": "kv_cache_layout", "hotspot_type": hotspot,
                                        "reason": "no KV cache attribute found in the model"})
+        elif kind == "packed_linear":
+            # One change for every matmul_tiling group: it packs all the Linear layers, so it is credited
+            # with the sum of the groups' estimates.
+            if "packed_linear" in done:
+                packed_action.estimated_saved_us += _saved_us(rec)
+                continue
+            from .packed_linear import pack_linear_layers
+            info = pack_linear_layers(model)
+            done.add("packed_linear")
+            if info["packed"]:
+                packed_action = AppliedOptimization(
+                    "packed_linear", hotspot, f"{len(info['packed'])} Linear layer(s) run on oneDNN-packed weights",
+                    info, _saved_us(rec), target_class="matmul")
+                report.applied.append(packed_action)
+            else:
+                packed_action = AppliedOptimization("packed_linear", hotspot, "", info, 0.0)   # collects nothing
+                report.skipped.append({"action": "packed_linear", "hotspot_type": hotspot, "reason": info["reason"]})
         elif kind == "torch_compile":
             compile_saved_us = max(compile_saved_us, _saved_us(rec))   # applied after the loop, once
         elif kind == "sdpa_attention":

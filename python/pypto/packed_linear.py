@@ -1,0 +1,158 @@
+"""Linear layers with their weights packed once in oneDNN's blocked layout (CPU, float32).
+
+The matmul_tiling finding on CPU says a GEMM runs far below the machine's roofline. For decode the
+GEMMs are thin (M = the batch, a few rows) and read the whole weight every token; torch's default
+path (`F.linear` -> MKL sgemm) re-lays out the weight panels on every call and reaches a fraction of
+the memory bandwidth. oneDNN's inner-product primitive with the weight reordered once into its
+blocked layout (`torch.ops.mkldnn._reorder_linear_weight`, run by `_linear_pointwise`: what
+torch.compile's weight freezing and IPEX do) reads it as laid out. On the 2-core machine of
+docs/advisor.md an [8 x 384] x [384 x 1000] linear went from 185 to 77 us per call (x2.4), a
+[2048 x 384] one (prefill) about the same speed.
+
+    from pypto.packed_linear import pack_linear_layers
+    info = pack_linear_layers(model)      # {"packed": [...], "skipped": {...}}
+
+Each packed `nn.Linear` becomes a `PackedLinear` that shares the original Parameters (state_dict keys
+and values do not change) and holds the packed copy beside them, so the linear weights take twice
+their memory. The result is not bitwise the same as `F.linear` (another summation order: about 1e-6
+of the output's scale), so the closed loop checks the generated tokens before keeping it. The packed
+path runs when no gradient is recorded and the weight is a float32 CPU tensor; otherwise, or when
+oneDNN is missing, `F.linear` runs. A weight changed in place (load_state_dict, an optimizer step) is
+packed again at the next call.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+from typing import Any, Dict, List, Optional
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+# The M (rows of the input) oneDNN is told to expect when the weight is packed: the decode batch of a
+# small serving job. The packed weight takes any M; the hint only picks the blocking, and decode's thin
+# GEMMs are what this remedy is for.
+PACKING_ROWS_HINT = 8
+
+
+def onednn_linear_available() -> bool:
+    """oneDNN (mkldnn) is built into this torch and its packed linear ops exist."""
+    mkldnn = getattr(torch.backends, "mkldnn", None)
+    if mkldnn is None or not mkldnn.is_available():
+        return False
+    ops = getattr(torch.ops, "mkldnn", None)
+    return ops is not None and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise")
+
+
+def _being_compiled() -> bool:
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(is_compiling()) if callable(is_compiling) else False
+
+
+def _why_not_packable(linear: nn.Linear) -> Optional[str]:
+    weight = linear.weight
+    if weight.device.type != "cpu":
+        return f"on {weight.device.type}, not the CPU"
+    if weight.dtype != torch.float32:
+        return f"dtype {str(weight.dtype).replace('torch.', '')} (packed for float32 only)"
+    if weight.dim() != 2:
+        return "weight is not a matrix"
+    return None
+
+
+class PackedLinear(nn.Linear):
+    """nn.Linear whose forward runs oneDNN's inner product on a packed copy of the weight (see the module
+    text). Shares `weight` and `bias` with the Linear it replaces; still an nn.Linear for code that checks."""
+
+    def __init__(self, linear: nn.Linear):
+        nn.Module.__init__(self)      # not nn.Linear.__init__: it would allocate a weight of its own
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        self.weight = linear.weight
+        self.bias = linear.bias
+        self.calls_by_path: collections.Counter = collections.Counter()
+        self._packed: Optional[torch.Tensor] = None
+        self._packed_from: Optional[tuple] = None
+
+    def _weight_key(self) -> tuple:
+        # What the packed copy was made from: a new tensor or an in-place change (_version) repacks.
+        return (self.weight.data_ptr(), self.weight._version, tuple(self.weight.shape))
+
+    def _packed_weight(self) -> torch.Tensor:
+        key = self._weight_key()
+        if self._packed is None or self._packed_from != key:
+            with torch.no_grad():
+                self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), PACKING_ROWS_HINT)
+            self._packed_from = key
+        return self._packed
+
+    def _use_packed(self, x: torch.Tensor) -> bool:
+        if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.dtype != torch.float32:
+            return False
+        if _why_not_packable(self) is not None:
+            return False
+        if torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad):
+            return False      # the packed op keeps no backward for the weight: F.linear does
+        return x.dim() >= 1 and x.shape[-1] == self.in_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _being_compiled():
+            # The compiled graph takes F.linear: no count kept inside a trace (inductor packs weights
+            # itself when freezing).
+            return F.linear(x, self.weight, self.bias)
+        if not self._use_packed(x):
+            self.calls_by_path["F.linear"] += 1
+            return F.linear(x, self.weight, self.bias)
+        self.calls_by_path["onednn packed"] += 1
+        bias = None if self.bias is None else self.bias.detach()
+        return torch.ops.mkldnn._linear_pointwise(x, self._packed_weight(), bias, "none", [], "")
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "PackedLinear":
+        # The packed tensor is opaque (no storage to copy): the copy packs its own at its first call.
+        copy_ = PackedLinear.__new__(PackedLinear)
+        memo[id(self)] = copy_
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_packed", "_packed_from")}
+        copy_.__dict__.update(copy.deepcopy(state, memo))
+        copy_._packed = None
+        copy_._packed_from = None
+        return copy_
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_packed"] = None
+        state["_packed_from"] = None
+        return state
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def pack_linear_layers(model: nn.Module) -> Dict[str, Any]:
+    """Replaces every packable nn.Linear of `model` by a PackedLinear (in place). Returns
+    {"packed": [module paths], "skipped": {path: why}, "reason": why nothing was packed, or ""}."""
+    info: Dict[str, Any] = {"packed": [], "skipped": {}, "reason": ""}
+    if not onednn_linear_available():
+        info["reason"] = "this torch has no oneDNN (mkldnn) packed linear ops"
+        return info
+    targets: List[tuple] = []
+    for path, module in model.named_modules():
+        for name, child in module.named_children():
+            if type(child) is nn.Linear:
+                full = f"{path}.{name}" if path else name
+                why = _why_not_packable(child)
+                if why is None:
+                    targets.append((module, name, child, full))
+                else:
+                    info["skipped"][full] = why
+    for parent, name, child, full in targets:
+        setattr(parent, name, PackedLinear(child))
+        info["packed"].append(full)
+    if not info["packed"] and not info["reason"]:
+        info["reason"] = "no float32 nn.Linear on the CPU" if not info["skipped"] else \
+            "no packable nn.Linear: " + "; ".join(sorted(set(info["skipped"].values())))
+    return info
+
+
+__all__ = ["PackedLinear", "pack_linear_layers", "onednn_linear_available", "PACKING_ROWS_HINT"]
