@@ -91,3 +91,15 @@ def test_matmul_tiling_recommendations_apply_one_packed_linear_action_credited_w
     assert action.action_id == "packed_linear" and action.estimated_saved_us == pytest.approx(500.0)
     assert action.description == "2 Linear layer(s) run on oneDNN-packed weights"
     assert all(isinstance(m, packed_linear.PackedLinear) for m in model)
+
+
+def test_under_torch_compile_the_packed_op_runs_between_the_compiled_pieces():
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(40, 24), torch.nn.ReLU(), torch.nn.Linear(24, 8))
+    reference = copy.deepcopy(model)
+    packed_linear.pack_linear_layers(model)
+    compiled = torch.compile(model, backend="eager")      # dynamo's tracing without inductor: quick
+    x = torch.randn(4, 40)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), reference(x), rtol=RTOL, atol=ATOL)
+    assert model[0].calls_by_path == {"onednn packed": 1} and model[2].calls_by_path == {"onednn packed": 1}
