@@ -421,6 +421,7 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
     done = set()
     compile_saved_us = 0.0      # the host_bound recommendation's estimate, when there is one
     threads_wanted = False      # a host_bound recommendation proposes the intra-op thread count
+    packed_action: Optional[AppliedOptimization] = None   # the one packed_linear change, once applied
     for rec in _advancing(recs, progress):
         raw = rec.raw if hasattr(rec, "raw") else rec
         hotspot, rule = raw.get("hotspot_type", ""), raw.get("rule_id", "")
@@ -451,8 +452,8 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
                 # Credited with the findings the patch takes away (the cat growth), not the model's own
                 # transpose + contiguous reads of the cache that the same recommendation lists.
                 removes = info.get("removes")
-                kept_findings = [e.get("op_name", "") for e in (rec.raw if hasattr(rec, "raw") else rec)
-                                 .get("evidence", []) if removes is not None and e.get("op_name", "") not in removes]
+                kept_findings = [e.get("op_name", "") for e in raw.get("evidence", [])
+                                 if removes is not None and e.get("op_name", "") not in removes]
                 description = f"KV cache: {info['mode']}"
                 if kept_findings:
                     description += f" (not removed: {', '.join(sorted(set(kept_findings)))})"
@@ -465,7 +466,8 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             # One change for every matmul_tiling group: it packs all the Linear layers, so it is credited
             # with the sum of the groups' estimates.
             if "packed_linear" in done:
-                packed_action.estimated_saved_us += _saved_us(rec)
+                if packed_action is not None:
+                    packed_action.estimated_saved_us += _saved_us(rec)
                 continue
             from .packed_linear import pack_linear_layers
             info = pack_linear_layers(model)
@@ -476,7 +478,6 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
                     info, _saved_us(rec), target_class="matmul")
                 report.applied.append(packed_action)
             else:
-                packed_action = AppliedOptimization("packed_linear", hotspot, "", info, 0.0)   # collects nothing
                 report.skipped.append({"action": "packed_linear", "hotspot_type": hotspot, "reason": info["reason"]})
         elif kind == "torch_compile":
             compile_saved_us = max(compile_saved_us, _saved_us(rec))   # applied after the loop, once

@@ -25,12 +25,13 @@ runs eagerly between the compiled pieces), so `fullgraph=True` refuses a model w
 from __future__ import annotations
 
 import collections
-import copy
 from typing import Any, Dict, List, Optional
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from .fusion import _being_compiled
 
 # The M (rows of the input) oneDNN is told to expect when the weight is packed: the decode batch of a
 # small serving job. The packed weight takes any M; the hint only picks the blocking, and decode's thin
@@ -45,11 +46,6 @@ def onednn_linear_available() -> bool:
         return False
     ops = getattr(torch.ops, "mkldnn", None)
     return ops is not None and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise")
-
-
-def _being_compiled() -> bool:
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
-    return bool(is_compiling()) if callable(is_compiling) else False
 
 
 def _why_not_packable(linear: nn.Linear) -> Optional[str]:
@@ -126,17 +122,9 @@ class PackedLinear(nn.Linear):
         bias = None if self.bias is None else self.bias.detach()
         return torch.ops.mkldnn._linear_pointwise(x, self._packed_weight(), bias, "none", [], "")
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "PackedLinear":
-        # The packed tensor is opaque (no storage to copy): the copy packs its own at its first call.
-        copy_ = PackedLinear.__new__(PackedLinear)
-        memo[id(self)] = copy_
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_packed", "_packed_from")}
-        copy_.__dict__.update(copy.deepcopy(state, memo))
-        copy_._packed = None
-        copy_._packed_from = None
-        return copy_
-
     def __getstate__(self) -> Dict[str, Any]:
+        # The packed tensor is opaque (no storage to copy or pickle): a deep copy or an unpickled module
+        # packs its own at its first call.
         state = dict(self.__dict__)
         state["_packed"] = None
         state["_packed_from"] = None
