@@ -150,6 +150,16 @@ class ABResult:
     def speedup(self) -> float:
         return self.main.speedup
 
+    def slower_together(self, names: Any) -> List[ABMetric]:
+        """The metrics among `names` that are significantly slower when they are judged together: each
+        metric's p adjusted by Holm's method over all of them (engine.holm_adjust), so that gating k metrics
+        at alpha keeps the chance of any false "slower" at alpha, not up to k x alpha. (Two metrics at
+        p 0.04 each read "slower" alone; together each is 0.08.)"""
+        judged = [m for name, m in self.metrics.items() if name in names and m.test["testable"]]
+        adjusted = engine.holm_adjust([float(m.test["p_value"]) for m in judged])
+        return [m for m, p in zip(judged, adjusted)
+                if m.verdict == "slower" and p < float(m.test["alpha"])]
+
     def regression(self, allowed_pct: float = 0.0) -> bool:
         """True when the primary metric is significantly slower by more than `allowed_pct` % (the
         --fail-on-regression gate): the candidate takes 1/speedup of the baseline's time."""

@@ -534,9 +534,9 @@ class ActionMeasurement:
     """One action applied alone, against the unmodified model: outputs unchanged?, the interleaved A/B
     result (pypto.abtest.ABResult), the first run's wall seconds (compile time for torch.compile), and
     whether it is kept: outputs unchanged, the primary metric (decode per token, or the forward)
-    significantly faster, and no GATED_METRICS significantly slower. An action without a measurable
-    gain is taken back too: actions that each change nothing measurable can add up to a slower model
-    (the demo's hand-written decoder: two such actions together were x0.95)."""
+    significantly faster, and no GATED_METRICS significantly slower (judged together, Holm-adjusted). An
+    action without a measurable gain is taken back too: actions that each change nothing measurable can add
+    up to a slower model (the demo's hand-written decoder: two such actions together were x0.95)."""
 
     def __init__(self, action_id: str, outputs_unchanged: bool, ab: Any, first_run_s: float,
                  action: Optional[AppliedOptimization] = None, error: Optional[str] = None):
@@ -555,7 +555,7 @@ class ActionMeasurement:
     def slower_metrics(self) -> List[Any]:
         if self.ab is None:
             return []
-        return [m for name, m in self.ab.metrics.items() if name in self.GATED_METRICS and m.verdict == "slower"]
+        return self.ab.slower_together(self.GATED_METRICS)
 
     def gained(self) -> bool:
         """The primary metric is significantly faster."""

@@ -97,4 +97,20 @@ KolmogorovSmirnovTest KolmogorovSmirnov(std::vector<double> a, std::vector<doubl
   return r;
 }
 
+std::vector<double> HolmAdjustedPValues(const std::vector<double>& p_values) {
+  const size_t m = p_values.size();
+  std::vector<size_t> order(m);
+  for (size_t i = 0; i < m; ++i) order[i] = i;
+  auto p_of = [&](size_t i) { return std::isnan(p_values[i]) ? 1.0 : p_values[i]; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_of(a) < p_of(b); });
+  std::vector<double> adjusted(m, 1.0);
+  double running_max = 0;
+  for (size_t k = 0; k < m; ++k) {
+    const double scaled = std::min(1.0, double(m - k) * p_of(order[k]));
+    running_max = std::max(running_max, scaled);
+    adjusted[order[k]] = running_max;
+  }
+  return adjusted;
+}
+
 }  // namespace pypto

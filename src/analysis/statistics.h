@@ -52,4 +52,12 @@ struct KolmogorovSmirnovTest {
 };
 KolmogorovSmirnovTest KolmogorovSmirnov(std::vector<double> sample_a, std::vector<double> sample_b);
 
+// Holm's (1979) step-down adjustment of the p-values of m tests taken together:
+// sorted ascending, the k-th smallest (k from 1) becomes min(1, (m - k + 1) p),
+// raised to the largest adjusted value before it so the order is kept. A test
+// is significant at level alpha, with the chance of any false finding among
+// the m at most alpha, when its adjusted p is below alpha. Returned in the
+// input's order; a NaN p counts as 1. Hand-written: one sort and one pass.
+std::vector<double> HolmAdjustedPValues(const std::vector<double>& p_values);
+
 }  // namespace pypto

@@ -61,6 +61,9 @@ void BindStatistics(py::module_& m) {
     return d;
   }, py::arg("sample_a"), py::arg("sample_b"),
         "Two-sample Kolmogorov-Smirnov test: D and its asymptotic p-value (Stephens' correction).");
+  m.def("holm_adjust", &HolmAdjustedPValues, py::arg("p_values"),
+        "Holm's step-down adjustment of the p-values of several tests taken together (a NaN p counts as 1), in "
+        "the input's order: significant at alpha when the adjusted p is below alpha.");
   m.def("paired_ratio_test", [](const std::vector<double>& baseline, const std::vector<double>& candidate, double alpha) {
     const PairedRatioTest r = PairedRatio(baseline, candidate, alpha);
     py::dict d;

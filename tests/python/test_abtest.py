@@ -151,3 +151,30 @@ def test_the_line_shows_each_sides_geometric_mean_whose_ratio_is_the_speedup():
     d = m.to_dict()
     assert d["baseline_median_ms"] == 20.0 and d["candidate_median_ms"] == 16.0
     assert d["baseline_geomean_ms"] / d["candidate_geomean_ms"] == pytest.approx(d["speedup"])
+
+
+def test_gated_metrics_are_judged_together_by_holm():
+    # Two gated metrics with the same rounds: log ratios ln(base/cand) = -0.1, -0.1, -0.1, -0.02 (the
+    # candidate 10 e^0.1 = 11.05 ms three times, 10 e^0.02 = 10.20 ms once, against 10 ms). Mean -0.08,
+    # sample sd sqrt((3 x 0.02^2 + 0.06^2) / 3) = 0.04, se 0.02, t = -4 with 3 df: two-sided p = 0.0281.
+    # Alone each reads "slower" (p < 0.05); judged together Holm doubles the smaller p: 0.0562, not slower.
+    base = [10.0] * 4
+    cand = [10 * math.exp(0.1)] * 3 + [10 * math.exp(0.02)]
+    rounds = iter(range(8))
+
+    def side(values):
+        it = iter(values)
+
+        def run():
+            next(rounds)
+            v = next(it)
+            return {"decode": v, "step": v}
+        return run
+
+    r = interleaved_ab(side(base), side(cand), min_rounds=4, max_rounds=4)
+    decode = r.metrics["decode"]
+    assert decode.verdict == "slower" and r.metrics["step"].verdict == "slower"
+    assert float(decode.test["p_value"]) == pytest.approx(0.0281, abs=5e-4)
+    assert r.slower_together(("decode",)) == [decode]
+    assert r.slower_together(("decode", "step")) == []
+    assert _engine.holm_adjust([0.0281, 0.0281]) == pytest.approx([0.0562, 0.0562])

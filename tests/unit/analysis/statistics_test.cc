@@ -89,5 +89,26 @@ TEST(KolmogorovSmirnov, DistanceOfTheEmpiricalDistributionsAndItsPValue) {
   EXPECT_FALSE(KolmogorovSmirnov({}, {1.0}).testable);
 }
 
+TEST(HolmAdjustedPValues, StepDownInTheInputOrder) {
+  // p = 0.01, 0.04, 0.03 (m = 3). Sorted: 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 = 0.04, raised to the
+  // 0.06 before it. Back in the input's order: 0.03, 0.06, 0.06.
+  std::vector<double> adjusted = HolmAdjustedPValues({0.01, 0.04, 0.03});
+  ASSERT_EQ(adjusted.size(), 3u);
+  EXPECT_NEAR(adjusted[0], 0.03, 1e-12);
+  EXPECT_NEAR(adjusted[1], 0.06, 1e-12);
+  EXPECT_NEAR(adjusted[2], 0.06, 1e-12);
+  // Two metrics at p 0.04 each (the A/A rounds under load): each alone below 0.05, together 0.08 each.
+  std::vector<double> pair = HolmAdjustedPValues({0.04, 0.04});
+  EXPECT_NEAR(pair[0], 0.08, 1e-12);
+  EXPECT_NEAR(pair[1], 0.08, 1e-12);
+  // Capped at 1; a NaN p counts as 1; one test is left as it is; none gives none.
+  std::vector<double> capped = HolmAdjustedPValues({0.6, std::nan(""), 0.001});
+  EXPECT_NEAR(capped[2], 0.003, 1e-12);
+  EXPECT_DOUBLE_EQ(capped[0], 1.0);
+  EXPECT_DOUBLE_EQ(capped[1], 1.0);
+  EXPECT_DOUBLE_EQ(HolmAdjustedPValues({0.2})[0], 0.2);
+  EXPECT_TRUE(HolmAdjustedPValues({}).empty());
+}
+
 }  // namespace
 }  // namespace pypto
