@@ -272,7 +272,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             applied = apply_all_optimizations(candidate, advice.recommendations, model_config=config,
                                               return_report=True, progress=progress, verify_inputs=ids,
                                               verify_new_tokens=n, allow_compile=args.compile,
-                                              ab_settings=work["ab_action"])
+                                              ab_settings=work["ab_action"], call_graph=base.call_graph)
         for line in str(applied).splitlines():
             log("      " + line)
 
@@ -297,6 +297,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             estimated_ms = estimated_profiled * inflation
             entry = {"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
                      "estimated_saved_ms_per_step": estimated_ms,
+                     "estimate_basis": m.action.estimate_basis if has_estimate else None,
                      "estimated_saved_ms_per_step_profiled": estimated_profiled,
                      "profiler_inflation": inflation, "metric": metric,
                      "measured_saved_ms_per_step": measured["saved_ms"],

@@ -132,8 +132,10 @@ class AppliedOptimization:
     """One action applied to a model, with the advisor's estimate (for ProfileComparer)."""
 
     def __init__(self, action_id: str, hotspot_type: str, description: str, detail: Any,
-                 estimated_saved_us: float, target_class: str = "", target_op: str = "", estimated: bool = True):
+                 estimated_saved_us: float, target_class: str = "", target_op: str = "", estimated: bool = True,
+                 estimate_basis: str = "the advisor's estimate"):
         self.action_id = action_id
+        self.estimate_basis = estimate_basis   # where estimated_saved_us comes from
         self.estimated = estimated      # False: the rule gives no gain for it (estimated_saved_us is 0)
         self.hotspot_type = hotspot_type
         self.description = description
@@ -287,7 +289,8 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
                             accept: Optional[Any] = None, model_config: Any = None,
                             return_report: bool = False, progress: Any = None,
                             verify_inputs: Any = None, verify_new_tokens: int = 16,
-                            allow_compile: bool = False, ab_settings: Optional[Dict[str, Any]] = None) -> Any:
+                            allow_compile: bool = False, ab_settings: Optional[Dict[str, Any]] = None,
+                            call_graph: Any = None) -> Any:
     """Applies the accepted recommendations pypto can apply to a torch.nn model by itself; returns
     the model (the brief: `model_optimized = apply_all_optimizations(model, tokenizer)`), with what
     was done in `model.pypto_optimization_report` (an OptimizationReport). `return_report=True`
@@ -322,6 +325,10 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     allow_compile: also apply the host-bound remedy, torch.compile(model.forward, dynamic=True), last (with
     the host_bound recommendation's estimate when there is one; its compile time is measured apart, at the
     first run, and verification takes it back when it does not help).
+    call_graph: the profile (OperatorCallGraph) the recommendations come from (taken by itself when pypto
+    advises). With it, the packed-Linear change is estimated from the profile's GEMM time per shape and
+    the packed / unpacked kernel times of each shape, timed on this machine
+    (pypto.packed_linear.packed_saving_estimate); without it, from the matmul_tiling roofline estimates.
     """
     if _looks_like_tokenizer(recommendations):
         if tokenizer is not None and tokenizer is not recommendations:
@@ -329,12 +336,14 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
         tokenizer, recommendations = recommendations, None
     source = "recommendations given"
     if recommendations is None:
-        recommendations, source = _advise_for(model, tokenizer, model_config)
+        recommendations, source, call_graph = _advise_for(model, tokenizer, model_config)
+    estimates = _measured_estimates(recommendations, accept, call_graph)
     if verify_inputs is not None:
         report = _apply_verified(model, recommendations, accept, model_config, progress, verify_inputs,
-                                 verify_new_tokens, allow_compile, ab_settings or {})
+                                 verify_new_tokens, allow_compile, ab_settings or {}, estimates)
     else:
-        report = _apply_recommendations(model, recommendations, accept, model_config, progress, allow_compile)
+        report = _apply_recommendations(model, recommendations, accept, model_config, progress, allow_compile,
+                                        estimates=estimates)
     report.source = source
     if return_report:
         return report
@@ -355,7 +364,8 @@ def _advise_for(model: Any, tokenizer: Any, model_config: Any):
     if latest is not None:
         options = {k: v for k, v in latest["options"].items() if k != "only"}
         advisor = TuningAdvisor(latest["graph"], config if config is not None else latest["model_config"], **options)
-        return advisor.generate_recommendations(), "the latest diagnosis of this model in this process"
+        return (advisor.generate_recommendations(), "the latest diagnosis of this model in this process",
+                advisor.call_graph)
     if tokenizer is None:
         raise InvalidArgumentError("apply_all_optimizations: no recommendations, no diagnosis of this model in this "
                                    "process, and no tokenizer to profile a short run with; pass recommendations "
@@ -378,7 +388,27 @@ def _advise_for(model: Any, tokenizer: Any, model_config: Any):
     results = profiler.get_results()
     HotspotDetector().diagnose(results)
     advisor = TuningAdvisor(results.call_graph, config)
-    return advisor.generate_recommendations(), f"a short profiled run ({SHORT_RUN_NEW_TOKENS} new tokens)"
+    return (advisor.generate_recommendations(), f"a short profiled run ({SHORT_RUN_NEW_TOKENS} new tokens)",
+            advisor.call_graph)
+
+
+def _measured_estimates(recommendations: Any, accept: Optional[Any], call_graph: Any) -> Dict[str, Dict[str, Any]]:
+    """Estimates of applied changes measured on this machine instead of the rules' cost models, by action id:
+    "packed_linear" (packed_saving_estimate of the profile) when a matmul_tiling recommendation proposes it,
+    it is accepted, and the profile is at hand."""
+    if call_graph is None:
+        return {}
+    recs = list(getattr(recommendations, "recommendations", recommendations) or [])
+    wanted = set(accept) if accept is not None else None
+    for rec in recs:
+        raw = rec.raw if hasattr(rec, "raw") else rec
+        if raw.get("hotspot_type") != "matmul_tiling" or not set(_recommendation_actions(rec)) & _PACKED_LINEAR_ACTIONS:
+            continue
+        if wanted is not None and not wanted & {"packed_linear", "matmul_tiling", raw.get("rule_id", "")}:
+            continue
+        from .packed_linear import packed_saving_estimate
+        return {"packed_linear": packed_saving_estimate(call_graph)}
+    return {}
 
 
 def _advancing(recs: List[Any], progress: Any):
@@ -412,9 +442,12 @@ def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compi
 
 def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
                            model_config: Any, progress: Any = None,
-                           allow_compile: bool = False, measured: bool = False) -> "OptimizationReport":
+                           allow_compile: bool = False, measured: bool = False,
+                           estimates: Optional[Dict[str, Dict[str, Any]]] = None) -> "OptimizationReport":
     """Applies the accepted recommendations to `model`. measured: verification will measure each action
-    (actions only worth applying measured, the thread count, are applied only then)."""
+    (actions only worth applying measured, the thread count, are applied only then). estimates: the
+    measured estimates of _measured_estimates, which replace the rules' for their actions."""
+    estimates = estimates or {}
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
     report = OptimizationReport()
@@ -464,18 +497,25 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
                                        "reason": "no KV cache attribute found in the model"})
         elif kind == "packed_linear":
             # One change for every matmul_tiling group: it packs all the Linear layers, so it is credited
-            # with the sum of the groups' estimates.
+            # with the sum of the groups' estimates, or with the estimate measured over every GEMM of the
+            # profile (the groups cover only the GEMMs below the roofline threshold).
+            measured_estimate = estimates.get("packed_linear")
             if "packed_linear" in done:
-                if packed_action is not None:
+                if packed_action is not None and measured_estimate is None:
                     packed_action.estimated_saved_us += _saved_us(rec)
                 continue
             from .packed_linear import pack_linear_layers
             info = pack_linear_layers(model)
             done.add("packed_linear")
             if info["packed"]:
+                if measured_estimate is not None:
+                    info["estimate"] = measured_estimate
                 packed_action = AppliedOptimization(
                     "packed_linear", hotspot, f"{len(info['packed'])} Linear layer(s) run on oneDNN-packed weights",
-                    info, _saved_us(rec), target_class="matmul")
+                    info, measured_estimate["saved_us"] if measured_estimate is not None else _saved_us(rec),
+                    target_class="matmul",
+                    estimate_basis=measured_estimate["basis"] if measured_estimate is not None else
+                    "the matmul_tiling roofline estimates (GEMMs below the threshold only)")
                 report.applied.append(packed_action)
             else:
                 report.skipped.append({"action": "packed_linear", "hotspot_type": hotspot, "reason": info["reason"]})
@@ -659,13 +699,13 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
 
 def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], model_config: Any, progress: Any,
                     inputs: Any, new_tokens: int, allow_compile: bool,
-                    ab_settings: Dict[str, Any]) -> "OptimizationReport":
+                    ab_settings: Dict[str, Any], estimates: Dict[str, Dict[str, Any]]) -> "OptimizationReport":
     """apply_all_optimizations with verification: each applicable action alone on a copy, measured against
     the unmodified model; the kept ones applied to `model`."""
     import copy
     baseline = copy.deepcopy(model)
     plan = _apply_recommendations(copy.deepcopy(model), recommendations, accept, model_config, progress, allow_compile,
-                                  measured=True)
+                                  measured=True, estimates=estimates)
     torch = _torch()
     with torch.no_grad():
         reference = workload_runner(baseline)(inputs, new_tokens)
@@ -674,7 +714,7 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
     for action in plan.applied:
         alone = copy.deepcopy(baseline)
         _apply_recommendations(alone, recommendations, [action.action_id], model_config, None, allow_compile,
-                               measured=True)
+                               measured=True, estimates=estimates)
         rounds = int(ab_settings.get("max_rounds", 0)) or None
         with Progress(f"pypto: {action.action_id} alone vs the unmodified model", total=rounds,
                       unit="A/B rounds") as line:
@@ -684,7 +724,7 @@ def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], mod
         del alone
     kept = [a.action_id for a in plan.applied if measurements[a.action_id].kept]
     report = _apply_recommendations(model, recommendations, kept or ["none"], model_config, None, allow_compile,
-                                    measured=True)
+                                    measured=True, estimates=estimates)
     report.skipped = plan.skipped
     report.measurements = measurements
     report.reverted = [{"action": a.action_id, "hotspot_type": a.hotspot_type,

@@ -25,7 +25,9 @@ runs eagerly between the compiled pieces), so `fullgraph=True` refuses a model w
 from __future__ import annotations
 
 import collections
-from typing import Any, Dict, List, Optional
+import json
+import time
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -160,4 +162,111 @@ def pack_linear_layers(model: nn.Module) -> Dict[str, Any]:
     return info
 
 
-__all__ = ["PackedLinear", "pack_linear_layers", "onednn_linear_available", "PACKING_ROWS_HINT"]
+# ---------------------------------------------------------------- the estimate, measured
+# The roofline estimate of the matmul_tiling finding covers only the GEMM groups below its efficiency
+# threshold and assumes they reach 0.6 of the roofline afterwards. Packing changes every float32 Linear,
+# flagged or not, by what oneDNN's packed kernel does on that shape on this machine; so the estimate of
+# the applied change is the profile's GEMM time per shape times (1 - packed / unpacked time), both timed
+# here on random tensors of that shape.
+
+# Timed calls per side and shape, interleaved (unpacked, packed, ...); the fastest of each side, since
+# other load only ever adds time (with the median, a parallel build turned one shape's ratio from 0.6
+# into 1.9). 9: under 0.2 s for the demo's largest shape.
+PACKING_BENCH_REPEATS = 9
+# Shapes timed, the largest by profiled time first; the others take the time-weighted mean ratio of
+# those timed (each shape costs a few hundred ms at most).
+PACKING_BENCH_MAX_SHAPES = 12
+# The host operators that are a Linear's GEMM (F.linear without bias -> mm, with bias -> addmm).
+_GEMM_OPS = ("aten::mm", "aten::addmm")
+
+
+def _gemm_shape(op: str, dims_text: str) -> Optional[Tuple[int, int, int]]:
+    """(m, k, n) of an aten::mm [[m,k],[k,n]] or aten::addmm [bias, [m,k], [k,n]] from its input dims."""
+    try:
+        dims = json.loads(dims_text)
+    except ValueError:
+        return None
+    operands = dims[-2:] if op == "aten::addmm" else dims[:2]
+    if len(operands) != 2 or any(not isinstance(d, list) or len(d) != 2 for d in operands):
+        return None
+    (m, k), (k2, n) = operands
+    if k != k2 or min(m, k, n) <= 0:
+        return None
+    return int(m), int(k), int(n)
+
+
+def gemm_time_by_shape(call_graph: Any) -> Dict[Tuple[int, int, int], Dict[str, float]]:
+    """The profile's GEMM host operators (aten::mm, aten::addmm) inside its steps, by (m, k, n):
+    {"us": total duration, "calls": count}. `call_graph`: a pypto OperatorCallGraph."""
+    ops = call_graph.host_ops()
+    names = call_graph.strings(range(max(int(ops["name"].max()) + 1, 1))) if len(ops["name"]) else []
+    wanted = {i for i, name in enumerate(names) if name in _GEMM_OPS}
+    windows = [(s["cpu_start_ns"], s["cpu_end_ns"]) for s in call_graph.steps()
+               if s.get("cpu_start_ns") is not None and s.get("cpu_end_ns") is not None]
+    rows = [i for i in range(len(ops["name"])) if int(ops["name"][i]) in wanted]
+    dims_text = dict(zip(sorted({int(ops["input_dims"][i]) for i in rows}),
+                         call_graph.strings(sorted({int(ops["input_dims"][i]) for i in rows}))))
+    out: Dict[Tuple[int, int, int], Dict[str, float]] = {}
+    for i in rows:
+        ts = int(ops["ts"][i])
+        if windows and not any(start <= ts < end for start, end in windows):
+            continue
+        shape = _gemm_shape(names[int(ops["name"][i])], dims_text[int(ops["input_dims"][i])])
+        if shape is None:
+            continue
+        entry = out.setdefault(shape, {"us": 0.0, "calls": 0})
+        entry["us"] += int(ops["dur"][i]) / 1000.0
+        entry["calls"] += 1
+    return out
+
+
+def packing_ratio(m: int, k: int, n: int, repeats: int = PACKING_BENCH_REPEATS) -> float:
+    """Time of oneDNN's packed inner product over F.linear's for x [m, k] and a weight [n, k] (float32,
+    random): the fastest of `repeats` interleaved calls each, after one warm-up call."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(m, k, generator=generator)
+    weight = torch.randn(n, k, generator=generator)
+    with torch.no_grad():
+        packed = torch.ops.mkldnn._reorder_linear_weight(weight, PACKING_ROWS_HINT)
+        sides = (lambda: F.linear(x, weight),
+                 lambda: torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], ""))
+        times: List[List[float]] = [[], []]
+        for side, run in enumerate(sides):
+            run()
+        for r in range(repeats):
+            for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+                start = time.perf_counter()
+                sides[side]()
+                times[side].append(time.perf_counter() - start)
+    reference, candidate = min(times[0]), min(times[1])
+    return candidate / reference if reference > 0 else 1.0
+
+
+def packed_saving_estimate(call_graph: Any, max_shapes: int = PACKING_BENCH_MAX_SHAPES) -> Dict[str, Any]:
+    """What packing every float32 Linear saves on the profile of `call_graph`: the sum over its GEMM shapes
+    of the profiled time x (1 - packing_ratio of the shape). {"saved_us", "gemm_us", "shapes": [{m, k, n,
+    calls, us, ratio, saved_us}], "basis"}; saved_us 0 when the profile has no GEMM or this torch no oneDNN."""
+    by_shape = gemm_time_by_shape(call_graph)
+    gemm_us = sum(v["us"] for v in by_shape.values())
+    result: Dict[str, Any] = {"saved_us": 0.0, "gemm_us": gemm_us, "shapes": [],
+                              "basis": "profiled GEMM time x (1 - packed / unpacked time per shape, timed here)"}
+    if not by_shape or not onednn_linear_available():
+        return result
+    ranked = sorted(by_shape.items(), key=lambda item: -item[1]["us"])
+    timed_us = timed_saved = 0.0
+    for index, ((m, k, n), v) in enumerate(ranked):
+        if index < max_shapes:
+            ratio = packing_ratio(m, k, n)
+            timed_us += v["us"]
+            timed_saved += v["us"] * (1.0 - ratio)
+        else:   # the small rest: the time-weighted mean ratio of the shapes timed
+            ratio = 1.0 - timed_saved / timed_us if timed_us > 0 else 1.0
+        saved = v["us"] * (1.0 - ratio)
+        result["shapes"].append({"m": m, "k": k, "n": n, "calls": v["calls"], "us": v["us"], "ratio": ratio,
+                                 "saved_us": saved})
+        result["saved_us"] += saved
+    return result
+
+
+__all__ = ["PackedLinear", "pack_linear_layers", "onednn_linear_available", "PACKING_ROWS_HINT",
+           "packed_saving_estimate", "gemm_time_by_shape", "packing_ratio"]

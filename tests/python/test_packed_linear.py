@@ -5,6 +5,7 @@ Expected values come from nn.Linear itself (F.linear) on the same tensors; the p
 another order, so outputs agree within RTOL, not bitwise."""
 
 import copy
+import json
 
 import pytest
 import torch
@@ -103,3 +104,80 @@ def test_under_torch_compile_the_packed_op_runs_between_the_compiled_pieces():
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), reference(x), rtol=RTOL, atol=ATOL)
     assert model[0].calls_by_path == {"onednn packed": 1} and model[2].calls_by_path == {"onednn packed": 1}
+
+
+# ---------------------------------------------------------------- the estimate, measured
+
+def _trace_with_gemms(path):
+    """A Kineto trace of two ProfilerSteps (0-1000 and 1000-2000 us) holding: mm [8,16]x[16,4] three times
+    (40, 50, 60 us), addmm with a bias [4] on [8,16]x[16,4] once (30 us), mm [2,4]x[4,16] once (20 us),
+    a bmm (not a Linear's GEMM, 500 us) and, outside both steps, an mm of 999 us."""
+    def op(name, ts, dur, dims):
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+                "args": {"Input Dims": dims}}
+    events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+              {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000,
+               "dur": 1000},
+              op("aten::mm", 10, 40, [[8, 16], [16, 4]]),
+              op("aten::mm", 100, 50, [[8, 16], [16, 4]]),
+              op("aten::mm", 1100, 60, [[8, 16], [16, 4]]),
+              op("aten::addmm", 1200, 30, [[4], [8, 16], [16, 4]]),
+              op("aten::mm", 1300, 20, [[2, 4], [4, 16]]),
+              op("aten::bmm", 1400, 500, [[2, 8, 16], [2, 16, 4]]),
+              op("aten::mm", 5000, 999, [[8, 16], [16, 4]])]
+    path.write_text(json.dumps({"traceEvents": events}))
+    return str(path)
+
+
+def test_gemm_time_by_shape_sums_the_profiled_mm_and_addmm_of_the_steps(tmp_path):
+    import pypto
+    graph = pypto.load_profile(_trace_with_gemms(tmp_path / "trace.json"))
+    by_shape = packed_linear.gemm_time_by_shape(graph)
+    # (8, 16, 4): 40 + 50 + 60 (mm) + 30 (addmm, bias dims first) = 180 us in 4 calls; (2, 4, 16): 20 us.
+    # The bmm is no Linear's GEMM and the 999 us mm lies outside both steps.
+    assert by_shape == {(8, 16, 4): {"us": pytest.approx(180.0), "calls": 4},
+                        (2, 4, 16): {"us": pytest.approx(20.0), "calls": 1}}
+    assert packed_linear._gemm_shape("aten::mm", "[[8, 16], [15, 4]]") is None   # inner dims disagree
+    assert packed_linear._gemm_shape("aten::mm", "not json") is None
+
+
+def test_packed_saving_estimate_is_the_profiled_time_times_the_timed_saving(tmp_path, monkeypatch):
+    import pypto
+    graph = pypto.load_profile(_trace_with_gemms(tmp_path / "trace.json"))
+    ratios = {(8, 16, 4): 0.5, (2, 4, 16): 0.75}
+    timed = []
+    monkeypatch.setattr(packed_linear, "packing_ratio", lambda m, k, n: timed.append((m, k, n)) or ratios[(m, k, n)])
+    est = packed_linear.packed_saving_estimate(graph)
+    # 180 x (1 - 0.5) + 20 x (1 - 0.75) = 90 + 5 = 95 us of 200 us of GEMM.
+    assert est["saved_us"] == pytest.approx(95.0) and est["gemm_us"] == pytest.approx(200.0)
+    assert [s["saved_us"] for s in est["shapes"]] == [pytest.approx(90.0), pytest.approx(5.0)]
+    # Only the largest shape timed: the other takes its ratio, 0.5 -> 180 x 0.5 + 20 x 0.5 = 100 us.
+    timed.clear()
+    est = packed_linear.packed_saving_estimate(graph, max_shapes=1)
+    assert timed == [(8, 16, 4)] and est["saved_us"] == pytest.approx(100.0)
+
+
+def test_packing_ratio_times_both_kernels_on_the_shape():
+    # A real timing (no figure asserted, only that both ran and gave a positive ratio).
+    ratio = packed_linear.packing_ratio(4, 32, 16, repeats=3)
+    assert ratio > 0 and ratio == ratio
+
+
+def test_with_the_profile_the_packed_action_takes_the_measured_estimate(tmp_path, monkeypatch):
+    import pypto
+    graph = pypto.load_profile(_trace_with_gemms(tmp_path / "trace.json"))
+    monkeypatch.setattr(packed_linear, "packing_ratio", lambda m, k, n: 0.5)
+    recs = [{"hotspot_type": "matmul_tiling", "rule_id": "matmul_tiling.cpu.pad", "action": "pack",
+             "actions": [{"id": "onednn_packed_linear"}], "estimated_saved_us": us, "evidence": []}
+            for us in (300.0, 200.0)]
+    model = torch.nn.Sequential(torch.nn.Linear(16, 4))
+    report = apply_all_optimizations(model, recs, return_report=True, call_graph=graph)
+    (action,) = report.applied
+    # 200 us of GEMM x (1 - 0.5), not the recommendations' 300 + 200.
+    assert action.estimated_saved_us == pytest.approx(100.0)
+    assert action.estimate_basis.startswith("profiled GEMM time x (1 - packed / unpacked")
+    assert action.detail["estimate"]["gemm_us"] == pytest.approx(200.0)
+    # Not accepted: nothing timed, nothing applied.
+    model = torch.nn.Sequential(torch.nn.Linear(16, 4))
+    report = apply_all_optimizations(model, recs, return_report=True, call_graph=graph, accept=["norm_fusion"])
+    assert report.applied == []
