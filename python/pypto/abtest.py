@@ -107,7 +107,7 @@ class ABMetric:
              "baseline_geomean_ms": self.test["baseline_geomean"],
              "candidate_geomean_ms": self.test["candidate_geomean"],
              **{k: self.test[k] for k in ("speedup", "ci_low", "ci_high", "relative_half_width", "p_value",
-                                           "rounds", "verdict")},
+                                           "alpha", "testable", "rounds", "verdict")},
              **self.saved_ms(), "baseline_ms": self.baseline, "candidate_ms": self.candidate}
         return finite_or_none(d)
 
