@@ -297,7 +297,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             estimated_ms = estimated_profiled * inflation
             entry = {"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
                      "estimated_saved_ms_per_step": estimated_ms,
-                     "estimate_basis": m.action.estimate_basis if has_estimate else None,
+                     "estimate_basis": m.action.estimate_basis if m.action is not None else None,
                      "estimated_saved_ms_per_step_profiled": estimated_profiled,
                      "profiler_inflation": inflation, "metric": metric,
                      "measured_saved_ms_per_step": measured["saved_ms"],
@@ -306,7 +306,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
                      "estimate": estimate_verdict(estimated_ms, measured), "tokens_unchanged": m.outputs_unchanged,
                      "kept": m.kept, "reason": m.reason, "first_run_s": m.first_run_s, "ab": m.ab.to_dict()}
             actions.append(entry)
-            estimate_text = f"{estimated_ms:7.2f} ms/{metric}" if has_estimate else "none (rule gives no gain)"
+            estimate_text = f"{estimated_ms:7.2f} ms/{metric}" if has_estimate else \
+                f"none ({m.action.estimate_basis if m.action is not None else 'no action'})"
             log(f"      {action_id:<16} estimated {estimate_text}, measured "
                 f"{measured['saved_ms']:7.2f} ms/{metric} (95% CI {measured['ci_low_ms']:.2f} .. "
                 f"{measured['ci_high_ms']:.2f}), {measured_metric.verdict}: estimate {entry['estimate']}; "

@@ -453,6 +453,7 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
     report = OptimizationReport()
     done = set()
     compile_saved_us = 0.0      # the host_bound recommendation's estimate, when there is one
+    compile_finding = False     # a host_bound recommendation was seen (else compiling has no estimate)
     threads_wanted = False      # a host_bound recommendation proposes the intra-op thread count
     packed_action: Optional[AppliedOptimization] = None   # the one packed_linear change, once applied
     for rec in _advancing(recs, progress):
@@ -521,6 +522,7 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
                 report.skipped.append({"action": "packed_linear", "hotspot_type": hotspot, "reason": info["reason"]})
         elif kind == "torch_compile":
             compile_saved_us = max(compile_saved_us, _saved_us(rec))   # applied after the loop, once
+            compile_finding = True
         elif kind == "sdpa_attention":
             if "sdpa" in done:
                 continue
@@ -545,7 +547,11 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
         model.forward = _torch().compile(model.forward, dynamic=True)
         report.applied.append(AppliedOptimization(
             "torch_compile", "host_bound", "torch.compile(model.forward, dynamic=True): Python and per-op "
-            "dispatch taken out of each step (compiled at the first call)", None, compile_saved_us))
+            "dispatch taken out of each step (compiled at the first call)", None, compile_saved_us,
+            # Without a host_bound finding nothing estimates it: "no estimate", not an estimate of 0.
+            estimated=compile_finding,
+            estimate_basis="the host_bound finding's estimate" if compile_finding else
+            "no host_bound finding in the profile: no estimate"))
     if threads_wanted and (wanted is None or "intra_op_threads" in wanted):
         torch = _torch()
         current = torch.get_num_threads()
@@ -561,7 +567,8 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             report.applied.append(AppliedOptimization(
                 "intra_op_threads", "host_bound", f"intra-op threads {current} -> {INTRA_OP_THREADS_CANDIDATE} "
                 "during the forward (torch.set_num_threads): no thread team forked and joined per op",
-                {"threads": INTRA_OP_THREADS_CANDIDATE, "previous": current}, 0.0, estimated=False))
+                {"threads": INTRA_OP_THREADS_CANDIDATE, "previous": current}, 0.0, estimated=False,
+                estimate_basis="the rule gives no gain for the thread count"))
     return report
 
 

@@ -3,8 +3,10 @@
 // registered detector.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -74,21 +76,23 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
 }
 
 double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
-  if (task + 1 >= attr_offsets.size()) return std::nan("");
-  for (uint32_t i = attr_offsets[task]; i < attr_offsets[task + 1]; ++i) {
-    uint32_t row = attr_rows[i];
-    if (profile->Str(profile->attributes.key[row]) == key) return profile->attributes.number[row];
-  }
-  return std::nan("");
+  double value = std::nan("");
+  FindTaskAttributeRow(task, [&](uint32_t row) {
+    if (profile->Str(profile->attributes.key[row]) != key) return false;
+    value = profile->attributes.number[row];
+    return true;
+  });
+  return value;
 }
 
 std::string DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
-  if (task + 1 >= attr_offsets.size()) return {};
-  for (uint32_t i = attr_offsets[task]; i < attr_offsets[task + 1]; ++i) {
-    uint32_t row = attr_rows[i];
-    if (profile->Str(profile->attributes.key[row]) == key) return profile->AttributeText(row);
-  }
-  return {};
+  std::string text;
+  FindTaskAttributeRow(task, [&](uint32_t row) {
+    if (profile->Str(profile->attributes.key[row]) != key) return false;
+    text = profile->AttributeText(row);
+    return true;
+  });
+  return text;
 }
 
 bool DiagnosisContext::InWindow(TimeNs ts) const { return StepOf(ts) >= 0; }
@@ -406,15 +410,42 @@ void UseDeviceBusyBasisWithoutHostData(const OperatorCallGraph& graph, Diagnosis
   }
 }
 
-// The CSR index of the device tasks' attributes (PMU ratios) behind TaskAttribute.
+// The index of the device tasks' attributes (PMU ratios) behind TaskAttribute:
+// one run of rows per task when the importer wrote them so, else a CSR.
 void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
   const AttributeTable& attrs = profile.attributes;
   const size_t task_count = profile.device_tasks.size();
+  std::unordered_map<StrId, bool> pmu_key;  // IsPmuKey once per distinct key, not per attribute
+  // The run form first: it holds as long as every task's next row follows its last one.
+  ctx.attr_begin.assign(task_count, 0);
+  ctx.attr_end.assign(task_count, 0);
+  bool runs = attrs.size() < std::numeric_limits<uint32_t>::max();
+  for (uint32_t i = 0; runs && i < attrs.size(); ++i) {
+    if (attrs.owner_kind[i] != OwnerKind::kDeviceTask || attrs.owner[i] >= task_count) continue;
+    const uint32_t t = attrs.owner[i];
+    if (ctx.attr_begin[t] == ctx.attr_end[t]) ctx.attr_begin[t] = i;  // the task's first row
+    else if (ctx.attr_end[t] != i) runs = false;                        // a second run: CSR below
+    ctx.attr_end[t] = i + 1;
+    if (!ctx.has_pmu) {
+      auto [it, inserted] = pmu_key.try_emplace(attrs.key[i], false);
+      if (inserted) it->second = IsPmuKey(profile.Str(attrs.key[i]));
+      ctx.has_pmu = it->second;
+    }
+  }
+  if (runs) return;
+  ctx.attr_begin.clear();
+  ctx.attr_begin.shrink_to_fit();
+  ctx.attr_end.clear();
+  ctx.attr_end.shrink_to_fit();
   ctx.attr_offsets.assign(task_count + 1, 0);
   for (size_t i = 0; i < attrs.size(); ++i) {
     if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < task_count) {
       ++ctx.attr_offsets[attrs.owner[i] + 1];
-      if (!ctx.has_pmu && IsPmuKey(profile.Str(attrs.key[i]))) ctx.has_pmu = true;
+      if (!ctx.has_pmu) {
+        auto [it, inserted] = pmu_key.try_emplace(attrs.key[i], false);
+        if (inserted) it->second = IsPmuKey(profile.Str(attrs.key[i]));
+        ctx.has_pmu = it->second;
+      }
     }
   }
   for (size_t i = 1; i < ctx.attr_offsets.size(); ++i) ctx.attr_offsets[i] += ctx.attr_offsets[i - 1];

@@ -124,7 +124,13 @@ def test_compile_is_an_action_only_when_allowed():
     report = apply_all_optimizations(model, recs, return_report=True, allow_compile=True)
     (action,) = report.applied
     assert action.action_id == "torch_compile" and action.estimated_saved_us == pytest.approx(500.0)
+    assert action.estimated and action.estimate_basis == "the host_bound finding's estimate"
     assert model.forward is not torch.nn.Linear.forward.__get__(model)
+    # Compiling allowed but no host_bound finding: applied all the same, with no estimate (not one of 0).
+    report = apply_all_optimizations(torch.nn.Linear(2, 2), [], return_report=True, allow_compile=True)
+    (action,) = report.applied
+    assert action.action_id == "torch_compile" and not action.estimated
+    assert action.estimate_basis == "no host_bound finding in the profile: no estimate"
 
 
 class ThreadsSeen(torch.nn.Module):

@@ -3,8 +3,10 @@
 // operator_bound_checker).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis/detector.h"
 #include "unit/diagnosis/planted_detector_helpers.h"
@@ -70,6 +72,31 @@ TEST(NoPipeBound, BadMatmulIsAlsoBoundByNoPipe) {
   const Issue* i = FindIssue(r, IssueType::kNoPipeBound);
   ASSERT_NE(i, nullptr) << Describe(r);
   EXPECT_EQ(i->op_type, "MatMulV2");
+}
+
+// The attribute index takes each task's rows as one run when the importer wrote them so, else a CSR:
+// the same attributes in another row order (sorted by key, so each task's rows are scattered) give the
+// same finding.
+TEST(NoPipeBound, AttributesScatteredOverTheTableGiveTheSameFinding) {
+  PlantKnobs k = HealthyKnobs(PlantedFlavor::kAscend);
+  k.no_pipe_us = 50;
+  Profile in_runs = BuildPlantedProfile(k);
+  Profile scattered = BuildPlantedProfile(k);
+  const AttributeTable& a = scattered.attributes;
+  std::vector<size_t> order(a.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.key[x] < a.key[y]; });
+  AttributeTable by_key;
+  for (size_t i : order) by_key.Add(a.owner_kind[i], a.owner[i], a.key[i], a.text[i], a.number[i]);
+  scattered.attributes = std::move(by_key);
+  const DiagnosticReport runs = DiagnoseOnly(std::move(in_runs), kDetector);
+  const DiagnosticReport csr = DiagnoseOnly(std::move(scattered), kDetector);
+  const Issue* a_issue = FindIssue(runs, IssueType::kNoPipeBound);
+  const Issue* b_issue = FindIssue(csr, IssueType::kNoPipeBound);
+  ASSERT_TRUE(a_issue && b_issue) << Describe(runs) << Describe(csr);
+  EXPECT_EQ(a_issue->saved_ns, b_issue->saved_ns);
+  EXPECT_EQ(a_issue->evidence.count, kPlantedTiles);
+  EXPECT_EQ(b_issue->evidence.count, kPlantedTiles);
 }
 
 // ---------------------------------------------------------------- negative
