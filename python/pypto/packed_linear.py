@@ -24,7 +24,9 @@ runs eagerly between the compiled pieces), so `fullgraph=True` refuses a model w
 
 from __future__ import annotations
 
+import bisect
 import collections
+import itertools
 import json
 import math
 import os
@@ -207,18 +209,23 @@ def gemm_time_by_shape(call_graph: Any) -> Dict[Tuple[int, int, int], Dict[str, 
     """The profile's GEMM host operators (aten::mm, aten::addmm) inside its steps, by (m, k, n):
     {"us": total duration, "calls": count}. `call_graph`: a pypto OperatorCallGraph."""
     ops = call_graph.host_ops()
-    names = call_graph.strings(range(max(int(ops["name"].max()) + 1, 1))) if len(ops["name"]) else []
-    wanted = {i for i, name in enumerate(names) if name in _GEMM_OPS}
-    windows = [(s["cpu_start_ns"], s["cpu_end_ns"]) for s in call_graph.steps()
-               if s.get("cpu_start_ns") is not None and s.get("cpu_end_ns") is not None]
-    rows = [i for i in range(len(ops["name"])) if int(ops["name"][i]) in wanted]
-    dims_text = dict(zip(sorted({int(ops["input_dims"][i]) for i in rows}),
-                         call_graph.strings(sorted({int(ops["input_dims"][i]) for i in rows}))))
+    name_ids = sorted({int(i) for i in set(ops["name"].tolist())})
+    names = dict(zip(name_ids, call_graph.strings(name_ids)))
+    rows = [i for i, name in enumerate(ops["name"].tolist()) if names[name] in _GEMM_OPS]
+    dims_ids = sorted({int(ops["input_dims"][i]) for i in rows})
+    dims_text = dict(zip(dims_ids, call_graph.strings(dims_ids)))
+    # The step windows, sorted by start, for a binary search per operator.
+    windows = sorted((s["cpu_start_ns"], s["cpu_end_ns"]) for s in call_graph.steps()
+                     if s.get("cpu_start_ns") is not None and s.get("cpu_end_ns") is not None)
+    starts = [start for start, _ in windows]
+    ends_so_far = list(itertools.accumulate((end for _, end in windows), max))
     out: Dict[Tuple[int, int, int], Dict[str, float]] = {}
     for i in rows:
         ts = int(ops["ts"][i])
-        if windows and not any(start <= ts < end for start, end in windows):
-            continue
+        if windows:
+            last = bisect.bisect_right(starts, ts) - 1   # the last window starting at or before ts
+            if last < 0 or ts >= ends_so_far[last]:
+                continue
         shape = _gemm_shape(names[int(ops["name"][i])], dims_text[int(ops["input_dims"][i])])
         if shape is None:
             continue
