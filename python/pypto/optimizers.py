@@ -337,7 +337,7 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     source = "recommendations given"
     if recommendations is None:
         recommendations, source, call_graph = _advise_for(model, tokenizer, model_config)
-    estimates = _measured_estimates(recommendations, accept, call_graph)
+    estimates: Dict[str, Any] = {"call_graph": call_graph}   # measured estimates, timed when first needed
     if verify_inputs is not None:
         report = _apply_verified(model, recommendations, accept, model_config, progress, verify_inputs,
                                  verify_new_tokens, allow_compile, ab_settings or {}, estimates)
@@ -392,23 +392,15 @@ def _advise_for(model: Any, tokenizer: Any, model_config: Any):
             advisor.call_graph)
 
 
-def _measured_estimates(recommendations: Any, accept: Optional[Any], call_graph: Any) -> Dict[str, Dict[str, Any]]:
-    """Estimates of applied changes measured on this machine instead of the rules' cost models, by action id:
-    "packed_linear" (packed_saving_estimate of the profile) when a matmul_tiling recommendation proposes it,
-    it is accepted, and the profile is at hand."""
-    if call_graph is None:
-        return {}
-    recs = list(getattr(recommendations, "recommendations", recommendations) or [])
-    wanted = set(accept) if accept is not None else None
-    for rec in recs:
-        raw = rec.raw if hasattr(rec, "raw") else rec
-        if raw.get("hotspot_type") != "matmul_tiling" or not set(_recommendation_actions(rec)) & _PACKED_LINEAR_ACTIONS:
-            continue
-        if wanted is not None and not wanted & {"packed_linear", "matmul_tiling", raw.get("rule_id", "")}:
-            continue
+def _measured_packed_estimate(estimates: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """packed_saving_estimate of the profile in `estimates` ("call_graph"; None without one), timed at its
+    first use and kept in `estimates` for the later passes of the same apply_all_optimizations."""
+    if estimates.get("call_graph") is None:
+        return None
+    if "packed_linear" not in estimates:
         from .packed_linear import packed_saving_estimate
-        return {"packed_linear": packed_saving_estimate(call_graph)}
-    return {}
+        estimates["packed_linear"] = packed_saving_estimate(estimates["call_graph"])
+    return estimates["packed_linear"]
 
 
 def _advancing(recs: List[Any], progress: Any):
@@ -443,10 +435,11 @@ def _applied_action_id(hotspot: str, actions: set, norm_chain: bool, allow_compi
 def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[Any],
                            model_config: Any, progress: Any = None,
                            allow_compile: bool = False, measured: bool = False,
-                           estimates: Optional[Dict[str, Dict[str, Any]]] = None) -> "OptimizationReport":
+                           estimates: Optional[Dict[str, Any]] = None) -> "OptimizationReport":
     """Applies the accepted recommendations to `model`. measured: verification will measure each action
-    (actions only worth applying measured, the thread count, are applied only then). estimates: the
-    measured estimates of _measured_estimates, which replace the rules' for their actions."""
+    (actions only worth applying measured, the thread count, are applied only then). estimates: the profile
+    ("call_graph") and the estimates measured on it (_measured_packed_estimate), which replace the rules'
+    for their actions; shared by the passes of one apply_all_optimizations so each is timed once."""
     estimates = estimates or {}
     recs = list(getattr(recommendations, "recommendations", recommendations))
     wanted = set(accept) if accept is not None else None
@@ -500,7 +493,7 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             # One change for every matmul_tiling group: it packs all the Linear layers, so it is credited
             # with the sum of the groups' estimates, or with the estimate measured over every GEMM of the
             # profile (the groups cover only the GEMMs below the roofline threshold).
-            measured_estimate = estimates.get("packed_linear")
+            measured_estimate = _measured_packed_estimate(estimates)
             if "packed_linear" in done:
                 if packed_action is not None and measured_estimate is None:
                     packed_action.estimated_saved_us += _saved_us(rec)
@@ -706,7 +699,7 @@ def measure_alone(baseline_model: Any, candidate_model: Any, action_id: str, inp
 
 def _apply_verified(model: Any, recommendations: Any, accept: Optional[Any], model_config: Any, progress: Any,
                     inputs: Any, new_tokens: int, allow_compile: bool,
-                    ab_settings: Dict[str, Any], estimates: Dict[str, Dict[str, Any]]) -> "OptimizationReport":
+                    ab_settings: Dict[str, Any], estimates: Dict[str, Any]) -> "OptimizationReport":
     """apply_all_optimizations with verification: each applicable action alone on a copy, measured against
     the unmodified model; the kept ones applied to `model`."""
     import copy
