@@ -422,6 +422,16 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
         how = fmt::format("scores softmax {} elements x {} FLOP", c.m, kSoftmaxFlopsPerElement);
         break;
       }
+      if (in.sub_kind == "kv_materialize") {
+        // A copy of K or V inside the unfused attention matmul: costed as the copy it is.
+        c.flops = 0;
+        double read = x->bytes();
+        double written = !std::isnan(out_bytes) ? out_bytes : read;
+        c.m = x->elements();
+        c.bytes = read + written;
+        how = fmt::format("K/V materialised for the unfused attention: read {:.0f} B + write {:.0f} B", read, written);
+        break;
+      }
       if (in.sub_kind == "flash_grad")
         return fail(CostStatus::kUnsupported, "attention backward: no cost model (inference tool)");
       AttnDims a = InferAttention(in.name, in.sub_kind, in);

@@ -380,17 +380,24 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
   }
   // Tasks run by an operator relabelled as unfused attention (the aten::bmm
   // CPU task inside aten::matmul, a GEMM kernel launched inside it) are parts
-  // of that attention, not stand-alone GEMMs.
+  // of that attention, not stand-alone GEMMs. A copy run inside the Q.K^T or
+  // P.V matmul materialises its K or V operand (grouped-query heads expanded
+  // by repeat_kv, a transposed K made contiguous): sub-kind kv_materialize, a
+  // copy a fused attention kernel does not make (it reads K/V in place).
+  const std::string_view kv_materialize = classifier.InternSubKind("kv_materialize");
   for (size_t t = 0; t < tasks.size(); ++t) {
     const OpClass c = out.task_class[t];
-    if (c != OpClass::kMatmul && c != OpClass::kSoftmax) continue;
+    const bool data_copy = c == OpClass::kCopy && out.task_sub_kind[t] != "view" && out.task_sub_kind[t] != "alloc";
+    if (c != OpClass::kMatmul && c != OpClass::kSoftmax && !data_copy) continue;
     int32_t op = graph.OperatorOf(static_cast<uint32_t>(t));
     for (int hops = 0; op >= 0 && static_cast<size_t>(op) < ops.size() && hops < kMaxAttentionAncestorHops; ++hops) {
       if (ops.kind[op] == HostOpKind::kOperator && out.host_class[op] == OpClass::kAttention) {
+        const std::string_view part = out.host_sub_kind[op];
+        if (data_copy && part != "qk_bmm" && part != "pv_bmm") break;
         --out.task_counts[static_cast<size_t>(c)];
         ++out.task_counts[static_cast<size_t>(OpClass::kAttention)];
         out.task_class[t] = OpClass::kAttention;
-        out.task_sub_kind[t] = out.host_sub_kind[op];
+        out.task_sub_kind[t] = data_copy ? kv_materialize : part;
         out.task_source[t] = ClassSource::kSequence;
         break;
       }

@@ -10,6 +10,7 @@
 
 #include "analysis/cost_model.h"
 #include "analysis/kv_cache_cat.h"
+#include "analysis/op_class.h"
 #include "analysis/shapes.h"
 #include "analysis/statistics.h"
 
@@ -87,7 +88,7 @@ PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
   PeriodResult best;
   const int64_t n = static_cast<int64_t>(seq.size());
   auto is_attn_head = [&](int64_t i) {
-    return seq[i].cls == OpClass::kAttention && seq[i].sub != "scores_softmax" && seq[i].sub != "pv_bmm";
+    return seq[i].cls == OpClass::kAttention && (seq[i].sub == "qk_bmm" || !IsUnfusedAttentionPart(seq[i].sub));
   };
   bool any_attention = false;
   for (int64_t i = 0; i < n; ++i) any_attention |= is_attn_head(i);

@@ -48,6 +48,7 @@ struct Group {
   bool pmu = false;
   int decode = 0, prefill = 0;
   int unfused = 0;
+  int materialized = 0;  // kv_materialize copies among the unfused parts
   // Roofline figures over tasks with costs.
   double bytes = 0, needed_bytes = 0;
   double mem_ns = 0, flop_ns = 0, needed_ns = 0;
@@ -56,9 +57,16 @@ struct Group {
   double pad_ratio = 1.0;
 };
 
-bool IsUnfusedPart(std::string_view sub) {
-  return sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
-}
+bool IsUnfusedPart(std::string_view sub) { return IsUnfusedAttentionPart(sub); }
+
+// A copy of K or V made inside an unfused Q.K^T / P.V matmul (grouped-query
+// heads expanded, a transposed K made contiguous; op_class.cc): a fused
+// kernel reads K/V in place, so nothing of the copy is needed.
+bool IsKvMaterialize(std::string_view sub) { return sub == "kv_materialize"; }
+
+// Seconds to compute `flops` at `peak` FLOP/s; 0 for work without FLOPs (a
+// copy), whose cost figures carry no peak.
+double FlopSeconds(double flops, double peak) { return flops == 0 ? 0.0 : flops / peak; }
 
 // Bytes of the scores matrix an unfused part writes or reads (0 for fused kernels).
 double ScoresBytes(const CostFigures& c, std::string_view sub) {
@@ -74,6 +82,7 @@ double ScoresBytes(const CostFigures& c, std::string_view sub) {
 // unfused parts; with the KV read divided by the padding ratio for a padded
 // decode read (Q and O are read / written once either way).
 std::pair<double, double> Needed(const CostFigures& c, std::string_view sub, double pad_ratio, bool decode) {
+  if (IsKvMaterialize(sub)) return {0.0, 0.0};
   if (IsUnfusedPart(sub)) return {std::max(0.0, c.bytes - ScoresBytes(c, sub)), c.flops};
   if (pad_ratio > 1.0 && decode) {
     const double s = DTypeBytes(c.dtype) > 0 ? DTypeBytes(c.dtype) : 2.0;
@@ -97,7 +106,7 @@ struct AttentionRun {
   }
   bool RooflineOk(const CostFigures& c, uint32_t task) const {
     return ctx.hardware_known && bw > 0 && c.status == CostStatus::kOk && t.dur[task] > 0 && !std::isnan(c.bytes) &&
-           !std::isnan(c.flops) && c.peak_flops > 0 && c.bandwidth > 0;
+           !std::isnan(c.flops) && (c.flops == 0 || c.peak_flops > 0) && c.bandwidth > 0;
   }
   bool IsDecode(const CostFigures& c, uint32_t task) const {
     if (c.phase != AttentionPhase::kUnknown) return c.phase == AttentionPhase::kDecode;
@@ -166,14 +175,15 @@ void AddTaskToGroup(const AttentionRun& run, uint32_t task, Group& g, uint64_t* 
   const std::string_view sub = detectors::TaskSubKind(ctx, task);
   if (run.RooflineOk(c, task)) {
     if (IsUnfusedPart(sub)) ++g.unfused;
+    if (IsKvMaterialize(sub)) ++g.materialized;
     const auto [needed, needed_flops] = Needed(c, sub, g.pad_ratio, run.IsDecode(c, task));
     g.bytes += c.bytes;
     g.needed_bytes += needed;
     g.mem_ns += c.bytes / c.bandwidth * 1e9;
-    g.flop_ns += c.flops / c.peak_flops * 1e9;
-    g.needed_ns += std::max(needed / c.bandwidth, needed_flops / c.peak_flops) * 1e9;
+    g.flop_ns += FlopSeconds(c.flops, c.peak_flops) * 1e9;
+    g.needed_ns += std::max(needed / c.bandwidth, FlopSeconds(needed_flops, c.peak_flops)) * 1e9;
     g.needed_mem_ns += needed / c.bandwidth * 1e9;
-    g.needed_flop_ns += needed_flops / c.peak_flops * 1e9;
+    g.needed_flop_ns += FlopSeconds(needed_flops, c.peak_flops) * 1e9;
     g.measured_with_costs += t.dur[task];
   } else if (std::isnan(aic) && std::isnan(aiv)) {
     ++*without_data;
@@ -248,7 +258,12 @@ std::string WhyMoreThanNeeded(const Group& g, const GroupVerdict& v, const Atten
                                   "decode appends 1 per sequence)",
                                   g.pad_ratio, g.pad_ratio));
   }
-  if (g.unfused > 0) reasons.push_back("unfused parts write and re-read the scores matrix");
+  if (g.materialized > 0) {
+    reasons.push_back(fmt::format("{} copies of K/V made for the unfused matmuls (grouped-query heads expanded or a "
+                                  "transposed K made contiguous); a fused kernel reads K/V in place",
+                                  g.materialized));
+  }
+  if (g.unfused > g.materialized) reasons.push_back("unfused parts write and re-read the scores matrix");
   if (v.needed_memory_bound && v.moved_eff < opt.bandwidth_efficiency_floor) {
     reasons.push_back(fmt::format("achieved bandwidth {:.0f}% of peak", v.moved_eff * 100));
   }
@@ -317,7 +332,8 @@ void AddRooflineSavings(const AttentionRun& run, const Group& g, Issue* issue) {
     if (!run.RooflineOk(c, task)) continue;
     const std::string_view sub = detectors::TaskSubKind(run.ctx, task);
     const auto [needed, needed_flops] = Needed(c, sub, g.pad_ratio, run.IsDecode(c, task));
-    const TimeNs target = static_cast<TimeNs>(std::max(needed / c.bandwidth, needed_flops / c.peak_flops) * 1e9);
+    const TimeNs target =
+        static_cast<TimeNs>(std::max(needed / c.bandwidth, FlopSeconds(needed_flops, c.peak_flops)) * 1e9);
     if (t.dur[task] > target) issue->savings.push_back({SavingTargetKind::kDeviceTask, task, t.dur[task] - target});
   }
 }

@@ -104,7 +104,7 @@ struct MatmulRun {
 // (bmm / softmax) and memory-bound attention are judged elsewhere.
 bool IsComputeBoundFusedAttention(const DiagnosisContext& ctx, uint32_t task, OpClass cls, const CostFigures& cost) {
   const std::string_view sub = detectors::TaskSubKind(ctx, task);
-  const bool unfused_part = sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm";
+  const bool unfused_part = IsUnfusedAttentionPart(sub);
   return cls == OpClass::kAttention && !unfused_part && cost.status == CostStatus::kOk && cost.bound == Bound::kCompute;
 }
 

@@ -63,5 +63,101 @@ TEST(AttentionMemoryBound, SavingAndSeverityTrackStrength) {
   EXPECT_GE(s->severity, w->severity);
 }
 
+// A CPU-only eager decode attention as transformers runs it with grouped-query
+// heads (2 KV heads shared by 8 query heads): the Q.K^T and P.V aten::matmul
+// each copy their expanded K or V (reshape -> clone -> copy_) before the
+// aten::bmm; a softmax sits between them. `copy_outside` adds a contiguous copy
+// of the cache run before the matmul (the model's own code, not the matmul's).
+Profile EagerGqaDecodeProfile(bool copy_outside) {
+  Profile p;
+  const uint32_t thread = p.TrackFor("100", "1", TrackKind::kHostThread);
+  p.metadata["format"] = "synthetic";
+  auto op = [&](const char* name, TimeNs ts_us, TimeNs dur_us, const char* dims, const char* types) {
+    HostOpRow o;
+    o.name = p.Intern(name);
+    o.category = p.Intern("cpu_op");
+    o.kind = HostOpKind::kOperator;
+    o.track = thread;
+    o.ts = ts_us * 1000;
+    o.dur = dur_us * 1000;
+    o.input_dims = p.Intern(dims);
+    o.input_types = p.Intern(types);
+    p.host_ops.Add(o);
+  };
+  const char* f2 = "[\"float\", \"float\"]";
+  const char* f3 = "[\"float\", \"float\", \"Scalar\"]";
+  for (int step = 0; step < 2; ++step) {
+    const TimeNs t = 1000 + step * 2000;  // µs
+    HostOpRow s;
+    s.name = p.Intern("ProfilerStep#" + std::to_string(step));
+    s.category = p.Intern("user_annotation");
+    s.kind = HostOpKind::kUserAnnotation;
+    s.track = thread;
+    s.ts = t * 1000;
+    s.dur = 1500 * 1000;
+    p.host_ops.Add(s);
+    TimeNs at = t + 10;
+    if (copy_outside) {
+      op("aten::contiguous", at, 100, "[[1, 2, 128, 64]]", "[\"float\"]");
+      op("aten::clone", at + 2, 96, "[[1, 2, 128, 64]]", "[\"float\"]");
+      op("aten::copy_", at + 4, 90, "[[1, 2, 128, 64], [1, 2, 128, 64]]", f3);
+      at += 110;
+    }
+    // Q.K^T: K [1, 8, 64, 128] materialised from the 2 KV heads (140 µs copy), then the bmm (100 µs).
+    op("aten::matmul", at, 300, "[[1, 8, 1, 64], [1, 8, 64, 128]]", f2);
+    op("aten::reshape", at + 5, 150, "[[1, 8, 64, 128], []]", "[\"float\", \"\"]");
+    op("aten::clone", at + 7, 146, "[[1, 8, 64, 128], []]", "[\"float\", \"Scalar\"]");
+    op("aten::copy_", at + 9, 140, "[[1, 8, 64, 128], [1, 8, 64, 128], []]", f3);
+    op("aten::bmm", at + 180, 100, "[[8, 1, 64], [8, 64, 128]]", f2);
+    op("aten::softmax", at + 320, 30, "[[1, 8, 1, 128], [], []]", "[\"float\", \"Scalar\", \"\"]");
+    // P.V: V [1, 8, 128, 64] materialised (120 µs copy), then the bmm (80 µs).
+    op("aten::matmul", at + 370, 250, "[[1, 8, 1, 128], [1, 8, 128, 64]]", f2);
+    op("aten::reshape", at + 375, 130, "[[1, 8, 128, 64], []]", "[\"float\", \"\"]");
+    op("aten::clone", at + 377, 126, "[[1, 8, 128, 64], []]", "[\"float\", \"Scalar\"]");
+    op("aten::copy_", at + 379, 120, "[[1, 8, 128, 64], [1, 8, 128, 64], []]", f3);
+    op("aten::bmm", at + 530, 80, "[[8, 1, 128], [8, 128, 64]]", f2);
+  }
+  return p;
+}
+
+const Issue* CopyFinding(const DiagnosticReport& r) {
+  for (const Issue& i : r.issues)
+    if (i.type == IssueType::kAttentionMemoryBound && i.op_name == "aten::copy_") return &i;
+  return nullptr;
+}
+
+TEST(AttentionMemoryBound, KvCopiesInsideTheUnfusedMatmulsAreSavedWhole) {
+  Profile p = EagerGqaDecodeProfile(/*copy_outside=*/false);
+  DiagnoseOptions o = testing::TestOptions();
+  o.only = {"attention_memory_bound"};
+  o.min_issue_share = 0;
+  auto r = Diagnose(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Issue* copies = CopyFinding(*r);
+  ASSERT_NE(copies, nullptr);
+  // Two steps x (140 µs K copy + 120 µs V copy) = 520 µs; a fused kernel makes none of them, so the
+  // whole time is the saving (needed bytes 0).
+  EXPECT_EQ(copies->evidence.count, 4u);
+  EXPECT_EQ(copies->affected_ns, 520'000);
+  EXPECT_EQ(copies->saved_ns, 520'000);
+  EXPECT_NE(copies->detail.find("4 copies of K/V made for the unfused matmuls"), std::string::npos) << copies->detail;
+  EXPECT_EQ(copies->detail.find("scores matrix"), std::string::npos) << copies->detail;
+}
+
+TEST(AttentionMemoryBound, ACopyBeforeTheMatmulIsNotTheAttentions) {
+  // The model's own contiguous copy (90 µs a step) runs before the Q.K^T matmul, outside it: a fused
+  // kernel would still be fed by it, so it is not credited to the attention.
+  Profile p = EagerGqaDecodeProfile(/*copy_outside=*/true);
+  DiagnoseOptions o = testing::TestOptions();
+  o.only = {"attention_memory_bound"};
+  o.min_issue_share = 0;
+  auto r = Diagnose(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Issue* copies = CopyFinding(*r);
+  ASSERT_NE(copies, nullptr);
+  EXPECT_EQ(copies->evidence.count, 4u);
+  EXPECT_EQ(copies->affected_ns, 520'000);
+}
+
 }  // namespace
 }  // namespace pypto
