@@ -15,7 +15,7 @@ import sys
 import tempfile
 import warnings
 from types import ModuleType
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._native import diagnose_options, engine, fspath, model_config_json
 from .errors import InvalidArgumentError
@@ -403,6 +403,30 @@ def _measured_packed_estimate(estimates: Dict[str, Any]) -> Optional[Dict[str, A
     return estimates["packed_linear"]
 
 
+def _norm_findings_us(rec: Any) -> Tuple[float, float]:
+    """(profiled wall time, estimated saving) in us of the norm findings of a recommendation: its evidence
+    whose op_type is a norm; the whole recommendation when its evidence names no norm (a
+    norm_launch_overhead recommendation without op types)."""
+    raw = rec.raw if hasattr(rec, "raw") else rec
+    norm = [e for e in raw.get("evidence", []) if str(e.get("op_type", "")) in _NORM_OP_TYPES]
+    if not norm:
+        return (sum(float(e.get("affected_us") or 0.0) for e in raw.get("evidence", [])), _saved_us(rec))
+    return (sum(float(e.get("affected_us") or 0.0) for e in norm),
+            sum(float(e.get("issue_saved_us") or 0.0) for e in norm))
+
+
+def _measured_norm_estimate(estimates: Dict[str, Any], model: Any, fusion: Any,
+                            norm_chain_us: float) -> Optional[Dict[str, Any]]:
+    """norm_fusion_saving_estimate on the profile in `estimates` for a model on the CPU (None without a
+    profile, off the CPU, or without profiled norm time), timed once and kept in `estimates`."""
+    if estimates.get("call_graph") is None or not _on_cpu(model) or norm_chain_us <= 0:
+        return None
+    if "norm_fusion" not in estimates:
+        from .norm_estimate import norm_fusion_saving_estimate
+        estimates["norm_fusion"] = norm_fusion_saving_estimate(fusion, estimates["call_graph"], norm_chain_us)
+    return estimates["norm_fusion"]
+
+
 def _advancing(recs: List[Any], progress: Any):
     """The recommendations one by one; `progress` advances once each is handled (also when the loop
     body moves on with `continue`), named by its hotspot type."""
@@ -449,6 +473,9 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
     compile_finding = False     # a host_bound recommendation was seen (else compiling has no estimate)
     threads_wanted = False      # a host_bound recommendation proposes the intra-op thread count
     packed_action: Optional[AppliedOptimization] = None   # the one packed_linear change, once applied
+    sdpa_action: Optional[AppliedOptimization] = None     # the one attention switch, once applied
+    norm_action: Optional[AppliedOptimization] = None     # the one norm fusion, once applied
+    norm_chain_us = 0.0         # profiled wall time of the norm chains the findings name
     for rec in _advancing(recs, progress):
         raw = rec.raw if hasattr(rec, "raw") else rec
         hotspot, rule = raw.get("hotspot_type", ""), raw.get("rule_id", "")
@@ -461,13 +488,20 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
         if wanted is not None and hotspot not in wanted and rule not in wanted and kind not in wanted:
             continue
         if kind == "norm_fusion":
+            # One change for every norm finding: credited with their norm parts only (a fusible_sequence
+            # recommendation also lists the rotary chains, which the fused norm does not touch).
+            chain_us, saved_us = _norm_findings_us(rec)
+            norm_chain_us += chain_us
             if "norm_fusion" in done:
+                if norm_action is not None:
+                    norm_action.estimated_saved_us += saved_us
                 continue
             from .fusion import register_layernorm_fusion
             fusion = register_layernorm_fusion(model)
             done.add("norm_fusion")
-            report.applied.append(AppliedOptimization("norm_fusion", hotspot, "fused RMSNorm/LayerNorm kernels",
-                                                      fusion, _saved_us(rec), target_class="norm"))
+            norm_action = AppliedOptimization("norm_fusion", hotspot, "fused RMSNorm/LayerNorm kernels",
+                                              fusion, saved_us, target_class="norm")
+            report.applied.append(norm_action)
         elif kind == "kv_cache_layout":
             if "kv_cache" in done:
                 continue
@@ -517,13 +551,19 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             compile_saved_us = max(compile_saved_us, _saved_us(rec))   # applied after the loop, once
             compile_finding = True
         elif kind == "sdpa_attention":
+            # One switch for every attention finding (the softmax and the K/V copies of the unfused attention
+            # are separate findings): credited with the sum of their estimates.
             if "sdpa" in done:
+                if sdpa_action is not None:
+                    sdpa_action.estimated_saved_us += _saved_us(rec)
                 continue
             detail = _use_sdpa(model)
             done.add("sdpa")
             if detail:
-                report.applied.append(AppliedOptimization("sdpa_attention", hotspot, detail, detail, _saved_us(rec),
-                                                          target_class="attention"))
+                sdpa_action = AppliedOptimization("sdpa_attention", hotspot, detail, detail, _saved_us(rec),
+                                                  target_class="attention",
+                                                  estimate_basis="the attention findings' estimates, summed")
+                report.applied.append(sdpa_action)
             else:
                 report.skipped.append({"action": "sdpa_attention", "hotspot_type": hotspot,
                                        "reason": "the model has no attention implementation switch; "
@@ -532,6 +572,11 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             report.skipped.append({"action": rule or hotspot, "hotspot_type": hotspot,
                                    "reason": "not applied automatically: " + (raw.get("action", "") or "no action")
                                    .splitlines()[0][:100]})
+    if norm_action is not None:
+        measured_norm = _measured_norm_estimate(estimates, model, norm_action.detail, norm_chain_us)
+        if measured_norm is not None:
+            norm_action.estimated_saved_us = measured_norm["saved_us"]
+            norm_action.estimate_basis = measured_norm["basis"]
     if allow_compile and (wanted is None or "torch_compile" in wanted):
         # Last, so that the compiled forward traces the modules the other actions put in place (at its first
         # call). Applied when compiling is allowed even without a host_bound finding: the eager per-op
