@@ -434,7 +434,24 @@ StepStructure AnalyzeStep(const StepScan& scan, size_t si, const StructureOption
   StepStructure ss;
   ss.step = si;
   ss.latency_ns = step.latency_ns();
-  std::vector<SeqItem> seq = DeviceKernelSequence(scan, step);
+  std::vector<SeqItem> seq;
+  if (scan.graph.stats().cpu_compute_tasks > 0) {
+    // CPU-only profiles: the tasks are operators picked by their self time (call_graph.cc), which timing
+    // noise moves between a parent and its children from one layer to the next (the demo's 6-layer
+    // Llama read as 2 layers of 3); the top-level operators are the same in every layer. They are used
+    // when they repeat; a profile wrapped in one record_function scope has a single top-level operator.
+    std::vector<SeqItem> operators = TopLevelOperatorSequence(scan, step);
+    LayerPattern pattern;
+    FindLayerPattern(scan.profile, operators, options.max_period, &pattern);
+    if (pattern.layers > 0) {
+      ss.from_device_tasks = false;
+      ss.ops = operators.size();
+      ss.pattern = std::move(pattern);
+      ReadTokensAndPhase(scan, operators, &ss);
+      return ss;
+    }
+  }
+  seq = DeviceKernelSequence(scan, step);
   if (seq.empty()) {
     ss.from_device_tasks = false;
     seq = TopLevelOperatorSequence(scan, step);

@@ -311,5 +311,51 @@ TEST(Structure, StatisticsWithOnlyADecodeAttentionKernelAreDecode) {
   EXPECT_NE(s->steps[0].phase_reason.find("IncreFlashAttention"), std::string::npos);
 }
 
+// A CPU-only profile (no device: the graph makes a compute task of each operator doing its own work) of
+// 4 identical layers, each: aten::pow, then aten::linear around aten::mm. Whether the linear or its mm
+// is the task depends on the linear's own time (kCpuTaskMinSelfShare): here the linear's self share is
+// 60 % in layers 0 and 2 and 10 % in layers 1 and 3, as timing noise does. The task sequence then
+// repeats every 2 layers; the top-level operators repeat every layer.
+TEST(Structure, CpuOnlyLayersComeFromTheTopLevelOperatorsNotTheNoisyTaskChoice) {
+  Profile p;
+  const uint32_t thread = p.TrackFor("100", "1", TrackKind::kHostThread);
+  auto op = [&](const char* name, TimeNs ts_us, TimeNs dur_us, const char* dims) {
+    HostOpRow o;
+    o.name = p.Intern(name);
+    o.category = p.Intern("cpu_op");
+    o.kind = HostOpKind::kOperator;
+    o.track = thread;
+    o.ts = ts_us * kUs;
+    o.dur = dur_us * kUs;
+    o.input_dims = p.Intern(dims);
+    o.input_types = p.Intern("[\"float\", \"float\"]");
+    p.host_ops.Add(o);
+  };
+  TimeNs t = 1000;
+  for (int layer = 0; layer < 4; ++layer) {
+    op("aten::pow", t, 20, "[[1, 64], []]");
+    const TimeNs mm_us = layer % 2 == 0 ? 40 : 90;  // of a 100 us linear: self share 60 % / 10 %
+    op("aten::linear", t + 30, 100, "[[1, 64], [64, 64]]");
+    op("aten::mm", t + 35, mm_us, "[[1, 64], [64, 64]]");
+    t += 200;
+  }
+  auto g = OperatorCallGraph::Build(p);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_GT(g->stats().cpu_compute_tasks, 0u);
+  // The tasks: pow, linear, pow, mm, pow, linear, pow, mm.
+  std::vector<std::string> task_names;
+  for (size_t i = 0; i < p.device_tasks.size(); ++i) task_names.emplace_back(p.Str(p.device_tasks.name[i]));
+  EXPECT_EQ(task_names, (std::vector<std::string>{"aten::pow", "aten::linear", "aten::pow", "aten::mm", "aten::pow",
+                                                  "aten::linear", "aten::pow", "aten::mm"}));
+  const OpClassification classes = ClassifyProfile(p, *g);
+  auto s = AnalyzeStructure(p, *g, classes);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // Top-level operators pow, linear per layer: a unit of 2 operators, 4 times.
+  EXPECT_EQ(s->layers, 4);
+  EXPECT_EQ(s->layer.period, 2);
+  ASSERT_EQ(s->steps.size(), 1u);
+  EXPECT_FALSE(s->steps[0].from_device_tasks);
+}
+
 }  // namespace
 }  // namespace pypto
