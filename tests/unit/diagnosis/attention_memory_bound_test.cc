@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "analysis/detector.h"
 #include "unit/diagnosis/diagnosis_test_helpers.h"
@@ -120,21 +121,23 @@ Profile EagerGqaDecodeProfile(bool copy_outside) {
   return p;
 }
 
-const Issue* CopyFinding(const DiagnosticReport& r) {
-  for (const Issue& i : r.issues)
-    if (i.type == IssueType::kAttentionMemoryBound && i.op_name == "aten::copy_") return &i;
-  return nullptr;
-}
-
-TEST(AttentionMemoryBound, KvCopiesInsideTheUnfusedMatmulsAreSavedWhole) {
-  Profile p = EagerGqaDecodeProfile(/*copy_outside=*/false);
+// The attention_memory_bound finding on the K/V copies of EagerGqaDecodeProfile (nullptr without one).
+std::optional<Issue> CopyFinding(bool copy_outside) {
+  Profile p = EagerGqaDecodeProfile(copy_outside);
   DiagnoseOptions o = testing::TestOptions();
   o.only = {"attention_memory_bound"};
   o.min_issue_share = 0;
   auto r = Diagnose(p, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const Issue* copies = CopyFinding(*r);
-  ASSERT_NE(copies, nullptr);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return std::nullopt;
+  for (const Issue& i : r->issues)
+    if (i.type == IssueType::kAttentionMemoryBound && i.op_name == "aten::copy_") return i;
+  return std::nullopt;
+}
+
+TEST(AttentionMemoryBound, KvCopiesInsideTheUnfusedMatmulsAreSavedWhole) {
+  const std::optional<Issue> copies = CopyFinding(/*copy_outside=*/false);
+  ASSERT_TRUE(copies.has_value());
   // Two steps x (140 µs K copy + 120 µs V copy) = 520 µs; a fused kernel makes none of them, so the
   // whole time is the saving (needed bytes 0).
   EXPECT_EQ(copies->evidence.count, 4u);
@@ -147,14 +150,8 @@ TEST(AttentionMemoryBound, KvCopiesInsideTheUnfusedMatmulsAreSavedWhole) {
 TEST(AttentionMemoryBound, ACopyBeforeTheMatmulIsNotTheAttentions) {
   // The model's own contiguous copy (90 µs a step) runs before the Q.K^T matmul, outside it: a fused
   // kernel would still be fed by it, so it is not credited to the attention.
-  Profile p = EagerGqaDecodeProfile(/*copy_outside=*/true);
-  DiagnoseOptions o = testing::TestOptions();
-  o.only = {"attention_memory_bound"};
-  o.min_issue_share = 0;
-  auto r = Diagnose(p, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const Issue* copies = CopyFinding(*r);
-  ASSERT_NE(copies, nullptr);
+  const std::optional<Issue> copies = CopyFinding(/*copy_outside=*/true);
+  ASSERT_TRUE(copies.has_value());
   EXPECT_EQ(copies->evidence.count, 4u);
   EXPECT_EQ(copies->affected_ns, 520'000);
 }
