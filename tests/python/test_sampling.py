@@ -86,21 +86,39 @@ def test_each_phase_pays_for_its_own_records(warm_process):
     # record needs 0.01 x decode work - 10 >= 10: 2000 ms = 15 + 10 x (d - 1), d = 200 decodes. Before
     # forward k, k - ceil(k / 10) forwards were decodes: 200 first at k = 223. (Counting the prefills'
     # work too, a decode would have been recorded again by forward 21.)
-    # Prefill: no prefill record yet, so the next cost is the last record's, 10 ms: 0.01 x 1000 ms of
-    # prefill work is enough at forward 10. It costs 2 + 8 + 500 (1500 against the reference 1000) =
-    # 510 ms, so the next would need 102 s of prefills.
+    # Prefill: no prefill record yet, so the next cost is the last record's scaled by the forward lengths,
+    # prefill 1000 ms / decode ~10 ms: ~1000 ms, then (after forward 223's 15 ms record) ~1500 ms. 1 % of
+    # the prefill work (1000 ms a prefill) does not reach that in 400 forwards (40 prefills, 400 ms).
     budget = SamplingBudget(0.01, first=1)
     recorded = simulate(budget, 400, phase_of=lambda i: "prefill" if i % 10 == 0 else "decode",
                         prefill_ms=1000.0)
-    assert recorded == [1, 10, 223]
+    assert recorded == [1, 223]
     by_phase = budget.summary()["by_phase"]
-    assert by_phase["decode"]["recorded"] == 2 and by_phase["prefill"]["recorded"] == 1
-    assert by_phase["prefill"]["cost_ms"] == pytest.approx(510.0)
+    assert by_phase["decode"]["recorded"] == 2 and by_phase["prefill"]["recorded"] == 0
+    assert by_phase["prefill"]["cost_ms"] == pytest.approx(0.0)
     # Decode cost: 10 + (2 + 8 + 5) = 25 ms. Decode work: 360 decodes, forward 1 at 15 ms, forward 223 at
     # 15 - 5 = 10 ms, the other 358 at 10 ms: 3605 ms.
     assert by_phase["decode"]["cost_ms"] == pytest.approx(25.0)
     assert by_phase["decode"]["work_ms"] == pytest.approx(3605.0)
     assert by_phase["decode"]["cost_pct"] == pytest.approx(25.0 / 3605.0 * 100.0)
+
+
+def test_a_phase_not_recorded_yet_is_priced_by_its_forward_length(warm_process):
+    # As above, 1600 forwards. Every decode record after the first costs 2 + 8 + 5 = 15 ms. The first prefill
+    # record is priced at 15 ms x 1000 ms / the decodes' mean forward (10 ms each, +5 ms once for forward 1's
+    # unknown slowdown: 10.0037 ms over the 1350 decodes before forward 1500) = 1499.4 ms, so it waits for
+    # 0.01 x 1000 ms x k >= 1499.4: k = 150 prefills, the one at forward 1500. It costs 2 + 8 + 500 = 510 ms;
+    # the next ones follow as 1 % of the prefill work allows (forwards 1510 and 1530), and each phase ends
+    # within the budget. Priced at the last record's cost alone (forward 1's 10 ms), the first prefill was
+    # recorded at forward 10, as soon as 1 % of the 1000 ms of prefill before it covered 10 ms, and cost 510 ms.
+    budget = SamplingBudget(0.01, first=1)
+    recorded = simulate(budget, 1600, phase_of=lambda i: "prefill" if i % 10 == 0 else "decode",
+                        prefill_ms=1000.0)
+    prefills = [i for i in recorded if i % 10 == 0]
+    assert prefills == [1500, 1510, 1530]
+    by_phase = budget.summary()["by_phase"]
+    assert by_phase["prefill"]["cost_ms"] == pytest.approx(3 * 510.0)
+    assert by_phase["prefill"]["cost_pct"] <= 1.0 and by_phase["decode"]["cost_pct"] <= 1.0
 
 
 def test_hooks_count_against_the_budget(warm_process):
