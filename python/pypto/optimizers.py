@@ -492,13 +492,11 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             # recommendation also lists the rotary chains, which the fused norm does not touch).
             chain_us, saved_us = _norm_findings_us(rec)
             norm_chain_us += chain_us
-            if "norm_fusion" in done:
-                if norm_action is not None:
-                    norm_action.estimated_saved_us += saved_us
+            if norm_action is not None:
+                norm_action.estimated_saved_us += saved_us
                 continue
             from .fusion import register_layernorm_fusion
             fusion = register_layernorm_fusion(model)
-            done.add("norm_fusion")
             norm_action = AppliedOptimization("norm_fusion", hotspot, "fused RMSNorm/LayerNorm kernels",
                                               fusion, saved_us, target_class="norm")
             report.applied.append(norm_action)

@@ -127,18 +127,18 @@ inline constexpr int kUnfusedAttentionMaxGapOps = 8;
 // cudaLaunchKernel (GPU) is 1-3 levels; 8 bounds the walk on deep stacks.
 inline constexpr int kMaxAttentionAncestorHops = 8;
 
-// Host ops of kind kOperator are classified by name (others stay kOther).
-// Device tasks: Ascend op type, else own name, else task kind, else the class
-// of their operator (OperatorOf). Unfused attention (a matmul/bmm followed by
-// softmax then a matmul/bmm, within a few ops on the same thread/stream) is
-// re-labelled kAttention with sub-kinds qk_bmm / scores_softmax / pv_bmm; copy
-// tasks run inside the qk/pv matmul operator become kAttention / kv_materialize.
 // The sub-kinds of an unfused attention's parts (ClassifyProfile), which a fused
 // attention kernel replaces as a whole.
 inline bool IsUnfusedAttentionPart(std::string_view sub) {
   return sub == "qk_bmm" || sub == "scores_softmax" || sub == "pv_bmm" || sub == "kv_materialize";
 }
 
+// Host ops of kind kOperator are classified by name (others stay kOther).
+// Device tasks: Ascend op type, else own name, else task kind, else the class
+// of their operator (OperatorOf). Unfused attention (a matmul/bmm followed by
+// softmax then a matmul/bmm, within a few ops on the same thread/stream) is
+// re-labelled kAttention with sub-kinds qk_bmm / scores_softmax / pv_bmm; copy
+// tasks run inside the qk/pv matmul operator become kAttention / kv_materialize.
 OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph& graph,
                                  const OpClassifier& classifier = OpClassifier::Builtin());
 

@@ -57,8 +57,6 @@ struct Group {
   double pad_ratio = 1.0;
 };
 
-bool IsUnfusedPart(std::string_view sub) { return IsUnfusedAttentionPart(sub); }
-
 // A copy of K or V made inside an unfused Q.K^T / P.V matmul (grouped-query
 // heads expanded, a transposed K made contiguous; op_class.cc): a fused
 // kernel reads K/V in place, so nothing of the copy is needed.
@@ -83,7 +81,7 @@ double ScoresBytes(const CostFigures& c, std::string_view sub) {
 // decode read (Q and O are read / written once either way).
 std::pair<double, double> Needed(const CostFigures& c, std::string_view sub, double pad_ratio, bool decode) {
   if (IsKvMaterialize(sub)) return {0.0, 0.0};
-  if (IsUnfusedPart(sub)) return {std::max(0.0, c.bytes - ScoresBytes(c, sub)), c.flops};
+  if (IsUnfusedAttentionPart(sub)) return {std::max(0.0, c.bytes - ScoresBytes(c, sub)), c.flops};
   if (pad_ratio > 1.0 && decode) {
     const double s = DTypeBytes(c.dtype) > 0 ? DTypeBytes(c.dtype) : 2.0;
     const double qo =
@@ -125,7 +123,7 @@ std::map<std::string, KvByStep> DecodeKvByLabel(const AttentionRun& run) {
     if (!run.IsAttentionKernel(task)) continue;
     const CostFigures& c = (*ctx.task_costs)[task];
     if (!c.has_costs() || c.s_kv <= 0 || c.s_q <= 0 || !run.IsDecode(c, task)) continue;
-    if (IsUnfusedPart(detectors::TaskSubKind(ctx, task))) continue;
+    if (IsUnfusedAttentionPart(detectors::TaskSubKind(ctx, task))) continue;
     StepKv& s = kv_by_label[std::string(ctx.TaskLabel(task))][ctx.StepOf(run.t.ts[task])];
     s.s_kv = std::max(s.s_kv, c.s_kv);
     s.s_q = std::max(s.s_q, c.s_q);
@@ -174,7 +172,7 @@ void AddTaskToGroup(const AttentionRun& run, uint32_t task, Group& g, uint64_t* 
   const CostFigures& c = (*ctx.task_costs)[task];
   const std::string_view sub = detectors::TaskSubKind(ctx, task);
   if (run.RooflineOk(c, task)) {
-    if (IsUnfusedPart(sub)) ++g.unfused;
+    if (IsUnfusedAttentionPart(sub)) ++g.unfused;
     if (IsKvMaterialize(sub)) ++g.materialized;
     const auto [needed, needed_flops] = Needed(c, sub, g.pad_ratio, run.IsDecode(c, task));
     g.bytes += c.bytes;
