@@ -21,7 +21,9 @@
 #include "importers/common/ascend_vocabulary.h"
 #include "importers/common/json_stream.h"
 #include "importers/common/number_text.h"
+#include "importers/common/staged_rows.h"
 #include "io/file.h"
+#include "model/phase_timer.h"
 
 namespace pypto {
 namespace {
@@ -104,63 +106,61 @@ simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_ty
   }
 }
 
-std::string_view AsIs(std::string_view text) { return text; }
+using json_stream::Eq;
+using json_stream::RawKey;
 
 // Reads the fields of one event (opened in place by the shared JSON event
-// reader) into `ev` and appends its args to `args_out`. Every text goes
-// through `keep` (string_view -> string_view): the parser's views are valid
-// only until the reader's next event, which AsIs keeps and a copy outlives.
-template <typename Keep>
-simdjson::error_code ReadEventFields(od::object& obj, EventFields* ev, std::vector<Arg>* args_out, Keep&& keep) {
+// reader) into `ev` and appends its args to `args_out`. The views point into
+// the event's text or the parser's string buffer: valid until the reader's
+// next event. Fields are taken by reference and keys compared as written
+// (json_stream::RawKey), as the Kineto importer does: copying On-Demand's
+// field structs and unescaping every key cost a quarter of the parse.
+simdjson::error_code ReadEventFields(od::object& obj, EventFields* ev, std::vector<Arg>* args_out) {
   simdjson::error_code err = simdjson::SUCCESS;
   for (auto field_result : obj) {
-    od::field field;
-    if ((err = std::move(field_result).get(field))) return err;
-    std::string_view key;
-    if ((err = field.unescaped_key().get(key))) return err;
-    od::value value = field.value();
-    if (key == "args") {
+    if ((err = field_result.error())) return err;
+    od::field& field = field_result.value_unsafe();
+    const std::string_view key = RawKey(field);
+    od::value& value = field.value();
+    if (Eq(key, "args")) {
       od::json_type type;
       if ((err = value.type().get(type))) return err;
       if (type != od::json_type::object) continue;
       od::object args;
       if ((err = value.get_object().get(args))) return err;
       for (auto arg_result : args) {
-        od::field arg_field;
-        if ((err = std::move(arg_result).get(arg_field))) return err;
+        if ((err = arg_result.error())) return err;
+        od::field& arg_field = arg_result.value_unsafe();
         Arg arg;
-        if ((err = arg_field.unescaped_key().get(arg.key))) return err;
-        od::value arg_value = arg_field.value();
-        if ((err = ScalarText(arg_value, &arg.text, &arg.type))) return err;
-        args_out->push_back({keep(arg.key), keep(arg.text), arg.type});
+        arg.key = RawKey(arg_field);
+        // Kept as attribute keys, so an escaped key is stored unescaped.
+        if (arg.key.find('\\') != std::string_view::npos && (err = arg_field.unescaped_key().get(arg.key))) return err;
+        if ((err = ScalarText(arg_field.value(), &arg.text, &arg.type))) return err;
+        args_out->push_back(arg);
       }
       continue;
     }
     std::string_view* target = nullptr;
-    if (key == "ph") {
+    if (Eq(key, "ph")) {
       std::string_view ph;
       if ((err = ScalarText(value, &ph, nullptr))) return err;
       ev->ph = ph.empty() ? '?' : ph[0];
       continue;
     }
-    if (key == "name") target = &ev->name;
-    else if (key == "cat") target = &ev->cat;
-    else if (key == "pid") { target = &ev->pid; ev->has_pid = true; }
-    else if (key == "tid") { target = &ev->tid; ev->has_tid = true; }
-    else if (key == "ts") target = &ev->ts;
-    else if (key == "dur") target = &ev->dur;
-    else if (key == "id") {
+    if (Eq(key, "name")) target = &ev->name;
+    else if (Eq(key, "cat")) target = &ev->cat;
+    else if (Eq(key, "pid")) { target = &ev->pid; ev->has_pid = true; }
+    else if (Eq(key, "tid")) { target = &ev->tid; ev->has_tid = true; }
+    else if (Eq(key, "ts")) target = &ev->ts;
+    else if (Eq(key, "dur")) target = &ev->dur;
+    else if (Eq(key, "id")) {
       od::json_type type;
       if ((err = ScalarText(value, &ev->id, &type))) return err;
-      ev->id = keep(ev->id);
       ev->has_id = true;
       ev->id_is_string = type == od::json_type::string;
       continue;
     }
-    if (target) {
-      if ((err = ScalarText(value, target, nullptr))) return err;
-      *target = keep(*target);
-    }
+    if (target && (err = ScalarText(value, target, nullptr))) return err;
   }
   return simdjson::SUCCESS;
 }
@@ -173,70 +173,6 @@ bool HoldsStringM(std::string_view text) {
     if (text[at - 1] == '"' && at + 1 < text.size() && text[at + 1] == '"') return true;
   return false;
 }
-
-// ------------------------------------------------------------------ staging
-// Size of a StringArena block, bytes. 1 MiB: a parse thread's share of one
-// 2 MiB read buffer (json_stream::kDefaultBufferBytes) holds less text than
-// that, so a batch of staged events usually fits in one block.
-constexpr size_t kArenaBlockBytes = 1u << 20;
-
-// Copies of the strings of staged events. The views ReadEventFields returns
-// point into the parser's string buffer or the event text, both reused for the
-// next event, so a staged event keeps its own copies; blocks never move, so
-// the copies stay valid until Clear, which keeps the blocks for reuse.
-class StringArena {
- public:
-  std::string_view Copy(std::string_view s) {
-    if (s.empty()) return {};
-    while (block_ < blocks_.size() && blocks_[block_].size - used_ < s.size()) {
-      ++block_;
-      used_ = 0;
-    }
-    if (block_ == blocks_.size()) {
-      const size_t size = std::max(kArenaBlockBytes, s.size());
-      blocks_.push_back({std::unique_ptr<char[]>(new char[size]), size});
-    }
-    char* out = blocks_[block_].data.get() + used_;
-    std::memcpy(out, s.data(), s.size());
-    used_ += s.size();
-    return {out, s.size()};
-  }
-  void Clear() { block_ = used_ = 0; }
-
- private:
-  struct Block {
-    std::unique_ptr<char[]> data;
-    size_t size;
-  };
-  std::vector<Block> blocks_;
-  size_t block_ = 0;  // block being filled
-  size_t used_ = 0;   // bytes of it in use
-};
-
-struct StagedEvent {
-  uint64_t offset = 0;     // of its '{' in the file, for data-loss locations
-  EventFields fields;      // views into the stage's strings
-  size_t first_arg = 0;    // its args: Stage::args[first_arg, first_arg + arg_count)
-  size_t arg_count = 0;
-};
-
-// What one parse thread read since its last commit: events parsed (in file
-// order), waiting to be handled on the reader thread.
-struct Stage {
-  std::vector<StagedEvent> events;
-  std::vector<Arg> args;
-  StringArena strings;
-  // Repairs of the staged events (invalid UTF-8, bare N/A), counted by the
-  // JSON reader; only its data_loss is used.
-  Profile loss;
-
-  void Clear() {
-    events.clear();
-    args.clear();
-    strings.Clear();
-    loss.data_loss.clear();
-  }
-};
 
 // ------------------------------------------------------------------ processes
 enum class Role : uint8_t { kUnknown, kPython, kPythonGc, kCann, kHardware, kCommunication, kOverlap, kCounterOnly };
@@ -321,9 +257,108 @@ struct PlaneTask {
   std::vector<Attribute> attributes;
 };
 
-struct FlowEnd {
-  uint32_t flow_row;
-  uint32_t lane;
+// Process and thread names, read in pass 1; read-only while pass 2's threads run.
+struct ProcessDirectory {
+  std::map<std::string, ProcessInfo, std::less<>> processes;
+  std::map<ThreadKey, std::string> thread_names;
+  std::string python_pid;  // the single Python process, if exactly one
+
+  const ProcessInfo* Find(std::string_view pid) const {
+    auto it = processes.find(pid);
+    return it == processes.end() ? nullptr : &it->second;
+  }
+  const std::string* ThreadName(std::string_view pid, std::string_view tid) const {
+    auto it = thread_names.find({std::string(pid), std::string(tid)});
+    return it == thread_names.end() ? nullptr : &it->second;
+  }
+};
+
+// Sides of a track a parse thread asks for; each side has its own rule for
+// the track (TraceViewReader::ResolveTrack).
+enum class TrackSide : char {
+  kHost = 'H',         // Python / CANN thread (CANN on the Python process's threads)
+  kDevice = 'D',       // Ascend Hardware stream or HCCL thread
+  kFlowOther = 'F',    // a flow event of a process of no known role
+  kCounter = 'C',      // a counter event's (pid, tid or "0")
+};
+
+// A track first used by one parse thread (in its file order): what the
+// reader thread needs to find or add it in the import's profile.
+struct TrackRequest {
+  uint32_t local_track;
+  TrackSide side;
+  std::string pid, tid;
+  Role role = Role::kUnknown;  // kHost: kCann events go on the Python process's threads
+  std::string process_name;    // the event's process (for the track's process name)
+  int32_t device = -1;         // kDevice
+  int64_t stream = -1;         // kDevice
+};
+
+// A (pid, tid) lane first used by one parse thread.
+struct LaneRequest {
+  uint32_t local_lane;
+  std::string pid, tid;
+};
+
+class TraceViewReader;
+
+// What one parse thread makes of its events in pass 2 (every event but
+// metadata): rows in a profile of its own, with its own string ids, tracks and
+// lanes (flow-binding timelines), appended to the import's profile by
+// TraceViewReader::Commit in file order (importers/common/staged_rows.h).
+// Events are handled where they are parsed, so nothing is copied to wait for
+// the reader thread, and the two cores share the handling as well as the parse.
+class EventHandler {
+ public:
+  EventHandler(const ProcessDirectory& directory, const std::string& path) : directory_(directory), path_(path) {}
+
+  Status OnEvent(json_stream::JsonEvent& event);
+  Profile& rows() { return rows_; }
+
+ private:
+  friend class TraceViewReader;
+
+  void HandleComplete(uint64_t offset);
+  void HandleFlow(uint64_t offset);
+  void HandleCounter(uint64_t offset);
+  void AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip);
+  // The event's process: its process_name entry, else one guessed from the
+  // event itself (GuessRole), kept in unnamed_.
+  const ProcessInfo& ProcessOf(std::string_view pid);
+  Role GuessRole() const;
+  // This thread's track / lane for the event's (pid, tid); the first use of
+  // each is logged for the reader thread.
+  uint32_t Track(TrackSide side, const ProcessInfo& process, std::string_view pid, std::string_view tid,
+                 int32_t device = -1, int64_t stream = -1);
+  uint32_t Lane(std::string_view pid, std::string_view tid);
+  // The event's device stream track: device from the pid, stream from its args.
+  uint32_t DeviceTrack(const ProcessInfo& process);
+  std::string Where(uint64_t offset) const { return path_ + ": byte " + std::to_string(offset); }
+
+  const ProcessDirectory& directory_;
+  const std::string& path_;
+  Profile rows_;
+  Event ev_;
+  std::vector<Arg> args_;  // ev_.args of the event being handled
+  ProcessInfo unnamed_;
+
+  // Tracks: key (side, pid, tid) -> local track; requests since the last
+  // commit; local track -> the import's track and device (persist).
+  std::unordered_map<std::string, uint32_t> track_cache_;
+  std::string key_buf_;
+  std::vector<TrackRequest> track_log_;
+  std::vector<uint32_t> track_remap_;
+  std::vector<int32_t> track_device_;
+  // Lanes, the same way; entries since the last commit, by local lane, with
+  // rows local to rows_.
+  std::unordered_map<std::string, uint32_t> lane_cache_;
+  std::vector<LaneRequest> lane_log_;
+  std::vector<uint32_t> lane_remap_;
+  std::vector<std::vector<LaneEntry>> lane_entries_;
+  std::vector<StrId> string_remap_;
+  std::vector<PlaneTask> plane_tasks_;  // local string ids, tracks and lanes
+  std::vector<uint32_t> flow_lane_;     // local lane per flow row of rows_
+  uint64_t overlap_intervals_ = 0;
 };
 
 class TraceViewReader {
@@ -332,9 +367,9 @@ class TraceViewReader {
       : path_(path), options_(options), p_(*profile) {}
 
   Status Run();
-  // Reader thread, in file order: handles the events of `stage` and counts
-  // its data loss, then clears it (TraceViewSink::Commit).
-  void CommitStage(Stage& stage);
+  // Reader thread, in file order: appends what `handler` read since its last
+  // commit to the profile (TraceViewSink::Commit), then clears it.
+  void Commit(EventHandler& handler);
 
  private:
   // Stream options of one pass over the events array; `pass` (0 or 1) places
@@ -343,35 +378,23 @@ class TraceViewReader {
   // Pass 1: process and thread names, on one thread (few events are parsed).
   Status ReadMetadata();
   Status ReadMetadataEvent(json_stream::JsonEvent& event);
-  // Pass 2: every other event, parsed on DefaultParseThreads() threads.
+  // Pass 2: every other event, parsed and handled on DefaultParseThreads() threads.
   Status ReadEvents();
-  // Handles the event in ev_ (read at byte `offset`) by its phase.
-  void HandleEvent(uint64_t offset);
-  void HandleComplete(uint64_t offset);
-  void HandleFlow(uint64_t offset);
-  void HandleCounter(uint64_t offset);
-  void AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip);
-  uint32_t HostTrack(const ProcessInfo& process);
-  uint32_t DeviceTrackFor(const ProcessInfo& process);
-  uint32_t LaneFor(std::string_view pid, std::string_view tid);
-  const ProcessInfo& ProcessOf(std::string_view pid);
-  Role GuessRole() const;
+  // The import's track for a parse thread's request (first use in file order
+  // decides, as a one-thread read would).
+  uint32_t ResolveTrack(const TrackRequest& request);
+  uint32_t LaneFor(const std::string& pid, const std::string& tid);
   std::optional<LaneEntry> Bind(uint32_t lane, TimeNs ts) const;
   void LinkFlows();
   void DropDuplicatePlaneTasks();
-  std::string Where(uint64_t offset) const { return path_ + ": byte " + std::to_string(offset); }
 
   const std::string& path_;
   const ImportOptions& options_;
   Profile& p_;
 
-  Event ev_;
-  std::vector<Arg> metadata_args_;  // ev_.args in the first pass
-
-  std::map<std::string, ProcessInfo, std::less<>> processes_;
-  std::map<ThreadKey, std::string> thread_names_;
-  std::string python_pid_;  // the single Python process, if exactly one
-  ProcessInfo unnamed_;     // for events of processes without process_name
+  Event ev_;                        // pass 1
+  std::vector<Arg> metadata_args_;  // ev_.args in pass 1
+  ProcessDirectory directory_;
 
   std::map<ThreadKey, uint32_t> lanes_;
   std::vector<std::vector<LaneEntry>> lane_entries_;
@@ -389,40 +412,29 @@ class TraceViewReader {
   uint64_t linked_async_npu_ = 0;
 };
 
-// One parse thread's sink (json_stream::StreamJsonEventsParallel): OnEvent
-// only reads the event's fields into the stage, on the parse thread; all that
-// has state (processes, lanes, the profile) runs at Commit, on the reader
-// thread, in file order.
+// One parse thread's sink (json_stream::StreamJsonEventsParallel) over an
+// EventHandler.
 class TraceViewSink final : public json_stream::EventSink {
  public:
-  explicit TraceViewSink(TraceViewReader* target) : target_(target) {}
-
-  Status OnEvent(json_stream::JsonEvent& event) override {
-    StagedEvent staged;
-    staged.offset = event.offset;
-    staged.first_arg = stage_.args.size();
-    auto keep = [this](std::string_view text) { return stage_.strings.Copy(text); };
-    const simdjson::error_code err = ReadEventFields(event.object, &staged.fields, &stage_.args, keep);
-    // Not staged: an event that does not parse (its copied strings stay in
-    // the arena until the next Clear), metadata (read in the first pass).
-    if (err || staged.fields.ph == 'M') {
-      stage_.args.resize(staged.first_arg);
-      // kCorrupt: the reader repairs what it can (invalid UTF-8, bare N/A)
-      // and tries again, else counts the event as skipped and reads on.
-      if (err) return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(err) + ")");
-      return Status::Ok();
-    }
-    staged.arg_count = stage_.args.size() - staged.first_arg;
-    stage_.events.push_back(staged);
-    return Status::Ok();
+  TraceViewSink(TraceViewReader* target, const ProcessDirectory& directory, const std::string& path)
+      : target_(target), directory_(directory), path_(path) {
+    Reset();
   }
-  Profile* loss_profile() override { return &stage_.loss; }
-  void Commit() override { target_->CommitStage(stage_); }
-  void Discard() override { stage_.Clear(); }
+
+  Status OnEvent(json_stream::JsonEvent& event) override { return handler_->OnEvent(event); }
+  Profile* loss_profile() override { return &handler_->rows(); }
+  void Commit() override { target_->Commit(*handler_); }
+  // Rare (a malformed event in a parallel range): start over with empty
+  // tables, so that strings, tracks and lanes seen only in the discarded
+  // events are not added.
+  void Discard() override { Reset(); }
 
  private:
+  void Reset() { handler_ = std::make_unique<EventHandler>(directory_, path_); }
   TraceViewReader* target_;
-  Stage stage_;
+  const ProcessDirectory& directory_;
+  const std::string& path_;
+  std::unique_ptr<EventHandler> handler_;
 };
 
 json_stream::JsonStreamOptions TraceViewReader::PassOptions(int pass) const {
@@ -454,37 +466,163 @@ Status TraceViewReader::ReadMetadataEvent(json_stream::JsonEvent& event) {
   // Only events holding "M" reach here (the pass's prefilter, HoldsStringM).
   ev_.Clear();
   metadata_args_.clear();
-  if (ReadEventFields(event.object, &ev_, &metadata_args_, AsIs)) return Status::Ok();  // counted in pass 2
+  if (ReadEventFields(event.object, &ev_, &metadata_args_)) return Status::Ok();  // counted in pass 2
   ev_.args = metadata_args_;
   if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
   std::string pid(ev_.pid);
   if (ev_.name == "process_name") {
     if (const Arg* a = ev_.FindArg("name")) {
-      ProcessInfo& info = processes_[pid];
+      ProcessInfo& info = directory_.processes[pid];
       info.name = std::string(a->text);
       info.role = RoleFromProcessName(info.name);
     }
   } else if (ev_.name == "process_labels") {
-    if (const Arg* a = ev_.FindArg("labels")) processes_[pid].label = std::string(a->text);
+    if (const Arg* a = ev_.FindArg("labels")) directory_.processes[pid].label = std::string(a->text);
   } else if (ev_.name == "process_sort_index") {
     if (const Arg* a = ev_.FindArg("sort_index"))
-      if (auto v = IntOf(a->text)) processes_[pid].sort_index = *v;
+      if (auto v = IntOf(a->text)) directory_.processes[pid].sort_index = *v;
   } else if (ev_.name == "thread_name" && ev_.has_tid) {
-    if (const Arg* a = ev_.FindArg("name")) thread_names_[{pid, std::string(ev_.tid)}] = std::string(a->text);
+    if (const Arg* a = ev_.FindArg("name")) directory_.thread_names[{pid, std::string(ev_.tid)}] = std::string(a->text);
   }
   return Status::Ok();
 }
 
-const ProcessInfo& TraceViewReader::ProcessOf(std::string_view pid) {
-  auto it = processes_.find(pid);
-  if (it != processes_.end() && it->second.role != Role::kUnknown) return it->second;
+Status TraceViewReader::ReadEvents() {
+  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
+  const json_stream::JsonStreamOptions stream = PassOptions(1);
+  std::vector<std::unique_ptr<TraceViewSink>> sinks;
+  std::vector<json_stream::EventSink*> sink_pointers;
+  for (size_t i = DefaultParseThreads(); i > 0; --i) {
+    sinks.push_back(std::make_unique<TraceViewSink>(this, directory_, path_));
+    sink_pointers.push_back(sinks.back().get());
+  }
+  auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
+  return json_stream::StreamJsonEventsParallel(*source, stream, no_top_level_keys, sink_pointers, &p_).status();
+}
+
+uint32_t TraceViewReader::ResolveTrack(const TrackRequest& r) {
+  switch (r.side) {
+    case TrackSide::kHost: {
+      // CANN API events run on the threads of the profiled Python process
+      // (same OS tid, pid re-encoded by the writer): put them on that
+      // process's thread tracks so that nesting by time works across both
+      // (reference §6 call-graph recipe).
+      std::string_view pid = r.pid;
+      std::string_view owner_name = r.process_name;
+      if (r.role == Role::kCann && !directory_.python_pid.empty()) {
+        pid = directory_.python_pid;
+        const ProcessInfo* python = directory_.Find(pid);
+        owner_name = python ? std::string_view(python->name) : std::string_view();
+      }
+      uint32_t track = p_.TrackFor(pid, r.tid, TrackKind::kHostThread);
+      if (p_.tracks.process_name[track] == kEmptyStr && !owner_name.empty())
+        p_.tracks.process_name[track] = p_.Intern(owner_name);
+      if (p_.tracks.name[track] == kEmptyStr) {
+        const std::string* name = directory_.ThreadName(pid, r.tid);
+        if (!name) name = directory_.ThreadName(r.pid, r.tid);
+        if (name) p_.tracks.name[track] = p_.Intern(*name);
+      }
+      return track;
+    }
+    case TrackSide::kDevice: {
+      uint32_t track = p_.DeviceTrack(r.pid, r.tid, r.device, r.stream);
+      if (p_.tracks.process_name[track] == kEmptyStr && !r.process_name.empty())
+        p_.tracks.process_name[track] = p_.Intern(r.process_name);
+      if (p_.tracks.name[track] == kEmptyStr)
+        if (const std::string* name = directory_.ThreadName(r.pid, r.tid)) p_.tracks.name[track] = p_.Intern(*name);
+      if (std::find(devices_seen_.begin(), devices_seen_.end(), r.device) == devices_seen_.end())
+        devices_seen_.push_back(r.device);
+      return track;
+    }
+    case TrackSide::kFlowOther:
+      return p_.TrackFor(r.pid, r.tid, TrackKind::kOther);
+    case TrackSide::kCounter: {
+      uint32_t track = p_.TrackFor(r.pid, r.tid, TrackKind::kOther);
+      if (p_.tracks.process_name[track] == kEmptyStr && !r.process_name.empty())
+        p_.tracks.process_name[track] = p_.Intern(r.process_name);
+      return track;
+    }
+  }
+  return 0;
+}
+
+uint32_t TraceViewReader::LaneFor(const std::string& pid, const std::string& tid) {
+  auto [it, inserted] = lanes_.try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(lane_entries_.size()));
+  if (inserted) lane_entries_.emplace_back();
+  return it->second;
+}
+
+void TraceViewReader::Commit(EventHandler& h) {
+  Profile& from = h.rows_;
+  staged_rows::ExtendStringRemap(from, &p_, &h.string_remap_);
+  for (const TrackRequest& request : h.track_log_) h.track_remap_[request.local_track] = ResolveTrack(request);
+  h.track_log_.clear();
+  for (const LaneRequest& request : h.lane_log_) h.lane_remap_[request.local_lane] = LaneFor(request.pid, request.tid);
+  h.lane_log_.clear();
+
+  const uint32_t host_base = static_cast<uint32_t>(p_.host_ops.size());
+  const uint32_t task_base = static_cast<uint32_t>(p_.device_tasks.size());
+  staged_rows::Append(from, h.string_remap_, h.track_remap_, &p_);
+  for (uint32_t lane = 0; lane < h.lane_entries_.size(); ++lane) {
+    std::vector<LaneEntry>& local = h.lane_entries_[lane];
+    std::vector<LaneEntry>& global = lane_entries_[h.lane_remap_[lane]];
+    for (const LaneEntry& e : local) global.push_back({e.ts, e.end, e.row + (e.is_task ? task_base : host_base), e.is_task});
+    local.clear();
+  }
+  for (uint32_t lane : h.flow_lane_) flow_lane_.push_back(h.lane_remap_[lane]);
+  h.flow_lane_.clear();
+  auto s = [&](StrId id) { return h.string_remap_[id]; };
+  for (PlaneTask& plane : h.plane_tasks_) {
+    DeviceTaskRow& row = plane.row;
+    for (StrId* id : {&row.name, &row.category, &row.core_type, &row.op_type, &row.input_shapes, &row.input_types,
+                      &row.input_formats, &row.output_shapes, &row.output_types, &row.output_formats})
+      *id = s(*id);
+    row.track = h.track_remap_[row.track];
+    plane.lane = h.lane_remap_[plane.lane];
+    for (PlaneTask::Attribute& a : plane.attributes) {
+      a.key = s(a.key);
+      a.text = s(a.text);
+    }
+    plane_tasks_.push_back(std::move(plane));
+  }
+  h.plane_tasks_.clear();
+  overlap_intervals_ += h.overlap_intervals_;
+  h.overlap_intervals_ = 0;
+  staged_rows::Clear(&from);
+}
+
+// ------------------------------------------------------------------ pass 2, on the parse threads
+Status EventHandler::OnEvent(json_stream::JsonEvent& event) {
+  ev_.Clear();
+  args_.clear();
+  const simdjson::error_code err = ReadEventFields(event.object, &ev_, &args_);
+  // kCorrupt: the reader repairs what it can (invalid UTF-8, bare N/A) and
+  // tries again, else counts the event as skipped and reads on.
+  if (err) return CorruptError(std::string("malformed event skipped (") + simdjson::error_message(err) + ")");
+  ev_.args = args_;
+  switch (ev_.ph) {
+    case 'X': HandleComplete(event.offset); break;
+    case 's': case 'f': case 't': HandleFlow(event.offset); break;
+    case 'C': HandleCounter(event.offset); break;
+    case 'M': break;  // read in pass 1
+    default:
+      rows_.CountLoss(LossKind::kRowSkipped, std::string("unsupported event phase '") + ev_.ph + "' (skipped)",
+                      Where(event.offset));
+  }
+  ev_.Clear();  // its views point into the parser's buffers
+  return Status::Ok();
+}
+
+const ProcessInfo& EventHandler::ProcessOf(std::string_view pid) {
+  const ProcessInfo* known = directory_.Find(pid);
+  if (known && known->role != Role::kUnknown) return *known;
   // No (known) process_name: decide from the event itself.
-  unnamed_ = it != processes_.end() ? it->second : ProcessInfo{};
+  unnamed_ = known ? *known : ProcessInfo{};
   unnamed_.role = GuessRole();
   return unnamed_;
 }
 
-Role TraceViewReader::GuessRole() const {
+Role EventHandler::GuessRole() const {
   if (ev_.cat == "cpu_op" || ev_.cat == "python_function" || ev_.cat == "enqueue" || ev_.cat == "dequeue" ||
       ev_.cat == "user_annotation")
     return Role::kPython;
@@ -493,38 +631,51 @@ Role TraceViewReader::GuessRole() const {
   return Role::kUnknown;
 }
 
-uint32_t TraceViewReader::LaneFor(std::string_view pid, std::string_view tid) {
-  ThreadKey key{std::string(pid), std::string(tid)};
-  auto it = lanes_.find(key);
-  if (it != lanes_.end()) return it->second;
-  uint32_t lane = static_cast<uint32_t>(lane_entries_.size());
-  lanes_.emplace(std::move(key), lane);
-  lane_entries_.emplace_back();
-  return lane;
+uint32_t EventHandler::Track(TrackSide side, const ProcessInfo& process, std::string_view pid, std::string_view tid,
+                             int32_t device, int64_t stream) {
+  // The key holds what ResolveTrack's result depends on: the role (a CANN
+  // thread goes on the Python process; an unnamed process's role is guessed
+  // per event) and the stream (a device track records its stream).
+  key_buf_.assign(1, static_cast<char>(side));
+  key_buf_.push_back(static_cast<char>(process.role));
+  key_buf_.append(pid);
+  key_buf_.push_back('\x1f');
+  key_buf_.append(tid);
+  if (side == TrackSide::kDevice) {
+    key_buf_.push_back('\x1f');
+    key_buf_.append(std::to_string(stream));
+  }
+  auto [it, inserted] = track_cache_.try_emplace(key_buf_, static_cast<uint32_t>(track_remap_.size()));
+  if (inserted) {
+    track_log_.push_back({it->second, side, std::string(pid), std::string(tid), process.role, process.name, device, stream});
+    track_remap_.push_back(0);
+    track_device_.push_back(device);
+  }
+  return it->second;
 }
 
-uint32_t TraceViewReader::HostTrack(const ProcessInfo& process) {
-  // CANN API events run on the threads of the profiled Python process (same
-  // OS tid, pid re-encoded by the writer): put them on that process's thread
-  // tracks so that nesting by time works across both (reference §6 call-graph recipe).
-  std::string_view pid = ev_.pid;
-  const ProcessInfo* owner = &process;
-  if (process.role == Role::kCann && !python_pid_.empty()) {
-    pid = python_pid_;
-    owner = &processes_[python_pid_];
+uint32_t EventHandler::Lane(std::string_view pid, std::string_view tid) {
+  key_buf_.assign(pid);
+  key_buf_.push_back('\x1f');
+  key_buf_.append(tid);
+  auto [it, inserted] = lane_cache_.try_emplace(key_buf_, static_cast<uint32_t>(lane_remap_.size()));
+  if (inserted) {
+    lane_log_.push_back({it->second, std::string(pid), std::string(tid)});
+    lane_remap_.push_back(0);
+    lane_entries_.emplace_back();
   }
-  uint32_t track = p_.TrackFor(pid, ev_.tid, TrackKind::kHostThread);
-  if (p_.tracks.process_name[track] == kEmptyStr && !owner->name.empty())
-    p_.tracks.process_name[track] = p_.Intern(owner->name);
-  if (p_.tracks.name[track] == kEmptyStr) {
-    auto it = thread_names_.find({std::string(pid), std::string(ev_.tid)});
-    if (it == thread_names_.end()) it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
-    if (it != thread_names_.end()) p_.tracks.name[track] = p_.Intern(it->second);
-  }
-  return track;
+  return it->second;
 }
 
-uint32_t TraceViewReader::DeviceTrackFor(const ProcessInfo& process) {
+void EventHandler::AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip) {
+  for (const Arg& a : ev_.args) {
+    if (std::find(skip.begin(), skip.end(), a.key) != skip.end()) continue;
+    double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
+    rows_.attributes.Add(owner, row, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
+  }
+}
+
+uint32_t EventHandler::DeviceTrack(const ProcessInfo& process) {
   int32_t device = DeviceFromPid(ev_.pid, process.sort_index);
   if (device < 0) device = 0;
   int64_t stream = -1;
@@ -534,89 +685,36 @@ uint32_t TraceViewReader::DeviceTrackFor(const ProcessInfo& process) {
     if (s) stream = IntOf(s->text).value_or(-1);
     if (stream < 0) stream = IntOf(ev_.tid).value_or(-1);
   }
-  uint32_t track = p_.DeviceTrack(ev_.pid, ev_.tid, device, stream);
-  if (p_.tracks.process_name[track] == kEmptyStr && !process.name.empty())
-    p_.tracks.process_name[track] = p_.Intern(process.name);
-  if (p_.tracks.name[track] == kEmptyStr) {
-    auto it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
-    if (it != thread_names_.end()) p_.tracks.name[track] = p_.Intern(it->second);
-  }
-  if (std::find(devices_seen_.begin(), devices_seen_.end(), device) == devices_seen_.end())
-    devices_seen_.push_back(device);
-  return track;
+  return Track(TrackSide::kDevice, process, ev_.pid, ev_.tid, device, stream);
 }
 
-void TraceViewReader::AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<std::string_view> skip) {
-  for (const Arg& a : ev_.args) {
-    if (std::find(skip.begin(), skip.end(), a.key) != skip.end()) continue;
-    double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
-    p_.attributes.Add(owner, row, p_.Intern(a.key), p_.Intern(a.text), number);
-  }
-}
-
-Status TraceViewReader::ReadEvents() {
-  PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
-  const json_stream::JsonStreamOptions stream = PassOptions(1);
-  std::vector<std::unique_ptr<TraceViewSink>> sinks;
-  std::vector<json_stream::EventSink*> sink_pointers;
-  for (size_t i = DefaultParseThreads(); i > 0; --i) {
-    sinks.push_back(std::make_unique<TraceViewSink>(this));
-    sink_pointers.push_back(sinks.back().get());
-  }
-  auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
-  return json_stream::StreamJsonEventsParallel(*source, stream, no_top_level_keys, sink_pointers, &p_).status();
-}
-
-void TraceViewReader::CommitStage(Stage& stage) {
-  for (const StagedEvent& staged : stage.events) {
-    static_cast<EventFields&>(ev_) = staged.fields;
-    ev_.args = std::span<const Arg>(stage.args).subspan(staged.first_arg, staged.arg_count);
-    HandleEvent(staged.offset);
-  }
-  ev_.Clear();  // its views point into the stage
-  for (const auto& [reason, entry] : stage.loss.data_loss)
-    p_.CountLoss(entry.kind, reason, entry.first_location, entry.count);
-  stage.Clear();
-}
-
-void TraceViewReader::HandleEvent(uint64_t offset) {
-  switch (ev_.ph) {
-    case 'X': HandleComplete(offset); break;
-    case 's': case 'f': case 't': HandleFlow(offset); break;
-    case 'C': HandleCounter(offset); break;
-    case 'M': break;  // read in the first pass
-    default:
-      p_.CountLoss(LossKind::kRowSkipped, std::string("unsupported event phase '") + ev_.ph + "' (skipped)", Where(offset));
-  }
-}
-
-void TraceViewReader::HandleComplete(uint64_t offset) {
+void EventHandler::HandleComplete(uint64_t offset) {
   std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
   std::optional<int64_t> dur = ev_.dur.empty() ? std::optional<int64_t>(0) : number_text::MicrosToNs(ev_.dur);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !dur || *dur < 0) {
-    p_.CountLoss(LossKind::kRowSkipped, "complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
+    rows_.CountLoss(LossKind::kRowSkipped, "complete event without valid pid/tid/ts/dur (skipped)", Where(offset));
     return;
   }
   const ProcessInfo& process = ProcessOf(ev_.pid);
-  uint32_t lane = LaneFor(ev_.pid, ev_.tid);
+  uint32_t lane = Lane(ev_.pid, ev_.tid);
   switch (process.role) {
     case Role::kPython:
     case Role::kPythonGc:
     case Role::kCann: {
       HostOpRow row;
-      row.name = p_.Intern(ev_.name);
+      row.name = rows_.Intern(ev_.name);
       row.ts = *ts;
       row.dur = *dur;
-      row.track = HostTrack(process);
+      row.track = Track(TrackSide::kHost, process, ev_.pid, ev_.tid);
       if (process.role == Role::kCann) {
         row.kind = HostOpKind::kRuntime;
         size_t at = ev_.name.find('@');
-        row.category = p_.Intern(at == std::string_view::npos ? std::string_view("CANN") : ev_.name.substr(0, at));
+        row.category = rows_.Intern(at == std::string_view::npos ? std::string_view("CANN") : ev_.name.substr(0, at));
       } else if (process.role == Role::kPythonGc) {
         row.kind = HostOpKind::kOther;
-        row.category = p_.Intern(ev_.cat.empty() ? std::string_view("gc") : ev_.cat);
+        row.category = rows_.Intern(ev_.cat.empty() ? std::string_view("gc") : ev_.cat);
       } else {
-        row.category = p_.Intern(ev_.cat);
+        row.category = rows_.Intern(ev_.cat);
         if (ev_.cat == "cpu_op")
           row.kind = ev_.name.starts_with("ProfilerStep#") ? HostOpKind::kUserAnnotation : HostOpKind::kOperator;
         else if (ev_.cat == "user_annotation") row.kind = HostOpKind::kUserAnnotation;
@@ -625,9 +723,9 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
       }
       if (const Arg* a = ev_.FindArg("Sequence number"))
         if (auto v = IntOf(a->text); v && *v >= 0) row.sequence_number = *v;
-      if (const Arg* a = ev_.FindArg("Input Dims")) row.input_dims = p_.Intern(a->text);
-      if (const Arg* a = ev_.FindArg("Input type")) row.input_types = p_.Intern(a->text);
-      uint32_t op = p_.host_ops.Add(row);
+      if (const Arg* a = ev_.FindArg("Input Dims")) row.input_dims = rows_.Intern(a->text);
+      if (const Arg* a = ev_.FindArg("Input type")) row.input_types = rows_.Intern(a->text);
+      uint32_t op = rows_.host_ops.Add(row);
       if (process.role == Role::kCann) {
         AddArgs(OwnerKind::kHostOp, op, {"Thread Id"});
       } else {
@@ -635,7 +733,7 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
           if (a.key == "Sequence number" || a.key == "Input Dims" || a.key == "Input type") continue;
           if (a.key == "Fwd thread id" && a.text == "0") continue;  // 0 = forward op, the common case
           double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
-          p_.attributes.Add(OwnerKind::kHostOp, op, p_.Intern(a.key), p_.Intern(a.text), number);
+          rows_.attributes.Add(OwnerKind::kHostOp, op, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
         }
       }
       lane_entries_[lane].push_back({*ts, *ts + *dur, op, false});
@@ -644,30 +742,29 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
     case Role::kHardware:
     case Role::kCommunication: {
       DeviceTaskRow row;
-      row.name = p_.Intern(ev_.name);
+      row.name = rows_.Intern(ev_.name);
       row.ts = *ts;
       row.dur = *dur;
-      row.track = DeviceTrackFor(process);
+      row.track = DeviceTrack(process);
       if (process.role == Role::kHardware) {
         const Arg* type = ev_.FindArg("Task Type");
         std::string_view task_type = type ? type->text : std::string_view();
         ascend::TaskTypeInfo info = ascend::ClassifyTaskType(task_type);
         row.kind = type ? info.kind : DeviceTaskKind::kOther;
-        row.category = p_.Intern(task_type);
-        if (!info.core_type.empty()) row.core_type = p_.Intern(info.core_type);
+        row.category = rows_.Intern(task_type);
+        if (!info.core_type.empty()) row.core_type = rows_.Intern(info.core_type);
         if (const Arg* a = ev_.FindArg("size(B)")) row.bytes = IntOf(a->text).value_or(-1);
       } else {
         row.kind = DeviceTaskKind::kCommunication;
         // Threads "Plane k" hold HCCL sub-tasks; "Group … Communication" threads the whole ops.
         std::string_view thread;
-        auto it = thread_names_.find({std::string(ev_.pid), std::string(ev_.tid)});
-        if (it != thread_names_.end()) thread = it->second;
+        if (const std::string* name = directory_.ThreadName(ev_.pid, ev_.tid)) thread = *name;
         bool sub_task = thread.starts_with("Plane");
         if (sub_task) {
           const Arg* type = ev_.FindArg("task type");
-          row.category = p_.Intern(type ? type->text : std::string_view("communication_task"));
+          row.category = rows_.Intern(type ? type->text : std::string_view("communication_task"));
         } else {
-          row.category = p_.Intern("communication_op");
+          row.category = rows_.Intern("communication_op");
         }
         if (const Arg* a = ev_.FindArg("size(Byte)")) row.bytes = IntOf(a->text).value_or(-1);
       }
@@ -681,16 +778,22 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
       auto number_of = [](const Arg& a) {
         return a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
       };
-      if (process.role == Role::kCommunication && row.category != p_.Intern("communication_op")) {
-        PlaneTask pending{row, p_.tracks.device[row.track], lane, {}};
+      if (process.role == Role::kCommunication && row.category != rows_.Intern("communication_op")) {
+        PlaneTask pending{row, track_device_[row.track], lane, {}};
         for (const Arg& a : ev_.args)
-          if (keep_arg(a)) pending.attributes.push_back({p_.Intern(a.key), p_.Intern(a.text), number_of(a)});
+          if (keep_arg(a)) {
+            const double number = number_of(a);
+            pending.attributes.push_back({rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number});
+          }
         plane_tasks_.push_back(std::move(pending));
         return;
       }
-      uint32_t task = p_.device_tasks.Add(row);
+      uint32_t task = rows_.device_tasks.Add(row);
       for (const Arg& a : ev_.args)
-        if (keep_arg(a)) p_.attributes.Add(OwnerKind::kDeviceTask, task, p_.Intern(a.key), p_.Intern(a.text), number_of(a));
+        if (keep_arg(a)) {
+          const double number = number_of(a);
+          rows_.attributes.Add(OwnerKind::kDeviceTask, task, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
+        }
       lane_entries_[lane].push_back({*ts, *ts + *dur, task, true});
       return;
     }
@@ -698,15 +801,15 @@ void TraceViewReader::HandleComplete(uint64_t offset) {
       ++overlap_intervals_;  // derived by the writer from the tasks above; recomputed by the graph layer
       return;
     default:
-      p_.CountLoss(LossKind::kRowSkipped, "complete event of an unrecognised process (skipped)",
+      rows_.CountLoss(LossKind::kRowSkipped, "complete event of an unrecognised process (skipped)",
                    Where(offset) + " (process '" + process.name + "')");
   }
 }
 
-void TraceViewReader::HandleFlow(uint64_t offset) {
+void EventHandler::HandleFlow(uint64_t offset) {
   std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ev_.has_tid || !ts || !ev_.has_id) {
-    p_.CountLoss(LossKind::kLinkLost, "flow event without valid pid/tid/ts/id (skipped)", Where(offset));
+    rows_.CountLoss(LossKind::kLinkLost, "flow event without valid pid/tid/ts/id (skipped)", Where(offset));
     return;
   }
   std::optional<uint64_t> id = number_text::ParseUint64(ev_.id);
@@ -714,37 +817,36 @@ void TraceViewReader::HandleFlow(uint64_t offset) {
   const ProcessInfo& process = ProcessOf(ev_.pid);
   uint32_t track;
   if (process.role == Role::kHardware || process.role == Role::kCommunication)
-    track = DeviceTrackFor(process);
+    track = DeviceTrack(process);
   else if (process.role == Role::kPython || process.role == Role::kCann || process.role == Role::kPythonGc)
-    track = HostTrack(process);
+    track = Track(TrackSide::kHost, process, ev_.pid, ev_.tid);
   else
-    track = p_.TrackFor(ev_.pid, ev_.tid, TrackKind::kOther);
-  p_.flows.Add(flow_id, p_.Intern(ev_.cat), ev_.ph, track, *ts);
-  flow_lane_.push_back(LaneFor(ev_.pid, ev_.tid));
+    track = Track(TrackSide::kFlowOther, process, ev_.pid, ev_.tid);
+  rows_.flows.Add(flow_id, rows_.Intern(ev_.cat), ev_.ph, track, *ts);
+  flow_lane_.push_back(Lane(ev_.pid, ev_.tid));
 }
 
-void TraceViewReader::HandleCounter(uint64_t offset) {
+void EventHandler::HandleCounter(uint64_t offset) {
   std::optional<int64_t> ts = number_text::MicrosToNs(ev_.ts);
   if (!ev_.has_pid || !ts) {
-    p_.CountLoss(LossKind::kRowSkipped, "counter event without valid pid/ts (skipped)", Where(offset));
+    rows_.CountLoss(LossKind::kRowSkipped, "counter event without valid pid/ts (skipped)", Where(offset));
     return;
   }
   const ProcessInfo& process = ProcessOf(ev_.pid);
-  uint32_t track = p_.TrackFor(ev_.pid, ev_.has_tid ? ev_.tid : std::string_view("0"), TrackKind::kOther);
-  if (p_.tracks.process_name[track] == kEmptyStr && !process.name.empty())
-    p_.tracks.process_name[track] = p_.Intern(process.name);
+  uint32_t track = Track(TrackSide::kCounter, process, ev_.pid, ev_.has_tid ? ev_.tid : std::string_view("0"));
   for (const Arg& a : ev_.args) {
     double v = NumberOf(a.text);
     if (std::isnan(v)) {
-      p_.CountLoss(LossKind::kRowSkipped, "counter value not a number (skipped)", Where(offset));
+      rows_.CountLoss(LossKind::kRowSkipped, "counter value not a number (skipped)", Where(offset));
       continue;
     }
     std::string name(ev_.name);
     name += '/';
     name += a.key;
-    p_.counters.Add(p_.Intern(name), track, *ts, v);
+    rows_.counters.Add(rows_.Intern(name), track, *ts, v);
   }
 }
+
 
 std::optional<LaneEntry> TraceViewReader::Bind(uint32_t lane, TimeNs ts) const {
   const std::vector<LaneEntry>& entries = lane_entries_[lane];
@@ -888,22 +990,28 @@ void TraceViewReader::LinkFlows() {
 
 Status TraceViewReader::Run() {
   // Pass 1: process and thread names (metadata events may come anywhere).
+  PhaseTimer metadata_timer("import.trace_view.metadata");
   PYPTO_RETURN_IF_ERROR(ReadMetadata());
+  metadata_timer.Stop();
   std::string only_python;
   int python_processes = 0;
-  for (const auto& [pid, info] : processes_)
+  for (const auto& [pid, info] : directory_.processes)
     if (info.role == Role::kPython) {
       ++python_processes;
       only_python = pid;
     }
-  if (python_processes == 1) python_pid_ = only_python;
+  if (python_processes == 1) directory_.python_pid = only_python;
 
   // Pass 2: everything else.
   first_flow_row_ = static_cast<uint32_t>(p_.flows.size());
+  PhaseTimer events_timer("import.trace_view.events");
   PYPTO_RETURN_IF_ERROR(ReadEvents());
+  events_timer.Stop();
 
+  PhaseTimer link_timer("import.trace_view.link");
   DropDuplicatePlaneTasks();
   LinkFlows();
+  link_timer.Stop();
 
   for (int32_t device : devices_seen_) {
     bool known = false;

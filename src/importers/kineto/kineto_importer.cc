@@ -14,6 +14,7 @@
 
 #include "importers/common/json_stream.h"
 #include "importers/common/number_text.h"
+#include "importers/common/staged_rows.h"
 
 namespace pypto {
 namespace kineto {
@@ -35,14 +36,8 @@ bool IsCommunicationKernelName(std::string_view name) {
 
 namespace {
 
-// `text == "literal"` with the literal's length known at compile time, so the
-// byte compare inlines to a load and a compare instead of a call to memcmp
-// (std::string_view's operator== calls memcmp; ~20 compares run per event).
-template <size_t N>
-inline bool Eq(std::string_view text, const char (&literal)[N]) {
-  return text.size() == N - 1 && std::memcmp(text.data(), literal, N - 1) == 0;
-}
-
+using json_stream::Eq;
+using json_stream::RawKey;
 using simdjson::ondemand::json_type;
 using simdjson::ondemand::value;
 
@@ -213,16 +208,6 @@ double NumberOf(std::string_view text, bool is_string) {
   return ec == std::errc() && ptr == end ? d : std::nan("");
 }
 
-// A field's key as written, without unescaping (On-Demand's unescaped_key()
-// copies every key; events have ~15 keys and none of the keys read here has an
-// escape). A key with an escaped quote is cut at it and then matches nothing.
-std::string_view RawKey(simdjson::ondemand::field& field) {
-  const char* start = field.key().raw();
-  const char* end = start;
-  while (*end != '"') ++end;  // the key string is closed (simdjson validated it)
-  return std::string_view(start, static_cast<size_t>(end - start));
-}
-
 struct PendingAttribute {
   StrId key;
   StrId text;
@@ -389,28 +374,13 @@ class KinetoReader {
   std::vector<uint32_t> track_remap_;     // local track -> committed profile's track
 };
 
-namespace {
-// dst += f(src[i]) for every element, one resize then a plain loop.
-template <typename T, typename F>
-void AppendMapped(std::vector<T>& dst, const std::vector<T>& src, F f) {
-  const size_t base = dst.size();
-  dst.resize(base + src.size());
-  for (size_t i = 0; i < src.size(); ++i) dst[base + i] = f(src[i]);
-}
-template <typename T>
-void Append(std::vector<T>& dst, const std::vector<T>& src) {
-  dst.insert(dst.end(), src.begin(), src.end());
-}
-}  // namespace
-
 void KinetoReader::CommitStaged(KinetoReader& staged) {
   Profile& from = *staged.profile_;
   Profile& to = *profile_;
   // Strings first seen by the staging reader, in its first-seen order (which
   // is file order within its ranges): the ids come out as a one-thread read
   // would give them.
-  std::vector<StrId>& str = staged.string_remap_;
-  for (StrId id = static_cast<StrId>(str.size()); id < from.strings.size(); ++id) str.push_back(to.Intern(from.Str(id)));
+  staged_rows::ExtendStringRemap(from, &to, &staged.string_remap_);
   // Tracks: replay first sightings through this reader's cache so the first
   // sighting in the file decides (kind, device, stream), as in Track().
   for (const TrackLogEntry& e : staged.track_log_) {
@@ -432,88 +402,7 @@ void KinetoReader::CommitStaged(KinetoReader& staged) {
     staged.track_remap_[e.local_track] = track;
   }
   last_track_key_.clear();
-  const std::vector<uint32_t>& trk = staged.track_remap_;
-  auto s = [&](StrId id) { return str[id]; };
-  auto t = [&](uint32_t local) { return trk[local]; };
-
-  const uint32_t host_base = static_cast<uint32_t>(to.host_ops.size());
-  const uint32_t task_base = static_cast<uint32_t>(to.device_tasks.size());
-  {
-    const HostOpTable& a = from.host_ops;
-    HostOpTable& b = to.host_ops;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.category, a.category, s);
-    Append(b.kind, a.kind);
-    AppendMapped(b.track, a.track, t);
-    Append(b.ts, a.ts);
-    Append(b.dur, a.dur);
-    Append(b.depth, a.depth);
-    Append(b.parent, a.parent);
-    AppendMapped(b.input_dims, a.input_dims, s);
-    AppendMapped(b.input_types, a.input_types, s);
-    Append(b.correlation, a.correlation);
-    Append(b.external_id, a.external_id);
-    Append(b.sequence_number, a.sequence_number);
-  }
-  {
-    const DeviceTaskTable& a = from.device_tasks;
-    DeviceTaskTable& b = to.device_tasks;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.category, a.category, s);
-    Append(b.kind, a.kind);
-    AppendMapped(b.track, a.track, t);
-    Append(b.ts, a.ts);
-    Append(b.dur, a.dur);
-    Append(b.correlation, a.correlation);
-    Append(b.external_id, a.external_id);
-    Append(b.grid, a.grid);
-    Append(b.block, a.block);
-    Append(b.bytes, a.bytes);
-    AppendMapped(b.core_type, a.core_type, s);
-    Append(b.graph_launched, a.graph_launched);
-    Append(b.launcher, a.launcher);
-    const int32_t detail_base = static_cast<int32_t>(b.details.size());
-    AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : d + detail_base; });
-    const DeviceTaskDetailTable& x = a.details;
-    DeviceTaskDetailTable& y = b.details;
-    Append(y.block_dim, x.block_dim);
-    Append(y.mix_block_dim, x.mix_block_dim);
-    AppendMapped(y.op_type, x.op_type, s);
-    AppendMapped(y.input_shapes, x.input_shapes, s);
-    AppendMapped(y.input_types, x.input_types, s);
-    AppendMapped(y.input_formats, x.input_formats, s);
-    AppendMapped(y.output_shapes, x.output_shapes, s);
-    AppendMapped(y.output_types, x.output_types, s);
-    AppendMapped(y.output_formats, x.output_formats, s);
-  }
-  {
-    const AttributeTable& a = from.attributes;
-    AttributeTable& b = to.attributes;
-    for (size_t i = 0; i < a.size(); ++i) {
-      uint32_t owner = a.owner[i];
-      if (a.owner_kind[i] == OwnerKind::kHostOp) owner += host_base;
-      else if (a.owner_kind[i] == OwnerKind::kDeviceTask) owner += task_base;
-      b.Add(a.owner_kind[i], owner, str[a.key[i]], str[a.text[i]], a.number[i]);
-    }
-  }
-  {
-    const FlowTable& a = from.flows;
-    FlowTable& b = to.flows;
-    Append(b.id, a.id);
-    AppendMapped(b.category, a.category, s);
-    Append(b.phase, a.phase);
-    AppendMapped(b.track, a.track, t);
-    Append(b.ts, a.ts);
-  }
-  {
-    const CounterTable& a = from.counters;
-    CounterTable& b = to.counters;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.track, a.track, t);
-    Append(b.ts, a.ts);
-    Append(b.value, a.value);
-  }
-  for (const auto& [reason, entry] : from.data_loss) to.CountLoss(entry.kind, reason, entry.first_location, entry.count);
+  staged_rows::Append(from, staged.string_remap_, staged.track_remap_, &to);
   // Event facts: sums, ORs, minimum; "last one wins" facts in commit (= file) order.
   for (auto& [pid, name] : staged.process_names_) process_names_[pid] = std::move(name);
   for (auto& [key, name] : staged.thread_names_) thread_names_[key] = std::move(name);
@@ -533,22 +422,7 @@ void KinetoReader::CommitStaged(KinetoReader& staged) {
   }
   events_without_external_id_ += staged.events_without_external_id_;
 
-  // Clear the staged rows, keeping capacity (the next batch is about as big).
-  auto clear = [](auto&... v) { (v.clear(), ...); };
-  HostOpTable& h = from.host_ops;
-  clear(h.name, h.category, h.kind, h.track, h.ts, h.dur, h.depth, h.parent, h.input_dims, h.input_types,
-        h.correlation, h.external_id, h.sequence_number);
-  DeviceTaskTable& d = from.device_tasks;
-  clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.grid, d.block, d.bytes,
-        d.core_type, d.graph_launched, d.launcher, d.detail);
-  DeviceTaskDetailTable& x = d.details;
-  clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
-        x.output_types, x.output_formats);
-  AttributeTable& at = from.attributes;
-  clear(at.owner_kind, at.owner, at.key, at.text, at.number);
-  clear(from.flows.id, from.flows.category, from.flows.phase, from.flows.track, from.flows.ts);
-  clear(from.counters.name, from.counters.track, from.counters.ts, from.counters.value);
-  from.data_loss.clear();
+  staged_rows::Clear(&from);
   staged.track_log_.clear();
   staged.process_names_.clear();
   staged.thread_names_.clear();

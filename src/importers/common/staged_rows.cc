@@ -1,0 +1,125 @@
+#include "importers/common/staged_rows.h"
+
+namespace pypto::staged_rows {
+namespace {
+// dst += f(src[i]) for every element, one resize then a plain loop.
+template <typename T, typename F>
+void AppendMapped(std::vector<T>& dst, const std::vector<T>& src, F f) {
+  const size_t base = dst.size();
+  dst.resize(base + src.size());
+  for (size_t i = 0; i < src.size(); ++i) dst[base + i] = f(src[i]);
+}
+template <typename T>
+void AppendAll(std::vector<T>& dst, const std::vector<T>& src) {
+  dst.insert(dst.end(), src.begin(), src.end());
+}
+}  // namespace
+
+void ExtendStringRemap(const Profile& from, Profile* to, std::vector<StrId>* remap) {
+  for (StrId id = static_cast<StrId>(remap->size()); id < from.strings.size(); ++id)
+    remap->push_back(to->Intern(from.Str(id)));
+}
+
+void Append(const Profile& from, const std::vector<StrId>& strings, const std::vector<uint32_t>& tracks,
+            Profile* to) {
+  auto s = [&](StrId id) { return strings[id]; };
+  auto t = [&](uint32_t local) { return tracks[local]; };
+  const uint32_t host_base = static_cast<uint32_t>(to->host_ops.size());
+  const uint32_t task_base = static_cast<uint32_t>(to->device_tasks.size());
+  {
+    const HostOpTable& a = from.host_ops;
+    HostOpTable& b = to->host_ops;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.category, a.category, s);
+    AppendAll(b.kind, a.kind);
+    AppendMapped(b.track, a.track, t);
+    AppendAll(b.ts, a.ts);
+    AppendAll(b.dur, a.dur);
+    AppendAll(b.depth, a.depth);
+    AppendAll(b.parent, a.parent);
+    AppendMapped(b.input_dims, a.input_dims, s);
+    AppendMapped(b.input_types, a.input_types, s);
+    AppendAll(b.correlation, a.correlation);
+    AppendAll(b.external_id, a.external_id);
+    AppendAll(b.sequence_number, a.sequence_number);
+  }
+  {
+    const DeviceTaskTable& a = from.device_tasks;
+    DeviceTaskTable& b = to->device_tasks;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.category, a.category, s);
+    AppendAll(b.kind, a.kind);
+    AppendMapped(b.track, a.track, t);
+    AppendAll(b.ts, a.ts);
+    AppendAll(b.dur, a.dur);
+    AppendAll(b.correlation, a.correlation);
+    AppendAll(b.external_id, a.external_id);
+    AppendAll(b.grid, a.grid);
+    AppendAll(b.block, a.block);
+    AppendAll(b.bytes, a.bytes);
+    AppendMapped(b.core_type, a.core_type, s);
+    AppendAll(b.graph_launched, a.graph_launched);
+    AppendAll(b.launcher, a.launcher);
+    const int32_t detail_base = static_cast<int32_t>(b.details.size());
+    AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : d + detail_base; });
+    const DeviceTaskDetailTable& x = a.details;
+    DeviceTaskDetailTable& y = b.details;
+    AppendAll(y.block_dim, x.block_dim);
+    AppendAll(y.mix_block_dim, x.mix_block_dim);
+    AppendMapped(y.op_type, x.op_type, s);
+    AppendMapped(y.input_shapes, x.input_shapes, s);
+    AppendMapped(y.input_types, x.input_types, s);
+    AppendMapped(y.input_formats, x.input_formats, s);
+    AppendMapped(y.output_shapes, x.output_shapes, s);
+    AppendMapped(y.output_types, x.output_types, s);
+    AppendMapped(y.output_formats, x.output_formats, s);
+  }
+  {
+    const AttributeTable& a = from.attributes;
+    AttributeTable& b = to->attributes;
+    for (size_t i = 0; i < a.size(); ++i) {
+      uint32_t owner = a.owner[i];
+      if (a.owner_kind[i] == OwnerKind::kHostOp) owner += host_base;
+      else if (a.owner_kind[i] == OwnerKind::kDeviceTask) owner += task_base;
+      b.Add(a.owner_kind[i], owner, strings[a.key[i]], strings[a.text[i]], a.number[i]);
+    }
+  }
+  {
+    const FlowTable& a = from.flows;
+    FlowTable& b = to->flows;
+    AppendAll(b.id, a.id);
+    AppendMapped(b.category, a.category, s);
+    AppendAll(b.phase, a.phase);
+    AppendMapped(b.track, a.track, t);
+    AppendAll(b.ts, a.ts);
+  }
+  {
+    const CounterTable& a = from.counters;
+    CounterTable& b = to->counters;
+    AppendMapped(b.name, a.name, s);
+    AppendMapped(b.track, a.track, t);
+    AppendAll(b.ts, a.ts);
+    AppendAll(b.value, a.value);
+  }
+  for (const auto& [reason, entry] : from.data_loss) to->CountLoss(entry.kind, reason, entry.first_location, entry.count);
+}
+
+void Clear(Profile* from) {
+  auto clear = [](auto&... v) { (v.clear(), ...); };
+  HostOpTable& h = from->host_ops;
+  clear(h.name, h.category, h.kind, h.track, h.ts, h.dur, h.depth, h.parent, h.input_dims, h.input_types,
+        h.correlation, h.external_id, h.sequence_number);
+  DeviceTaskTable& d = from->device_tasks;
+  clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.grid, d.block, d.bytes,
+        d.core_type, d.graph_launched, d.launcher, d.detail);
+  DeviceTaskDetailTable& x = d.details;
+  clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
+        x.output_types, x.output_formats);
+  AttributeTable& at = from->attributes;
+  clear(at.owner_kind, at.owner, at.key, at.text, at.number);
+  clear(from->flows.id, from->flows.category, from->flows.phase, from->flows.track, from->flows.ts);
+  clear(from->counters.name, from->counters.track, from->counters.ts, from->counters.value);
+  from->data_loss.clear();
+}
+
+}  // namespace pypto::staged_rows
