@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/parallel.h"
 #include "importers/common/ascend_vocabulary.h"
 #include "importers/common/json_stream.h"
 #include "importers/common/number_text.h"
@@ -37,6 +38,10 @@ constexpr std::string_view kImporterName = "ascend-trace-view";
 // fixture every flow start lies in one of its 8 nearest preceding slices;
 // 512 bounds the work on pathological input.
 constexpr size_t kMaxFlowBindLookback = 512;
+// Flows bound per work item when binding runs on several threads (LinkFlows):
+// 4096, so that taking an item (one atomic add) costs nothing against its
+// binary searches, and a 300 MB trace's ~250k flows still make ~60 items.
+constexpr size_t kFlowBindChunk = 4096;
 // A launch flow whose host side starts more than this after its task (ns) is
 // taken as clock skew, not as the launch (LinkFlows). 1 µs: the timestamps'
 // resolution in trace_view (µs with 3 decimals, rounding on both clocks).
@@ -861,6 +866,17 @@ std::optional<LaneEntry> TraceViewReader::Bind(uint32_t lane, TimeNs ts) const {
   return std::nullopt;
 }
 
+// Task names equal but for case and '_' against ' ' ("Notify_Wait" =
+// "Notify Wait"), compared in place: a plane task is compared with each
+// hardware task that starts near it, tens of thousands of times a file.
+bool SameTaskName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  auto fold = [](char c) { return c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  for (size_t i = 0; i < a.size(); ++i)
+    if (fold(a[i]) != fold(b[i])) return false;
+  return true;
+}
+
 // Level1 timelines write each HCCL sub-task twice: under the HCCL process
 // ("Plane k" threads, with ranks, transport and size) and under Ascend
 // Hardware (its stream, its task type). Counting both doubled communication
@@ -870,11 +886,6 @@ std::optional<LaneEntry> TraceViewReader::Bind(uint32_t lane, TimeNs ts) const {
 // or task type) is not added; its arguments go to the Hardware task. Unmatched ones are added.
 void TraceViewReader::DropDuplicatePlaneTasks() {
   if (plane_tasks_.empty()) return;
-  auto normalized = [](std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
   DeviceTaskTable& tasks = p_.device_tasks;
   // Hardware tasks by (device, start): those on HCCL process tracks are not added yet.
   std::vector<uint32_t> hardware(tasks.size());
@@ -883,8 +894,8 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
   std::sort(hardware.begin(), hardware.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
   std::vector<uint8_t> taken(tasks.size(), 0);
   for (PlaneTask& plane : plane_tasks_) {
-    const std::string name = normalized(p_.Str(plane.row.name));
-    const std::string type = normalized(p_.Str(plane.row.category));  // its "task type" argument
+    const std::string_view name = p_.Str(plane.row.name);
+    const std::string_view type = p_.Str(plane.row.category);  // its "task type" argument
     const TimeNs end = plane.row.ts + plane.row.dur;
     auto it = std::lower_bound(hardware.begin(), hardware.end(),
                                std::pair(plane.device, plane.row.ts - kDuplicateTaskToleranceNs),
@@ -893,9 +904,11 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
     for (; it != hardware.end() && key(*it) <= std::pair(plane.device, plane.row.ts + kDuplicateTaskToleranceNs); ++it) {
       const uint32_t t = *it;
       if (taken[t] || std::llabs(tasks.ts[t] + tasks.dur[t] - end) > kDuplicateTaskToleranceNs) continue;
-      const std::string hardware_name = normalized(p_.Str(tasks.name[t]));
-      const std::string hardware_type = normalized(p_.Str(tasks.category[t]));
-      if (hardware_name != name && hardware_type != name && hardware_name != type && hardware_type != type) continue;
+      const std::string_view hardware_name = p_.Str(tasks.name[t]);
+      const std::string_view hardware_type = p_.Str(tasks.category[t]);
+      if (!SameTaskName(hardware_name, name) && !SameTaskName(hardware_type, name) &&
+          !SameTaskName(hardware_name, type) && !SameTaskName(hardware_type, type))
+        continue;
       match = t;
       break;
     }
@@ -917,10 +930,12 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
 }
 
 void TraceViewReader::LinkFlows() {
-  for (std::vector<LaneEntry>& entries : lane_entries_)
+  ParallelFor(lane_entries_.size(), DefaultParseThreads(), [&](size_t lane) {
+    std::vector<LaneEntry>& entries = lane_entries_[lane];
     std::sort(entries.begin(), entries.end(), [](const LaneEntry& a, const LaneEntry& b) {
       return a.ts != b.ts ? a.ts < b.ts : (a.end != b.end ? a.end > b.end : a.row < b.row);
     });
+  });
   struct Pair {
     int64_t start = -1, finish = -1;
   };
@@ -938,17 +953,46 @@ void TraceViewReader::LinkFlows() {
     Pair& pair = (*map)[p_.flows.id[row]];
     (ph == 's' ? pair.start : pair.finish) = static_cast<int64_t>(k);
   }
-  auto link = [&](std::unordered_map<uint64_t, Pair>& pairs, bool use_correlation) {
-    for (auto& [id, pair] : pairs) {
+  // Both ends of every paired flow, bound to their slices on all cores (binding
+  // only reads the lanes; it is most of the work), then linked in order.
+  struct End {
+    uint32_t row = 0;
+    bool bound = false, is_task = false;
+  };
+  auto end_of = [](const std::optional<LaneEntry>& e) { return e ? End{e->row, true, e->is_task} : End{}; };
+  struct Bound {
+    uint64_t id;
+    uint32_t start, finish;  // flow rows since first_flow_row_
+    End from, to;
+  };
+  auto bind_all = [&](const std::unordered_map<uint64_t, Pair>& pairs) {
+    std::vector<Bound> bound;
+    bound.reserve(pairs.size());
+    for (const auto& [id, pair] : pairs) {
       if (pair.start < 0 || pair.finish < 0) {
         ++unpaired_flow_events_;
         continue;
       }
-      uint32_t srow = first_flow_row_ + static_cast<uint32_t>(pair.start);
-      uint32_t frow = first_flow_row_ + static_cast<uint32_t>(pair.finish);
-      std::optional<LaneEntry> from = Bind(flow_lane_[pair.start], p_.flows.ts[srow]);
-      std::optional<LaneEntry> to = Bind(flow_lane_[pair.finish], p_.flows.ts[frow]);
-      if (!from || !to || from->is_task || !to->is_task) {
+      bound.push_back({id, static_cast<uint32_t>(pair.start), static_cast<uint32_t>(pair.finish), {}, {}});
+    }
+    const size_t chunks = (bound.size() + kFlowBindChunk - 1) / kFlowBindChunk;
+    ParallelFor(chunks, DefaultParseThreads(), [&](size_t chunk) {
+      const size_t end = std::min(bound.size(), (chunk + 1) * kFlowBindChunk);
+      for (size_t i = chunk * kFlowBindChunk; i < end; ++i) {
+        Bound& b = bound[i];
+        b.from = end_of(Bind(flow_lane_[b.start], p_.flows.ts[first_flow_row_ + b.start]));
+        b.to = end_of(Bind(flow_lane_[b.finish], p_.flows.ts[first_flow_row_ + b.finish]));
+      }
+    });
+    return bound;
+  };
+  auto link = [&](const std::vector<Bound>& bound, bool use_correlation) {
+    for (const Bound& b : bound) {
+      const uint64_t id = b.id;
+      const uint32_t srow = first_flow_row_ + b.start;
+      const End* from = &b.from;
+      const End* to = &b.to;
+      if (!from->bound || !to->bound || from->is_task || !to->is_task) {
         p_.CountLoss(LossKind::kLinkLost, "launch flow not bound to a host event and a device task (link lost)",
                      path_ + ": flow " + std::string(p_.Str(p_.flows.category[srow])) + " id " + std::to_string(id));
         continue;
@@ -984,8 +1028,10 @@ void TraceViewReader::LinkFlows() {
       }
     }
   };
-  link(h2d, true);
-  link(npu, false);
+  const std::vector<Bound> h2d_bound = bind_all(h2d);
+  const std::vector<Bound> npu_bound = bind_all(npu);
+  link(h2d_bound, true);
+  link(npu_bound, false);
 }
 
 Status TraceViewReader::Run() {
