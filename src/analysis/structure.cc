@@ -93,10 +93,15 @@ PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
   bool any_attention = false;
   for (int64_t i = 0; i < n; ++i) any_attention |= is_attn_head(i);
   int64_t pmax = std::min<int64_t>(max_period, n / kMinLayerRepeats);
+  // The symbols alone, contiguous: the scan below compares n x max_period
+  // pairs (a profile without steps is one long step), and reading them from
+  // the 40-byte items was memory-bound.
+  std::vector<StrId> symbol(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) symbol[i] = seq[i].symbol;
   for (int64_t p = 2; p <= pmax; ++p) {
     int64_t run = 0, best_run = 0, best_end = 0;
     for (int64_t i = 0; i + p < n; ++i) {
-      if (seq[i].symbol == seq[i + p].symbol) {
+      if (symbol[i] == symbol[i + p]) {
         if (++run > best_run) { best_run = run; best_end = i; }
       } else {
         run = 0;
