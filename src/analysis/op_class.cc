@@ -249,6 +249,20 @@ bool IsBusyKind(DeviceTaskKind k) { return k != DeviceTaskKind::kAnnotation && k
 
 }  // namespace
 
+uint16_t SubKindColumn::Id(std::string_view name) {
+  if (name.empty()) return 0;
+  // The same interned view (same bytes) is the common case; then equal text.
+  for (size_t i = 1; i < names_.size(); ++i)
+    if (names_[i].data() == name.data() && names_[i].size() == name.size()) return static_cast<uint16_t>(i);
+  for (size_t i = 1; i < names_.size(); ++i)
+    if (names_[i] == name) return static_cast<uint16_t>(i);
+  // More distinct names than a uint16_t holds would need a user rule file
+  // with 65535 sub-kinds: the extra ones read as none.
+  if (names_.size() > UINT16_MAX) return 0;
+  names_.push_back(name);
+  return static_cast<uint16_t>(names_.size() - 1);
+}
+
 OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph& graph,
                                  const OpClassifier& classifier) {
   OpClassification out;
@@ -272,7 +286,7 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
     if (ops.kind[i] != HostOpKind::kOperator) continue;
     const OpClassMatch& m = match(ops.name[i]);
     out.host_class[i] = m.cls;
-    out.host_sub_kind[i] = m.sub_kind;
+    out.host_sub_kind.set(i, m.sub_kind);
     ++out.host_counts[static_cast<size_t>(m.cls)];
   }
 
@@ -311,7 +325,7 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
       }
     }
     out.task_class[t] = cls;
-    out.task_sub_kind[t] = sub;
+    out.task_sub_kind.set(t, sub);
     out.task_source[t] = src;
     ++out.task_counts[static_cast<size_t>(cls)];
     if (IsBusyKind(kind)) out.task_time_ns[static_cast<size_t>(cls)] += tasks.dur[t];
@@ -320,7 +334,7 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
   // Unfused attention: matmul → (≤ kUnfusedAttentionMaxGapOps elementwise /
   // copy / other ops) → softmax → (≤ the same) → matmul,
   // on the same host thread (operators) or device stream (tasks).
-  auto relabel = [&](std::vector<uint32_t>& order, std::vector<OpClass>& cls_col, std::vector<std::string_view>& sub_col,
+  auto relabel = [&](std::vector<uint32_t>& order, std::vector<OpClass>& cls_col, SubKindColumn& sub_col,
                      std::vector<ClassSource>* src_col, bool count) -> uint64_t {
     uint64_t groups = 0;
     std::string_view qk = classifier.InternSubKind("qk_bmm");
@@ -348,7 +362,7 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
         if (count) --out.task_counts[static_cast<size_t>(cls_col[rows[k]])];
         else --out.host_counts[static_cast<size_t>(cls_col[rows[k]])];
         cls_col[rows[k]] = OpClass::kAttention;
-        sub_col[rows[k]] = subs[k];
+        sub_col.set(rows[k], subs[k]);
         if (src_col != nullptr) (*src_col)[rows[k]] = ClassSource::kSequence;
         if (count) ++out.task_counts[static_cast<size_t>(OpClass::kAttention)];
         else ++out.host_counts[static_cast<size_t>(OpClass::kAttention)];
@@ -397,7 +411,7 @@ OpClassification ClassifyProfile(const Profile& profile, const OperatorCallGraph
         --out.task_counts[static_cast<size_t>(c)];
         ++out.task_counts[static_cast<size_t>(OpClass::kAttention)];
         out.task_class[t] = OpClass::kAttention;
-        out.task_sub_kind[t] = data_copy ? kv_materialize : part;
+        out.task_sub_kind.set(t, data_copy ? kv_materialize : part);
         out.task_source[t] = ClassSource::kSequence;
         break;
       }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +21,7 @@
 #include "importers/pypto_db/pypto_db_format.h"
 #include "importers/common/sqlite_input.h"
 #include "importers/common/number_text.h"
+#include "model/phase_timer.h"
 
 namespace pypto {
 namespace {
@@ -41,6 +44,30 @@ constexpr std::string_view kRequiredTables[] = {"STRING_IDS", "TASK"};
 bool SpanNs(int64_t start, int64_t end, int64_t* dur) {
   return end >= start && !__builtin_sub_overflow(end, start, dur);
 }
+
+// A multimap from int64 ids, filled once and then only read: the pairs,
+// sorted by key once filled (stable: a key's values keep their insertion
+// order). A profiler DB links rows through millions of connection ids; as
+// std::unordered_multimap nodes they took ~56 bytes each (~250 MB of a 1 M-task
+// import's peak) and an allocation per row, as sorted pairs 16 bytes.
+template <typename V>
+class SortedIdMultimap {
+ public:
+  using Pair = std::pair<int64_t, V>;
+  void Add(int64_t key, V value) { pairs_.emplace_back(key, value); }
+  // Call once every pair is added, before Find.
+  void Seal() {
+    std::stable_sort(pairs_.begin(), pairs_.end(), [](const Pair& a, const Pair& b) { return a.first < b.first; });
+  }
+  std::span<const Pair> Find(int64_t key) const {
+    auto lo = std::lower_bound(pairs_.begin(), pairs_.end(), key, [](const Pair& p, int64_t k) { return p.first < k; });
+    auto hi = std::upper_bound(lo, pairs_.end(), key, [](int64_t k, const Pair& p) { return k < p.first; });
+    return {lo, hi};
+  }
+
+ private:
+  std::vector<Pair> pairs_;
+};
 
 class DbReader {
  public:
@@ -95,8 +122,9 @@ class DbReader {
   std::vector<StrId> dense_strings_;
   std::unordered_map<int64_t, StrId> sparse_strings_;
   std::unordered_map<int64_t, uint32_t> task_by_global_id_;
-  std::unordered_multimap<int64_t, uint32_t> tasks_by_connection_;
-  std::unordered_map<int64_t, uint32_t> cann_by_connection_;
+  SortedIdMultimap<uint32_t> tasks_by_connection_;  // sealed after TASK
+  // connectionId -> CANN_API host op; the last row of an id stands (sealed after CANN_API).
+  SortedIdMultimap<uint32_t> cann_by_connection_;
   // globalTid -> host track: PYTORCH_API and CANN_API rows name their thread
   // by it, a few threads for millions of rows.
   std::unordered_map<int64_t, uint32_t> host_tracks_;
@@ -344,7 +372,7 @@ Status DbReader::ReadTasks() {
         }
         uint32_t task = p_.device_tasks.Add(row);
         if (global_id != kNoId) task_by_global_id_[global_id] = task;
-        if (row.correlation != kNoId) tasks_by_connection_.emplace(row.correlation, task);
+        if (row.correlation != kNoId) tasks_by_connection_.Add(row.correlation, task);
         Attr(OwnerKind::kDeviceTask, task, key(task_id_key, "taskId"), r, 7, false);
         if (r.Int(8) != ascend::kNotApplicableU32)
           Attr(OwnerKind::kDeviceTask, task, key(context_id_key, "contextId"), r, 8, false);
@@ -365,6 +393,7 @@ Status DbReader::ReadTasks() {
     p_.notes.push_back(path_ + ": " + std::to_string(collective_tasks) +
                        " TASK rows without compute or communication info share a collective's connectionId "
                        "(COMMUNICATION_OP): read as that collective's communication, not compute");
+  tasks_by_connection_.Seal();
   return status;
 }
 
@@ -440,7 +469,7 @@ Status DbReader::ReadCannApi() {
       api_types[r.Int(0)] = p_.Intern(r.Text(1));
       return Status::Ok();
     }));
-  return Select("CANN_API", {"startNs", "endNs", "type", "globalTid", "connectionId", "name"}, [&](const Row& r) {
+  Status status = Select("CANN_API", {"startNs", "endNs", "type", "globalTid", "connectionId", "name"}, [&](const Row& r) {
     int64_t dur = 0;
     if (r.IsNull(0) || r.IsNull(1) || !SpanNs(r.Int(0), r.Int(1), &dur)) {
       p_.CountLoss(LossKind::kRowSkipped, "CANN API call without valid startNs/endNs (skipped)", Loc("CANN_API", r.index()));
@@ -457,22 +486,25 @@ Status DbReader::ReadCannApi() {
     row.correlation = r.Int(4);
     uint32_t op = p_.host_ops.Add(row);
     if (row.correlation != kNoId) {
-      cann_by_connection_[row.correlation] = op;
-      cann_to_task_links_ += tasks_by_connection_.count(row.correlation);
+      cann_by_connection_.Add(row.correlation, op);
+      cann_to_task_links_ += tasks_by_connection_.Find(row.correlation).size();
     }
     return Status::Ok();
   });
+  cann_by_connection_.Seal();
+  return status;
 }
 
 Status DbReader::ReadTorchApi() {
   if (!HasTable("PYTORCH_API")) return Status::Ok();
   // CONNECTION_IDS: one PYTORCH_API.connectionId -> many CANN/TASK connection ids.
-  std::unordered_multimap<int64_t, int64_t> connections;
+  SortedIdMultimap<int64_t> connections;
   if (HasTable("CONNECTION_IDS"))
     PYPTO_RETURN_IF_ERROR(Select("CONNECTION_IDS", {"id", "connectionId"}, [&](const Row& r) {
-      if (!r.IsNull(0) && !r.IsNull(1)) connections.emplace(r.Int(0), r.Int(1));
+      if (!r.IsNull(0) && !r.IsNull(1)) connections.Add(r.Int(0), r.Int(1));
       return Status::Ok();
     }));
+  connections.Seal();
   StrId cat_op = p_.Intern("cpu_op"), cat_enqueue = p_.Intern("enqueue"), cat_dequeue = p_.Intern("dequeue"),
         cat_trace = p_.Intern("python_function"), cat_mstx = p_.Intern("mstx"), cat_queue = p_.Intern("async_task_queue");
   StrId fwd_thread_key = kEmptyStr, callchain_key = kEmptyStr;  // interned at first use, as before
@@ -530,9 +562,7 @@ Status DbReader::ReadTorchApi() {
         if (int64_t fwd = r.Int(6, 0); fwd != 0) Attr(OwnerKind::kHostOp, op, key(fwd_thread_key, "Fwd thread id"), r, 6, false);
         if (!r.IsNull(9)) Attr(OwnerKind::kHostOp, op, key(callchain_key, "callchainId"), r, 9, false);
         if (link == kNoId) return Status::Ok();
-        auto range = connections.equal_range(link);
-        for (auto it = range.first; it != range.second; ++it) {
-          int64_t connection = it->second;
+        for (const auto& [unused_link, connection] : connections.Find(link)) {
           if (queue) {
             // Enqueue and its Dequeue share a connection id: the task-queue flow.
             p_.flows.Add(static_cast<uint64_t>(connection), cat_queue, name.starts_with("Dequeue") ? 'f' : 's',
@@ -540,12 +570,11 @@ Status DbReader::ReadTorchApi() {
             continue;
           }
           // op -> CANN launch -> tasks: the op's link id becomes their external id.
-          if (auto c = cann_by_connection_.find(connection); c != cann_by_connection_.end())
-            if (p_.host_ops.external_id[c->second] == kNoId) p_.host_ops.external_id[c->second] = link;
-          auto tasks = tasks_by_connection_.equal_range(connection);
-          for (auto t = tasks.first; t != tasks.second; ++t)
-            if (p_.device_tasks.external_id[t->second] == kNoId) {
-              p_.device_tasks.external_id[t->second] = link;
+          if (auto c = cann_by_connection_.Find(connection); !c.empty())
+            if (p_.host_ops.external_id[c.back().second] == kNoId) p_.host_ops.external_id[c.back().second] = link;
+          for (const auto& [unused_connection, task] : tasks_by_connection_.Find(connection))
+            if (p_.device_tasks.external_id[task] == kNoId) {
+              p_.device_tasks.external_id[task] = link;
               ++torch_to_task_links_;
             }
         }
@@ -586,16 +615,21 @@ Status DbReader::ReadFrequency() {
 
 Status DbReader::Run() {
   PYPTO_RETURN_IF_ERROR(Open());
-  PYPTO_RETURN_IF_ERROR(ReadStrings());
+  // PYPTO_TIMINGS=1: one line per table group.
+  auto timed = [](const char* phase, auto&& read) {
+    PhaseTimer timer(phase);
+    return read();
+  };
+  PYPTO_RETURN_IF_ERROR(timed("import.db.strings", [&] { return ReadStrings(); }));
   PYPTO_RETURN_IF_ERROR(ReadMetadata());
-  PYPTO_RETURN_IF_ERROR(ReadTasks());
-  PYPTO_RETURN_IF_ERROR(ReadPmu());
-  PYPTO_RETURN_IF_ERROR(ReadCommunicationOps());
+  PYPTO_RETURN_IF_ERROR(timed("import.db.tasks", [&] { return ReadTasks(); }));
+  PYPTO_RETURN_IF_ERROR(timed("import.db.pmu", [&] { return ReadPmu(); }));
+  PYPTO_RETURN_IF_ERROR(timed("import.db.communication", [&] { return ReadCommunicationOps(); }));
   // Every CANN_API and PYTORCH_API row becomes one host op.
   p_.host_ops.Reserve(p_.host_ops.size() + (HasTable("CANN_API") ? RowsAhead("CANN_API") : 0) +
                       (HasTable("PYTORCH_API") ? RowsAhead("PYTORCH_API") : 0));
-  PYPTO_RETURN_IF_ERROR(ReadCannApi());
-  PYPTO_RETURN_IF_ERROR(ReadTorchApi());
+  PYPTO_RETURN_IF_ERROR(timed("import.db.cann_api", [&] { return ReadCannApi(); }));
+  PYPTO_RETURN_IF_ERROR(timed("import.db.pytorch_api", [&] { return ReadTorchApi(); }));
   PYPTO_RETURN_IF_ERROR(ReadSteps());
   PYPTO_RETURN_IF_ERROR(ReadFrequency());
   p_.metadata.emplace("format", std::string(kImporterName));
