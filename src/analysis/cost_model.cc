@@ -671,4 +671,74 @@ std::vector<ClassCostSummary> SummarizeCosts(const Profile& profile, const Opera
   return out;
 }
 
+
+// ------------------------------------------------------------ TaskCostTable
+namespace {
+bool SameNumber(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+}  // namespace
+
+// Every field but measured_ns.
+bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
+  return a.status == b.status && a.cls == b.cls && a.sub_kind.data() == b.sub_kind.data() &&
+         a.sub_kind.size() == b.sub_kind.size() && a.dtype == b.dtype && a.unit == b.unit && a.batch == b.batch &&
+         a.m == b.m && a.n == b.n && a.k == b.k && a.heads == b.heads && a.s_q == b.s_q && a.s_kv == b.s_kv &&
+         a.head_dim == b.head_dim && a.phase == b.phase && SameNumber(a.flops, b.flops) &&
+         SameNumber(a.bytes, b.bytes) && SameNumber(a.intensity, b.intensity) &&
+         SameNumber(a.peak_flops, b.peak_flops) && SameNumber(a.bandwidth, b.bandwidth) &&
+         SameNumber(a.roofline_ns, b.roofline_ns) && a.bound == b.bound && SameNumber(a.achieved_flops, b.achieved_flops) &&
+         SameNumber(a.achieved_bandwidth, b.achieved_bandwidth) && SameNumber(a.compute_efficiency, b.compute_efficiency) &&
+         SameNumber(a.bandwidth_efficiency, b.bandwidth_efficiency) && SameNumber(a.efficiency, b.efficiency);
+}
+
+void TaskCostTable::Reset(size_t tasks, const std::vector<TimeNs>* durations) {
+  durations_ = durations;
+  slot_.assign(tasks, 0);
+  whole_.clear();
+  shared_sets_.clear();
+}
+
+int32_t TaskCostTable::SharedSet(const CostFigures& f) {
+  if (f.has_costs()) return -1;
+  std::lock_guard<std::mutex> lock(shared_mutex_);
+  for (size_t i = 0; i < shared_sets_.size(); ++i)
+    if (SameFiguresButTime(shared_sets_[i], f)) return static_cast<int32_t>(i);
+  shared_sets_.push_back(f);
+  shared_sets_.back().measured_ns = -1;
+  return static_cast<int32_t>(shared_sets_.size() - 1);
+}
+
+void TaskCostTable::Batch::Add(uint32_t task, CostFigures figures) {
+  const bool time_is_duration = task < table_->durations_->size() && figures.measured_ns == (*table_->durations_)[task];
+  int32_t set = -1;
+  if (time_is_duration && !figures.has_costs()) {
+    for (const auto& [known, id] : seen_)
+      if (SameFiguresButTime(known, figures)) set = id;
+    if (set < 0) {
+      set = table_->SharedSet(figures);
+      seen_.emplace_back(figures, set);
+    }
+  }
+  if (set >= 0) shared_.emplace_back(task, static_cast<uint32_t>(set));
+  else whole_.emplace_back(task, std::move(figures));
+}
+
+void TaskCostTable::Merge(Batch&& batch) {
+  for (const auto& [task, set] : batch.shared_) slot_[task] = set | kShared;
+  for (auto& [task, figures] : batch.whole_) {
+    whole_.push_back(std::move(figures));
+    slot_[task] = static_cast<uint32_t>(whole_.size());
+  }
+  batch.shared_.clear();
+  batch.whole_.clear();
+}
+
+CostFigures TaskCostTable::operator[](size_t task) const {
+  const uint32_t slot = slot_[task];
+  if (slot == 0) return CostFigures{};
+  if ((slot & kShared) == 0) return whole_[slot - 1];
+  CostFigures f = shared_sets_[slot & ~kShared];
+  f.measured_ns = (*durations_)[task];
+  return f;
+}
+
 }  // namespace pypto

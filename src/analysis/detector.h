@@ -185,7 +185,7 @@ struct DiagnosisContext {
   const HardwareSpec* hardware = nullptr;        // always set (generic fallback when unknown)
   bool hardware_known = false;                   // false: generic fallback, peaks unreliable
   const OpClassification* classes = nullptr;
-  const std::vector<CostFigures>* task_costs = nullptr;  // per device task row (EstimateTaskCost)
+  const TaskCostTable* task_costs = nullptr;     // per device task row (EstimateTaskCost)
   const ModelStructure* structure = nullptr;     // nullptr when structure analysis failed
   const DiagnoseOptions* options = nullptr;      // effective options (top-level values merged)
   Workload workload = Workload::kUnknown;        // training / inference (ClassifyWorkload)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -462,7 +463,7 @@ void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
 struct DiagnosisState {
   HardwareSpec hardware;
   std::optional<OpClassification> own_classes;        // when the caller passed none
-  std::vector<CostFigures> costs;                     // per device task row
+  TaskCostTable costs;                                // per device task row
   std::optional<StatusOr<ModelStructure>> own_structure;  // when the caller passed none
 };
 
@@ -521,16 +522,21 @@ void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, Di
                        DiagnosticReport& report) {
   const Profile& profile = *ctx.profile;
   const OpClassification& classes = *ctx.classes;
-  std::vector<CostFigures>& costs = state.costs;
-  costs.resize(profile.device_tasks.size());
-  // Each task's cost reads only const tables and writes its own slot, so the
-  // tasks are costed side by side in chunks (shape parsing dominates).
+  TaskCostTable& costs = state.costs;
+  costs.Reset(profile.device_tasks.size(), &profile.device_tasks.dur);
+  // Each task's cost reads only const tables, so the tasks are costed side by
+  // side in chunks (shape parsing dominates); each chunk's rows join the table
+  // under a lock, in whatever order the chunks finish (rows are by task).
   const std::vector<uint32_t>& tasks = ctx.tasks;
   const size_t chunks = (tasks.size() + kTaskCostChunk - 1) / kTaskCostChunk;
+  std::mutex merge_mutex;
   ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
+    TaskCostTable::Batch batch = costs.NewBatch();
     const size_t end = std::min(tasks.size(), (chunk + 1) * kTaskCostChunk);
     for (size_t i = chunk * kTaskCostChunk; i < end; ++i)
-      costs[tasks[i]] = EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]);  // the figures; notes dropped
+      batch.Add(tasks[i], EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]));  // the figures; notes dropped
+    std::lock_guard<std::mutex> lock(merge_mutex);
+    costs.Merge(std::move(batch));
   });
   uint64_t with_costs = 0, needing = 0;
   for (uint32_t t : ctx.tasks) {

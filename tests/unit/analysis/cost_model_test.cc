@@ -369,3 +369,63 @@ TEST(CostModel, PagedDecodeAttentionReadsUpToTheBlockTable) {
 
 }  // namespace
 }  // namespace pypto
+
+namespace pypto {
+namespace {
+
+// TaskCostTable gives back what was added: rows without costs through a
+// shared set plus their duration, rows with costs whole, never-costed rows as
+// CostFigures{}. Built the way EstimateTaskCosts does, two batches.
+TEST(TaskCostTable, ReadsBackEveryRowAsAdded) {
+  const std::vector<TimeNs> durations = {100, 200, 300, 400, 500};
+  TaskCostTable table;
+  table.Reset(durations.size(), &durations);
+  static constexpr std::string_view kCopy = "copy";
+  CostFigures no_shapes;  // a copy without shapes: status, class and sub-kind only
+  no_shapes.status = CostStatus::kNoShapes;
+  no_shapes.cls = OpClass::kCopy;
+  no_shapes.sub_kind = kCopy;
+  CostFigures gemm;
+  gemm.status = CostStatus::kOk;
+  gemm.cls = OpClass::kMatmul;
+  gemm.m = 8;
+  gemm.n = 4096;
+  gemm.k = 4096;
+  gemm.flops = 2.0 * 8 * 4096 * 4096;
+  gemm.bytes = 2.0 * 4096 * 4096;
+  gemm.measured_ns = 300;
+  CostFigures odd_time = no_shapes;  // no costs, but a time that is not the duration: kept whole
+  odd_time.measured_ns = 7;
+
+  TaskCostTable::Batch first = table.NewBatch();
+  CostFigures a = no_shapes;
+  a.measured_ns = 100;
+  first.Add(0, a);
+  first.Add(2, gemm);
+  table.Merge(std::move(first));
+  TaskCostTable::Batch second = table.NewBatch();
+  CostFigures b = no_shapes;
+  b.measured_ns = 400;
+  second.Add(3, b);
+  second.Add(4, odd_time);
+  table.Merge(std::move(second));
+
+  ASSERT_EQ(table.size(), 5u);
+  EXPECT_EQ(table[0].status, CostStatus::kNoShapes);
+  EXPECT_EQ(table[0].cls, OpClass::kCopy);
+  EXPECT_EQ(table[0].sub_kind, "copy");
+  EXPECT_EQ(table[0].measured_ns, 100);  // the duration of task 0
+  EXPECT_EQ(table[3].measured_ns, 400);
+  EXPECT_TRUE(std::isnan(table[3].flops));
+  EXPECT_EQ(table[1].measured_ns, -1);  // never costed: CostFigures{}
+  EXPECT_EQ(table[1].status, CostFigures{}.status);
+  EXPECT_EQ(table[2].status, CostStatus::kOk);
+  EXPECT_DOUBLE_EQ(table[2].flops, 2.0 * 8 * 4096 * 4096);
+  EXPECT_EQ(table[2].k, 4096);
+  EXPECT_EQ(table[2].measured_ns, 300);
+  EXPECT_EQ(table[4].measured_ns, 7);
+  EXPECT_EQ(table[4].cls, OpClass::kCopy);
+}
+
+}  // namespace
+}  // namespace pypto
