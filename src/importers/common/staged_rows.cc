@@ -13,6 +13,18 @@ template <typename T>
 void AppendAll(std::vector<T>& dst, const std::vector<T>& src) {
   dst.insert(dst.end(), src.begin(), src.end());
 }
+// The columns host ops and device tasks both have.
+template <typename Table, typename S, typename T>
+void AppendTimedRows(Table& dst, const Table& src, S s, T t) {
+  AppendMapped(dst.name, src.name, s);
+  AppendMapped(dst.category, src.category, s);
+  AppendAll(dst.kind, src.kind);
+  AppendMapped(dst.track, src.track, t);
+  AppendAll(dst.ts, src.ts);
+  AppendAll(dst.dur, src.dur);
+  AppendAll(dst.correlation, src.correlation);
+  AppendAll(dst.external_id, src.external_id);
+}
 }  // namespace
 
 void ExtendStringRemap(const Profile& from, Profile* to, std::vector<StrId>* remap) {
@@ -29,31 +41,17 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
   {
     const HostOpTable& a = from.host_ops;
     HostOpTable& b = to->host_ops;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.category, a.category, s);
-    AppendAll(b.kind, a.kind);
-    AppendMapped(b.track, a.track, t);
-    AppendAll(b.ts, a.ts);
-    AppendAll(b.dur, a.dur);
+    AppendTimedRows(b, a, s, t);
     AppendAll(b.depth, a.depth);
     AppendAll(b.parent, a.parent);
     AppendMapped(b.input_dims, a.input_dims, s);
     AppendMapped(b.input_types, a.input_types, s);
-    AppendAll(b.correlation, a.correlation);
-    AppendAll(b.external_id, a.external_id);
     AppendAll(b.sequence_number, a.sequence_number);
   }
   {
     const DeviceTaskTable& a = from.device_tasks;
     DeviceTaskTable& b = to->device_tasks;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.category, a.category, s);
-    AppendAll(b.kind, a.kind);
-    AppendMapped(b.track, a.track, t);
-    AppendAll(b.ts, a.ts);
-    AppendAll(b.dur, a.dur);
-    AppendAll(b.correlation, a.correlation);
-    AppendAll(b.external_id, a.external_id);
+    AppendTimedRows(b, a, s, t);
     AppendAll(b.grid, a.grid);
     AppendAll(b.block, a.block);
     AppendAll(b.bytes, a.bytes);

@@ -397,18 +397,19 @@ TEST(TaskCostTable, ReadsBackEveryRowAsAdded) {
   CostFigures odd_time = no_shapes;  // no costs, but a time that is not the duration: kept whole
   odd_time.measured_ns = 7;
 
-  TaskCostTable::Batch first = table.NewBatch();
-  CostFigures a = no_shapes;
-  a.measured_ns = 100;
-  first.Add(0, a);
-  first.Add(2, gemm);
-  table.Merge(std::move(first));
-  TaskCostTable::Batch second = table.NewBatch();
-  CostFigures b = no_shapes;
-  b.measured_ns = 400;
-  second.Add(3, b);
-  second.Add(4, odd_time);
-  table.Merge(std::move(second));
+  auto timed = [&](TimeNs ns) {  // the copy's figures as costed: measured time = its duration
+    CostFigures f = no_shapes;
+    f.measured_ns = ns;
+    return f;
+  };
+  // Two batches, as two workers' chunks: tasks 0 and 2, then 3 and 4; task 1 is never costed.
+  const std::vector<std::vector<std::pair<uint32_t, CostFigures>>> batches = {
+      {{0, timed(100)}, {2, gemm}}, {{3, timed(400)}, {4, odd_time}}};
+  for (const auto& rows : batches) {
+    TaskCostTable::Batch batch = table.NewBatch();
+    for (const auto& [task, figures] : rows) batch.Add(task, figures);
+    table.Merge(std::move(batch));
+  }
 
   ASSERT_EQ(table.size(), 5u);
   EXPECT_EQ(table[0].status, CostStatus::kNoShapes);
