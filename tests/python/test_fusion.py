@@ -158,7 +158,7 @@ def test_hand_written_block_probed_residual_fused_scale_left_alone():
     x = torch.randn(2, 5, 96)
     with torch.no_grad():
         before = block(x)
-    report = register_layernorm_fusion(block)
+    report = register_layernorm_fusion(block, fuse_residual_add=True)  # the CPU default is off (next test)
     with torch.no_grad():
         after = block(x)
     assert relative_error(after, before) <= FP32_TOLERANCE
@@ -189,6 +189,28 @@ def test_hand_written_block_probed_residual_fused_scale_left_alone():
 
     report.unregister()
     assert isinstance(block.n1, Normalizer) and "forward" not in block.__dict__
+
+
+def test_residual_add_left_alone_by_default_on_the_cpu():
+    """On the CPU the rewritten forward cost more than the add it saves (measured: module docstring of
+    _residual_add_by_default), so by default the add stays the model's; the norm is still fused and
+    the dropout still folded, and outputs are unchanged."""
+    torch.manual_seed(3)
+    block = Block(96).eval()
+    x = torch.randn(2, 5, 96)
+    with torch.no_grad():
+        before = block(x)
+    report = register_layernorm_fusion(block)
+    with torch.no_grad():
+        after = block(x)
+    assert relative_error(after, before) <= FP32_TOLERANCE
+    n2 = report.entry("n2")
+    assert n2.fused
+    assert n2.residual_add.startswith("not fused: not requested (fuse_residual_add=False")
+    assert "add+" + fusion.IMPL_CPU_KERNEL not in n2.calls_by_implementation
+    assert n2.calls_by_implementation.get(fusion.IMPL_CPU_KERNEL) == 1
+    assert n2.next_dropout.startswith("folded")
+    report.unregister()
 
 
 def test_layernorm_dropout_in_sequential_folded_in_eval_only():
