@@ -696,9 +696,10 @@ def _split_path(path: str) -> Tuple[str, str]:
 # Whether the residual add joins the norm when register_layernorm_fusion is not told: on every
 # backend but the CPU. There the add saves one elementwise op of a few microseconds, while the
 # traced parent forward that carries the fused add costs more per call (GraphModule call, the
-# argument checks). Measured on the demo's hand-written decoder (4 layers, decode batch 8, 40
-# interleaved rounds of 24 tokens): norm fusion with the residual rewrite -0.16 ms per token
-# (95 % CI -0.26 .. -0.07, slower), without it +0.01 ms (-0.16 .. +0.18). On an NPU
+# argument checks). Measured on the demo's hand-written decoder (4 layers, decode batch 8; four
+# checks of 30-40 interleaved rounds of 24 tokens, paired with the unfused model): with the
+# residual rewrite -0.11 to -0.26 ms per token, slower in 4 of 4 checks; without it -0.15 to
+# +0.01 ms, slower in 1 of 4. The rest of the fused model's loss is not explained. On an NPU
 # npu_add_rms_norm is one kernel launch instead of two.
 def _residual_add_by_default(model: nn.Module) -> bool:
     first_param = next(model.parameters(), None)
