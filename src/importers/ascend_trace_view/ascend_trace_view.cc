@@ -79,12 +79,6 @@ struct Event : EventFields {
   }
 };
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsJsonSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsJsonSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Reads a scalar as text: string content, or the trimmed raw token otherwise.
 simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_type* type_out) {
   od::json_type type;
@@ -105,7 +99,7 @@ simdjson::error_code ScalarText(od::value& v, std::string_view* out, od::json_ty
       return o.raw_json().get(*out);
     }
     default: {
-      *out = Trim(v.raw_json_token());
+      *out = json_stream::TrimToken(v.raw_json_token());
       return simdjson::SUCCESS;
     }
   }
