@@ -675,7 +675,6 @@ std::vector<ClassCostSummary> SummarizeCosts(const Profile& profile, const Opera
 // ------------------------------------------------------------ TaskCostTable
 namespace {
 bool SameNumber(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
-}  // namespace
 
 // Every field but measured_ns.
 bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
@@ -689,6 +688,7 @@ bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
          SameNumber(a.achieved_bandwidth, b.achieved_bandwidth) && SameNumber(a.compute_efficiency, b.compute_efficiency) &&
          SameNumber(a.bandwidth_efficiency, b.bandwidth_efficiency) && SameNumber(a.efficiency, b.efficiency);
 }
+}  // namespace
 
 void TaskCostTable::Reset(size_t tasks, const std::vector<TimeNs>* durations) {
   durations_ = durations;

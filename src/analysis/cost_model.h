@@ -149,7 +149,6 @@ class TaskCostTable {
   // The shared set equal to `f` (measured time aside), added when new; -1
   // when `f` has costs. Thread-safe.
   int32_t SharedSet(const CostFigures& f);
-  friend bool SameFiguresButTime(const CostFigures& a, const CostFigures& b);
   static constexpr uint32_t kShared = 0x80000000u;  // slot: shared set | kShared; else whole row + 1; 0 never costed
   const std::vector<TimeNs>* durations_ = nullptr;
   std::vector<uint32_t> slot_;
