@@ -701,8 +701,7 @@ def _split_path(path: str) -> Tuple[str, str]:
 # residual rewrite -0.11 to -0.26 ms per token, slower in 4 of 4 checks; without it -0.15 to
 # +0.01 ms, slower in 1 of 4. The rest of the fused model's loss is not explained. On an NPU
 # npu_add_rms_norm is one kernel launch instead of two.
-def _residual_add_by_default(model: nn.Module) -> bool:
-    first_param = next(model.parameters(), None)
+def _residual_add_by_default(first_param: Optional[torch.Tensor]) -> bool:
     return first_param is not None and first_param.device.type != "cpu"
 
 
@@ -733,7 +732,7 @@ def register_layernorm_fusion(model: nn.Module, fuse_with_prev_matmul: bool = Tr
     fused_by_parent: Dict[str, List[Tuple[str, FusionEntry]]] = collections.defaultdict(list)
 
     if fuse_residual_add is None:
-        fuse_residual_add = _residual_add_by_default(model)
+        fuse_residual_add = _residual_add_by_default(first_param)
     seen = set()
     for path, module in list(model.named_modules()):
         if id(module) in seen or not _is_candidate(module):
