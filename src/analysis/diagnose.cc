@@ -79,8 +79,8 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
 double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
   double value = std::nan("");
   FindTaskAttributeRow(task, [&](uint32_t row) {
-    if (profile->Str(profile->attributes.key[row]) != key) return false;
-    value = profile->attributes.number[row];
+    if (profile->Str(profile->attributes.key(row)) != key) return false;
+    value = profile->attributes.number(row);
     return true;
   });
   return value;
@@ -89,7 +89,7 @@ double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) cons
 std::string DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
   std::string text;
   FindTaskAttributeRow(task, [&](uint32_t row) {
-    if (profile->Str(profile->attributes.key[row]) != key) return false;
+    if (profile->Str(profile->attributes.key(row)) != key) return false;
     text = profile->AttributeText(row);
     return true;
   });
@@ -420,18 +420,22 @@ void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
   // The run form first: it holds as long as every task's next row follows its last one.
   ctx.attr_begin.assign(task_count, 0);
   ctx.attr_end.assign(task_count, 0);
+  auto note_pmu_key = [&](size_t row) {
+    if (ctx.has_pmu) return;
+    auto [it, inserted] = pmu_key.try_emplace(attrs.key(row), false);
+    if (inserted) it->second = IsPmuKey(profile.Str(attrs.key(row)));
+    ctx.has_pmu = it->second;
+  };
   bool runs = attrs.size() < std::numeric_limits<uint32_t>::max();
-  for (uint32_t i = 0; runs && i < attrs.size(); ++i) {
-    if (attrs.owner_kind[i] != OwnerKind::kDeviceTask || attrs.owner[i] >= task_count) continue;
-    const uint32_t t = attrs.owner[i];
-    if (ctx.attr_begin[t] == ctx.attr_end[t]) ctx.attr_begin[t] = i;  // the task's first row
-    else if (ctx.attr_end[t] != i) runs = false;                        // a second run: CSR below
-    ctx.attr_end[t] = i + 1;
-    if (!ctx.has_pmu) {
-      auto [it, inserted] = pmu_key.try_emplace(attrs.key[i], false);
-      if (inserted) it->second = IsPmuKey(profile.Str(attrs.key[i]));
-      ctx.has_pmu = it->second;
-    }
+  for (size_t r = 0; runs && r < attrs.run_count(); ++r) {
+    const AttributeTable::OwnerRun run = attrs.run(r);
+    if (run.kind != OwnerKind::kDeviceTask || run.owner >= task_count) continue;
+    const uint32_t t = run.owner;
+    const auto begin = static_cast<uint32_t>(run.begin);
+    if (ctx.attr_begin[t] == ctx.attr_end[t]) ctx.attr_begin[t] = begin;  // the task's first row
+    else if (ctx.attr_end[t] != begin) runs = false;                        // a second run: CSR below
+    ctx.attr_end[t] = static_cast<uint32_t>(run.end);
+    for (size_t i = run.begin; i < run.end && !ctx.has_pmu; ++i) note_pmu_key(i);
   }
   if (runs) return;
   ctx.attr_begin.clear();
@@ -439,24 +443,17 @@ void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
   ctx.attr_end.clear();
   ctx.attr_end.shrink_to_fit();
   ctx.attr_offsets.assign(task_count + 1, 0);
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < task_count) {
-      ++ctx.attr_offsets[attrs.owner[i] + 1];
-      if (!ctx.has_pmu) {
-        auto [it, inserted] = pmu_key.try_emplace(attrs.key[i], false);
-        if (inserted) it->second = IsPmuKey(profile.Str(attrs.key[i]));
-        ctx.has_pmu = it->second;
-      }
-    }
-  }
+  attrs.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind != OwnerKind::kDeviceTask || owner >= task_count) return;
+    ++ctx.attr_offsets[owner + 1];
+    note_pmu_key(i);
+  });
   for (size_t i = 1; i < ctx.attr_offsets.size(); ++i) ctx.attr_offsets[i] += ctx.attr_offsets[i - 1];
   ctx.attr_rows.resize(ctx.attr_offsets.back());
   std::vector<uint32_t> fill(ctx.attr_offsets.begin(), ctx.attr_offsets.end() - 1);
-  for (uint32_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.owner_kind[i] == OwnerKind::kDeviceTask && attrs.owner[i] < task_count) {
-      ctx.attr_rows[fill[attrs.owner[i]]++] = i;
-    }
-  }
+  attrs.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind == OwnerKind::kDeviceTask && owner < task_count) ctx.attr_rows[fill[owner]++] = static_cast<uint32_t>(i);
+  });
 }
 
 // What the context points into while the detectors run: DiagnoseGraph keeps it alive.

@@ -192,17 +192,17 @@ void DecideByOpStatistics(const Profile& profile, ModelStructure* ms) {
   const AttributeTable& a = profile.attributes;
   std::string decode_type;
   bool other_attention = false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.owner_kind[i] != OwnerKind::kDevice) continue;
-    std::string_view key = profile.Str(a.key[i]);
-    if (!key.starts_with(kPrefix)) continue;
+  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind != OwnerKind::kDevice) return;
+    std::string_view key = profile.Str(a.key(i));
+    if (!key.starts_with(kPrefix)) return;
     key.remove_prefix(kPrefix.size());
     const std::string_view op_type = key.substr(0, key.find('/'));
     const OpClassMatch match = MatchName(op_type);
-    if (match.cls != OpClass::kAttention) continue;
+    if (match.cls != OpClass::kAttention) return;
     if (match.sub_kind == "decode") decode_type = std::string(op_type);
     else other_attention = true;
-  }
+  });
   if (decode_type.empty() || other_attention) return;
   for (StepStructure& ss : ms->steps) {
     if (ss.phase != StepPhase::kUnknown) continue;

@@ -124,7 +124,7 @@ WorkloadClass ClassifyWorkload(const Profile& profile) {
     const AttributeTable& attrs = profile.attributes;
     std::vector<uint8_t> key_seen(profile.strings.size(), 0);
     for (size_t i = 0; i < attrs.size(); ++i) {
-      const StrId key = attrs.key[i];
+      const StrId key = attrs.key(i);
       if (key >= key_seen.size() || key_seen[key]) continue;
       key_seen[key] = 1;
       std::string_view k = profile.Str(key);

@@ -12,22 +12,22 @@ std::vector<OpStatisticRow> OpStatisticRows(const Profile& profile) {
   constexpr std::string_view kPrefix = "op_statistic/";
   const AttributeTable& a = profile.attributes;
   std::map<std::tuple<int32_t, std::string, std::string>, OpStatisticRow> rows;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.owner_kind[i] != OwnerKind::kDevice) continue;
-    const std::string_view key = profile.Str(a.key[i]);
-    if (!key.starts_with(kPrefix)) continue;
+  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind != OwnerKind::kDevice) return;
+    const std::string_view key = profile.Str(a.key(i));
+    if (!key.starts_with(kPrefix)) return;
     // "<OP Type>/<Core Type>/<column>", split from the end (an op type may hold '/').
     const std::string_view rest = key.substr(kPrefix.size());
     const size_t column_at = rest.rfind('/');
-    if (column_at == std::string_view::npos || column_at == 0) continue;
+    if (column_at == std::string_view::npos || column_at == 0) return;
     const size_t core_at = rest.rfind('/', column_at - 1);
-    if (core_at == std::string_view::npos) continue;
+    if (core_at == std::string_view::npos) return;
     const std::string op(rest.substr(0, core_at));
     const std::string core(rest.substr(core_at + 1, column_at - core_at - 1));
     const std::string_view column = rest.substr(column_at + 1);
-    const double value = a.number[i];
-    if (std::isnan(value)) continue;
-    const int32_t device = a.owner[i] < profile.devices.size() ? profile.devices.rows[a.owner[i]].index : -1;
+    const double value = a.number(i);
+    if (std::isnan(value)) return;
+    const int32_t device = owner < profile.devices.size() ? profile.devices.rows[owner].index : -1;
     OpStatisticRow& row = rows[{device, op, core}];
     row.device = device;
     row.op_type = op;
@@ -38,7 +38,7 @@ std::vector<OpStatisticRow> OpStatisticRows(const Profile& profile) {
     else if (column == "Avg Time(us)") row.avg_us = value;
     else if (column == "Max Time(us)") row.max_us = value;
     else if (column == "Ratio(%)") row.ratio_percent = value;
-  }
+  });
   std::vector<OpStatisticRow> out;
   out.reserve(rows.size());
   for (auto& [key, row] : rows) out.push_back(std::move(row));

@@ -32,15 +32,14 @@ std::vector<PipeRatioAggregate> PipeRatiosByOpType(const Profile& profile) {
   std::unordered_map<StrId, Group> groups;  // by op type string id
   std::vector<uint8_t> counted(tasks.size(), 0);
 
-  for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs.owner_kind[i] != OwnerKind::kDeviceTask) continue;
-    const double value = attrs.number[i];
-    if (std::isnan(value)) continue;
-    auto [it, inserted] = is_ratio.try_emplace(attrs.key[i], false);
-    if (inserted) it->second = IsPipeRatioKey(profile.Str(attrs.key[i]));
-    if (!it->second) continue;
-    const uint32_t task = attrs.owner[i];
-    if (task >= tasks.size()) continue;
+  attrs.ForEachRow([&](size_t i, OwnerKind kind, uint32_t task) {
+    if (kind != OwnerKind::kDeviceTask) return;
+    const double value = attrs.number(i);
+    if (std::isnan(value)) return;
+    auto [it, inserted] = is_ratio.try_emplace(attrs.key(i), false);
+    if (inserted) it->second = IsPipeRatioKey(profile.Str(attrs.key(i)));
+    if (!it->second) return;
+    if (task >= tasks.size()) return;
     StrId op = tasks.op_type(task);
     if (op == kEmptyStr) op = tasks.name[task];
     Group& group = groups[op];
@@ -50,12 +49,12 @@ std::vector<PipeRatioAggregate> PipeRatiosByOpType(const Profile& profile) {
       ++group.count;
       group.total_ns += dur;
     }
-    Sum& sum = group.sums[attrs.key[i]];
+    Sum& sum = group.sums[attrs.key(i)];
     sum.weighted += value * static_cast<double>(dur);
     sum.plain += value;
     sum.weight += static_cast<double>(dur);
     ++sum.count;
-  }
+  });
 
   std::vector<PipeRatioAggregate> out;
   out.reserve(groups.size());

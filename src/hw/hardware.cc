@@ -471,7 +471,7 @@ struct DeviceFacts {
 };
 
 double NumberOf(const Profile& p, size_t attr) {
-  double d = p.attributes.number[attr];
+  double d = p.attributes.number(attr);
   if (!std::isnan(d)) return d;
   // Numbers written as strings ("1800").
   char* end = nullptr;
@@ -487,9 +487,9 @@ DeviceFacts CollectFacts(const Profile& profile, int32_t row) {
   f.kind = d.kind;
   f.name = std::string(profile.Str(d.name));
   const AttributeTable& at = profile.attributes;
-  for (size_t i = 0; i < at.size(); ++i) {
-    if (at.owner_kind[i] != OwnerKind::kDevice || at.owner[i] != static_cast<uint32_t>(row)) continue;
-    std::string_view key = profile.Str(at.key[i]);
+  at.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind != OwnerKind::kDevice || owner != static_cast<uint32_t>(row)) return;
+    std::string_view key = profile.Str(at.key(i));
     // Keys may carry a prefix added by an importer ("info.ai_core_num"): match the tail.
     auto ends = [&](std::string_view k) {
       return key.size() >= k.size() && key.substr(key.size() - k.size()) == k &&
@@ -502,7 +502,7 @@ DeviceFacts CollectFacts(const Profile& profile, int32_t row) {
     else if (ends("aic_frequency")) f.aic_frequency_mhz = NumberOf(profile, i);
     else if (ends("chip_name") || ends("soc_version") || ends("chip") || ends("device_type"))
       f.chip_name = profile.AttributeText(i);
-  }
+  });
   return f;
 }
 

@@ -1,7 +1,9 @@
 #include "model/profile.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 
 namespace pypto {
@@ -73,16 +75,81 @@ void DeviceTaskTable::Reserve(size_t n) {
   bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
 }
 
+namespace {
+// A text with no number is kept in the row's NaN: a signalling-NaN pattern no
+// parsed number has (AttributeTable::Add stores every NaN it is given as the
+// one quiet NaN), with the string id in the low 32 bits.
+constexpr uint64_t kBoxedTextTag = 0x7FF4'0000'0000'0000ULL;
+constexpr uint64_t kBoxedTextMask = 0xFFFF'FFFF'0000'0000ULL;
+
+uint64_t BitsOf(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+}  // namespace
+
 void AttributeTable::Reserve(size_t n) {
-  owner_kind.reserve(n); owner.reserve(n); key.reserve(n); text.reserve(n); number.reserve(n);
+  key_.reserve(n);
+  value_bits_.reserve(n);
+  form_.reserve(n);
 }
 
-void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value) {
-  owner_kind.push_back(kind);
-  owner.push_back(owner_row);
-  key.push_back(key_id);
-  text.push_back(text_id);
-  number.push_back(number_value);
+void AttributeTable::Clear() {
+  runs_.clear();
+  key_.clear();
+  value_bits_.clear();
+  form_.clear();
+  number_text_row_.clear();
+  number_text_.clear();
+}
+
+size_t AttributeTable::MemoryBytes() const {
+  return runs_.capacity() * sizeof(StoredRun) + key_.capacity() * sizeof(StrId) +
+         value_bits_.capacity() * sizeof(uint64_t) + form_.capacity() + number_text_row_.capacity() * sizeof(size_t) +
+         number_text_.capacity() * sizeof(StrId);
+}
+
+void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
+                         uint8_t text_form) {
+  const size_t row = size();
+  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
+    runs_.push_back({row, owner_row, kind});
+  key_.push_back(key_id);
+  form_.push_back(text_id == kEmptyStr && !std::isnan(number_value) ? text_form : kShortestNumberText);
+  if (std::isnan(number_value)) {
+    value_bits_.push_back(text_id == kEmptyStr ? BitsOf(std::numeric_limits<double>::quiet_NaN())
+                                               : kBoxedTextTag | text_id);
+    return;
+  }
+  value_bits_.push_back(BitsOf(number_value));
+  if (text_id != kEmptyStr) {
+    number_text_row_.push_back(row);
+    number_text_.push_back(text_id);
+  }
+}
+
+size_t AttributeTable::RunOf(size_t row) const {
+  // The last run that begins at or before `row`.
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), row,
+                             [](size_t r, const StoredRun& run) { return r < run.begin; });
+  return static_cast<size_t>(it - runs_.begin()) - 1;
+}
+
+StrId AttributeTable::text(size_t row) const {
+  const uint64_t bits = value_bits_[row];
+  if ((bits & kBoxedTextMask) == kBoxedTextTag) return static_cast<StrId>(bits);
+  if (number_text_row_.empty()) return kEmptyStr;
+  auto it = std::lower_bound(number_text_row_.begin(), number_text_row_.end(), row);
+  return it != number_text_row_.end() && *it == row ? number_text_[it - number_text_row_.begin()] : kEmptyStr;
+}
+
+double AttributeTable::number(size_t row) const {
+  const uint64_t bits = value_bits_[row];
+  if ((bits & kBoxedTextMask) == kBoxedTextTag) return std::numeric_limits<double>::quiet_NaN();
+  double value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
 }
 
 namespace {
@@ -91,22 +158,54 @@ std::string_view ShortestText(double value, char (&buffer)[32]) {
   auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
   return result.ec == std::errc() ? std::string_view(buffer, result.ptr - buffer) : std::string_view();
 }
+
+// Fixed-notation text is tried for numbers below 1e21 only: at most 22
+// characters before the point, a point and kMaxFixedDecimals digits.
+constexpr double kFixedTextMaxMagnitude = 1e21;
+constexpr size_t kFixedTextBuffer = 80;
+
+// Fixed notation with `decimals` digits after the point ("1.200").
+std::string_view FixedText(double value, int decimals, char (&buffer)[kFixedTextBuffer]) {
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  return result.ec == std::errc() ? std::string_view(buffer, result.ptr - buffer) : std::string_view();
+}
 }  // namespace
 
-bool Profile::IsShortestNumberText(std::string_view cell, double number) {
-  if (std::isnan(number) || cell.empty()) return false;
+uint8_t Profile::NumberTextForm(std::string_view cell, double number) {
+  if (std::isnan(number) || cell.empty()) return kNoNumberTextForm;
   char buffer[32];
-  return ShortestText(number, buffer) == cell;
+  if (ShortestText(number, buffer) == cell) return kShortestNumberText;
+  // Fixed notation: digits, a point, then D digits ("0.000", "-1.250"); the
+  // magnitude check keeps the formatted text inside the buffer.
+  const size_t point = cell.find('.');
+  if (point == std::string_view::npos || std::fabs(number) >= kFixedTextMaxMagnitude) return kNoNumberTextForm;
+  const size_t decimals = cell.size() - point - 1;
+  if (decimals == 0 || decimals > kMaxFixedDecimals) return kNoNumberTextForm;
+  char fixed[kFixedTextBuffer];
+  return FixedText(number, static_cast<int>(decimals), fixed) == cell ? static_cast<uint8_t>(1 + decimals)
+                                                                       : kNoNumberTextForm;
 }
 
-StrId Profile::AttributeTextId(std::string_view cell, double number) {
-  return IsShortestNumberText(cell, number) ? kEmptyStr : Intern(cell);
+Profile::AttributeTextRef Profile::AttributeTextOf(std::string_view cell, double number) {
+  const uint8_t form = NumberTextForm(cell, number);
+  if (form != kNoNumberTextForm) return {kEmptyStr, form};
+  return {Intern(cell), kShortestNumberText};
+}
+
+void Profile::AddAttribute(OwnerKind kind, uint32_t owner, StrId key, std::string_view cell, double number) {
+  const AttributeTextRef text = AttributeTextOf(cell, number);
+  attributes.Add(kind, owner, key, text.text, number, text.form);
 }
 
 std::string Profile::AttributeText(size_t row) const {
-  const StrId id = attributes.text[row];
-  const double number = attributes.number[row];
+  const StrId id = attributes.text(row);
+  const double number = attributes.number(row);
   if (id != kEmptyStr || std::isnan(number)) return std::string(Str(id));
+  const uint8_t form = attributes.number_text_form(row);
+  if (form != kShortestNumberText) {
+    char fixed[kFixedTextBuffer];
+    return std::string(FixedText(number, form - 1, fixed));
+  }
   char buffer[32];
   return std::string(ShortestText(number, buffer));
 }
@@ -259,8 +358,7 @@ size_t Profile::MemoryBytes() const {
   const auto& x = d.details;
   b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +
        vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) + vec(x.output_formats);
-  const auto& a = attributes;
-  b += vec(a.owner_kind) + vec(a.owner) + vec(a.key) + vec(a.text) + vec(a.number);
+  b += attributes.MemoryBytes();
   b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
   b += vec(counters.name) + vec(counters.track) + vec(counters.ts) + vec(counters.value);
   return b;

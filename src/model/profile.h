@@ -183,21 +183,84 @@ enum class OwnerKind : uint8_t { kHostOp, kDeviceTask, kTrack, kDevice, kStep };
 const char* OwnerKindName(OwnerKind kind);                      // "host_op", "device_task", "track", "device", "step"
 std::optional<OwnerKind> ParseOwnerKind(std::string_view name);
 
-struct AttributeTable {
-  std::vector<OwnerKind> owner_kind;
-  std::vector<uint32_t> owner;
-  std::vector<StrId> key;
+// How a number's text is written when no string is kept for it (a number's
+// text form): its shortest round-trip form ("0.599", "81431"), or fixed
+// notation with D digits after the point, form 1 + D ("0.000", "1.200").
+// CANN writes most PMU cells in one of the two.
+inline constexpr uint8_t kShortestNumberText = 0;
+inline constexpr uint8_t kMaxFixedDecimals = 40;  // longer fractions are kept as text
+inline constexpr uint8_t kNoNumberTextForm = 0xFF;  // neither: the text is kept as a string
+
+// Rows are kept in the order they were added. The storage is compact because
+// a kernel_details.csv gives ~30 facts a task and millions of tasks (21 bytes
+// a row as five plain columns was three quarters of such a profile):
+// - the owner is kept once per run of consecutive rows of one owner;
+// - a number's text is its text form (one byte a row);
+// - a text that is not a number sits in the number's NaN (a NaN-boxed string
+//   id), and the rare text of a number in neither text form in a sparse list;
+// so a row costs its number (8 bytes), its key (4) and its text form (1).
+class AttributeTable {
+ public:
+  // Consecutive rows [begin, end) of one owner.
+  struct OwnerRun {
+    OwnerKind kind;
+    uint32_t owner;
+    size_t begin;
+    size_t end;
+  };
+
+  size_t size() const { return key_.size(); }
+  size_t run_count() const { return runs_.size(); }
+  OwnerRun run(size_t r) const {
+    return {runs_[r].kind, runs_[r].owner, runs_[r].begin, r + 1 < runs_.size() ? runs_[r + 1].begin : size()};
+  }
+  // Random access to a row's owner searches the runs (O(log runs)); loops over
+  // every row read the runs instead (ForEachRow).
+  OwnerKind owner_kind(size_t row) const { return runs_[RunOf(row)].kind; }
+  uint32_t owner(size_t row) const { return runs_[RunOf(row)].owner; }
+  StrId key(size_t row) const { return key_[row]; }
   // Value as written. kEmptyStr together with a number means the text is the
-  // number's shortest round-trip form (Profile::AttributeTextId): a
+  // number in its text form (number_text_form; Profile::AddAttribute): a
   // kernel_details.csv carries millions of distinct PMU figures, and interning
   // each one cost a quarter of the import and most of the string table.
-  // Read the value as text with Profile::AttributeText, never Str(text[i]).
-  std::vector<StrId> text;
-  std::vector<double> number;   // value as number, NaN if not numeric
+  // Read the value as text with Profile::AttributeText, never Str(text(i)).
+  StrId text(size_t row) const;
+  double number(size_t row) const;  // value as number, NaN if not numeric
+  uint8_t number_text_form(size_t row) const { return form_[row]; }
 
-  size_t size() const { return key.size(); }
-  void Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value);
+  // Calls f(row, kind, owner) for every row in order.
+  template <class F>
+  void ForEachRow(F&& f) const {
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      const OwnerRun run_rows = run(r);
+      for (size_t i = run_rows.begin; i < run_rows.end; ++i) f(i, run_rows.kind, run_rows.owner);
+    }
+  }
+
+  // `text_form` applies when text_id is kEmptyStr and the number is not NaN.
+  void Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
+           uint8_t text_form = kShortestNumberText);
   void Reserve(size_t n);
+  void Clear();
+  size_t MemoryBytes() const;
+  // Same rows in the same order (the storage of a row sequence is unique).
+  bool operator==(const AttributeTable&) const = default;
+
+ private:
+  struct StoredRun {
+    size_t begin;
+    uint32_t owner;
+    OwnerKind kind;
+    bool operator==(const StoredRun&) const = default;
+  };
+  size_t RunOf(size_t row) const;
+
+  std::vector<StoredRun> runs_;
+  std::vector<StrId> key_;
+  std::vector<uint64_t> value_bits_;     // the number's bits, or a boxed text id (text and no number)
+  std::vector<uint8_t> form_;            // the number's text form
+  std::vector<size_t> number_text_row_;  // rows holding a number and a text (ascending)
+  std::vector<StrId> number_text_;
 };
 
 // ---------------------------------------------------------------- flows / links
@@ -350,13 +413,17 @@ struct Profile {
   StrId Intern(std::string_view s) { return strings.Intern(s); }
   std::string_view Str(StrId id) const { return strings.Get(id); }
 
-  // The text id to store for an attribute written as `cell` and read as
-  // `number` (NaN when not numeric): kEmptyStr when `cell` is exactly the
-  // shortest form std::to_chars gives `number`, else the interned cell.
-  StrId AttributeTextId(std::string_view cell, double number);
-  // True when `cell` is exactly the shortest form std::to_chars gives
-  // `number` (then AttributeTextId stores the number alone).
-  static bool IsShortestNumberText(std::string_view cell, double number);
+  // What to store for an attribute written as `cell` and read as `number`
+  // (NaN when not numeric): the number's text form (NumberTextForm) and
+  // kEmptyStr, else the interned cell.
+  struct AttributeTextRef {
+    StrId text = kEmptyStr;
+    uint8_t form = kShortestNumberText;
+  };
+  AttributeTextRef AttributeTextOf(std::string_view cell, double number);
+  void AddAttribute(OwnerKind kind, uint32_t owner, StrId key, std::string_view cell, double number);
+  // The text form in which `cell` writes `number` exactly, else kNoNumberTextForm.
+  static uint8_t NumberTextForm(std::string_view cell, double number);
   // Attribute row `row`'s value as written in the source.
   std::string AttributeText(size_t row) const;
 

@@ -248,17 +248,16 @@ void AppendSteps(RankMerge& m) {
 // Attributes follow their owners to the owners' merged rows.
 void AppendAttributes(RankMerge& m) {
   const AttributeTable& a = m.from.attributes;
-  for (size_t i = 0; i < a.size(); ++i) {
-    uint32_t owner = a.owner[i];
-    switch (a.owner_kind[i]) {
+  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    switch (kind) {
       case OwnerKind::kHostOp: owner += m.host_base; break;
       case OwnerKind::kDeviceTask: owner += m.task_base; break;
       case OwnerKind::kTrack: owner = owner < m.track_map.size() ? m.track_map[owner] : owner; break;
       case OwnerKind::kDevice: owner = owner < m.device_row_map.size() ? m.device_row_map[owner] : owner; break;
       case OwnerKind::kStep: owner += m.step_base; break;
     }
-    m.into->attributes.Add(a.owner_kind[i], owner, m.str(a.key[i]), m.str(a.text[i]), a.number[i]);
-  }
+    m.into->attributes.Add(kind, owner, m.str(a.key(i)), m.str(a.text(i)), a.number(i), a.number_text_form(i));
+  });
 }
 
 void AppendFlows(RankMerge& m) {

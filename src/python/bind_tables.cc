@@ -89,14 +89,14 @@ void BindProfileTables(py::class_<LoadedProfile, std::shared_ptr<LoadedProfile>>
         }
         std::vector<uint32_t> owner, key, text;
         std::vector<double> number;
-        for (size_t i = 0; i < a.size(); ++i) {
-          if (kind && a.owner_kind[i] != *kind) continue;
-          if (!key_prefix.empty() && !profile.Str(a.key[i]).starts_with(key_prefix)) continue;
-          owner.push_back(a.owner[i]);
-          key.push_back(a.key[i]);
-          text.push_back(a.text[i]);
-          number.push_back(a.number[i]);
-        }
+        a.ForEachRow([&](size_t i, OwnerKind row_kind, uint32_t row_owner) {
+          if (kind && row_kind != *kind) return;
+          if (!key_prefix.empty() && !profile.Str(a.key(i)).starts_with(key_prefix)) return;
+          owner.push_back(row_owner);
+          key.push_back(a.key(i));
+          text.push_back(a.text(i));
+          number.push_back(a.number(i));
+        });
         py::dict d;
         d["owner"] = Column<uint32_t>(owner);
         d["key"] = Column<uint32_t>(key);

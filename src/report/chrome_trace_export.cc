@@ -48,13 +48,16 @@ struct AttributeIndex {
   std::vector<uint32_t> rows;
 
   AttributeIndex(const AttributeTable& table, OwnerKind kind, size_t owners) : offsets(owners + 1, 0) {
-    for (size_t i = 0; i < table.size(); ++i)
-      if (table.owner_kind[i] == kind && table.owner[i] < owners) ++offsets[table.owner[i] + 1];
+    for (size_t r = 0; r < table.run_count(); ++r) {
+      const AttributeTable::OwnerRun run = table.run(r);
+      if (run.kind == kind && run.owner < owners) offsets[run.owner + 1] += static_cast<uint32_t>(run.end - run.begin);
+    }
     for (size_t i = 0; i < owners; ++i) offsets[i + 1] += offsets[i];
     rows.resize(offsets[owners]);
     std::vector<uint32_t> next(offsets.begin(), offsets.end() - 1);
-    for (size_t i = 0; i < table.size(); ++i)
-      if (table.owner_kind[i] == kind && table.owner[i] < owners) rows[next[table.owner[i]]++] = static_cast<uint32_t>(i);
+    table.ForEachRow([&](size_t i, OwnerKind row_kind, uint32_t owner) {
+      if (row_kind == kind && owner < owners) rows[next[owner]++] = static_cast<uint32_t>(i);
+    });
   }
 };
 
@@ -239,7 +242,7 @@ class TraceWriter {
     const AttributeTable& attributes = profile_.attributes;
     for (uint32_t i = index.offsets[owner]; i < index.offsets[owner + 1]; ++i) {
       const uint32_t row = index.rows[i];
-      json_.KeyString(profile_.Str(attributes.key[row]), profile_.AttributeText(row));
+      json_.KeyString(profile_.Str(attributes.key(row)), profile_.AttributeText(row));
     }
   }
 

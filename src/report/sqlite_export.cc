@@ -270,15 +270,17 @@ Status WriteAttributes(Db& db, const Profile& p) {
   StatusOr<sqlite3_stmt*> s = db.Prepare(pypto_db::InsertSql("attributes"));
   if (!s.ok()) return s.status();
   const AttributeTable& a = p.attributes;
-  for (size_t i = 0; i < a.size(); ++i) {
-    BindTextStatic(*s, 1, OwnerKindName(a.owner_kind[i]));
-    sqlite3_bind_int64(*s, 2, a.owner[i]);
-    BindTextStatic(*s, 3, p.Str(a.key[i]));
+  Status status = Status::Ok();
+  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (!status.ok()) return;
+    BindTextStatic(*s, 1, OwnerKindName(kind));
+    sqlite3_bind_int64(*s, 2, owner);
+    BindTextStatic(*s, 3, p.Str(a.key(i)));
     BindText(*s, 4, p.AttributeText(i));  // transient: the text may be formatted here
-    BindReal(*s, 5, a.number[i]);
-    PYPTO_RETURN_IF_ERROR(db.Step(*s));
-  }
-  return Status::Ok();
+    BindReal(*s, 5, a.number(i));
+    status = db.Step(*s);
+  });
+  return status;
 }
 
 // The steps as the graph found them (table "steps").

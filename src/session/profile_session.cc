@@ -1,5 +1,6 @@
 #include "session/profile_session.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "importers/detect.h"
@@ -12,6 +13,11 @@ StatusOr<std::unique_ptr<ProfileSession>> ProfileSession::Open(const std::string
   PhaseTimer import_timer("import");
   PYPTO_ASSIGN_OR_RETURN(Profile loaded, LoadProfile(path, import));
   import_timer.Stop();
+  if (PhaseTimer::Enabled()) {
+    std::fprintf(stderr, "pypto memory: profile tables %.0f MB (attributes %.0f MB in %zu rows, strings %.0f MB)\n",
+                 loaded.MemoryBytes() * 1e-6, loaded.attributes.MemoryBytes() * 1e-6, loaded.attributes.size(),
+                 loaded.strings.memory_bytes() * 1e-6);
+  }
   if (import.cancel && import.cancel->load()) return CancelledError(path + ": cancelled after import");
   if (loaded.metadata.find("source_path") == loaded.metadata.end()) loaded.metadata["source_path"] = path;
   return FromProfile(std::move(loaded), graph);

@@ -466,23 +466,23 @@ class Communication final : public Detector {
   static void AddCommunicationJson(const Profile& p, const std::vector<int64_t>& step_numbers,
                                    std::map<int32_t, DeviceFigures>* devices) {
     const AttributeTable& a = p.attributes;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a.owner_kind[i] != OwnerKind::kDevice || a.owner[i] >= p.devices.rows.size()) continue;
-      std::string_view key = p.Str(a.key[i]);
-      if (!key.starts_with("communication/")) continue;
+    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind != OwnerKind::kDevice || owner >= p.devices.rows.size()) return;
+      std::string_view key = p.Str(a.key(i));
+      if (!key.starts_with("communication/")) return;
       const size_t s1 = key.find('/', 14), s3 = key.rfind('/');
-      if (s1 == std::string_view::npos || s3 <= s1) continue;
+      if (s1 == std::string_view::npos || s3 <= s1) return;
       const std::string_view step = key.substr(14, s1 - 14), op = key.substr(s1 + 1, s3 - s1 - 1),
                              field = key.substr(s3 + 1);
-      if (op == "Total Op Info" || std::isnan(a.number[i])) continue;
+      if (op == "Total Op Info" || std::isnan(a.number(i))) return;
       const int64_t number = StepNumberOf(step);
-      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
-      auto it = devices->find(p.devices.rows[a.owner[i]].index);
-      if (it == devices->end()) continue;
+      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) return;
+      auto it = devices->find(p.devices.rows[owner].index);
+      if (it == devices->end()) return;
       DeviceFigures& f = it->second;
       f.has_json = true;
-      AddCommunicationJsonField(op, field, a.number[i], &f);
-    }
+      AddCommunicationJsonField(op, field, a.number(i), &f);
+    });
   }
 
   static void AddCommunicationJsonField(std::string_view op, std::string_view field, double v, DeviceFigures* f) {
@@ -737,25 +737,25 @@ class Communication final : public Detector {
     };
     // (device, "src-dst", op) -> fields; then summed per (device, src-dst).
     std::map<std::tuple<int32_t, std::string, std::string>, Link> rows;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a.owner_kind[i] != OwnerKind::kDevice || a.owner[i] >= p.devices.rows.size()) continue;
-      std::string_view key = p.Str(a.key[i]);
-      if (!key.starts_with("communication_matrix/")) continue;
+    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind != OwnerKind::kDevice || owner >= p.devices.rows.size()) return;
+      std::string_view key = p.Str(a.key(i));
+      if (!key.starts_with("communication_matrix/")) return;
       key.remove_prefix(21);
       const size_t s1 = key.find('/'), s3 = key.rfind('/');
-      if (s1 == std::string_view::npos || s3 <= s1) continue;
+      if (s1 == std::string_view::npos || s3 <= s1) return;
       const size_t s2 = key.rfind('/', s3 - 1);
-      if (s2 <= s1) continue;
+      if (s2 <= s1) return;
       const std::string_view step = key.substr(0, s1), op = key.substr(s1 + 1, s2 - s1 - 1),
                              link = key.substr(s2 + 1, s3 - s2 - 1), field = key.substr(s3 + 1);
-      if (op.find("-total@") == std::string_view::npos) continue;  // the per-op totals, not the per-packet rows
+      if (op.find("-total@") == std::string_view::npos) return;  // the per-op totals, not the per-packet rows
       const int64_t number = StepNumberOf(step);
-      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) continue;
-      Link& l = rows[{p.devices.rows[a.owner[i]].index, std::string(link), std::string(op)}];
+      if (number >= 0 && std::find(step_numbers.begin(), step_numbers.end(), number) == step_numbers.end()) return;
+      Link& l = rows[{p.devices.rows[owner].index, std::string(link), std::string(op)}];
       if (field == "Transport Type") l.transport = p.AttributeText(i);
-      else if (field == "Transit Size(MB)" && !std::isnan(a.number[i])) l.size_mb = a.number[i];
-      else if (field == "Transit Time(ms)" && !std::isnan(a.number[i])) l.time_ms = a.number[i];
-    }
+      else if (field == "Transit Size(MB)" && !std::isnan(a.number(i))) l.size_mb = a.number(i);
+      else if (field == "Transit Time(ms)" && !std::isnan(a.number(i))) l.time_ms = a.number(i);
+    });
     std::map<std::pair<int32_t, std::string>, Link> links;
     for (const auto& [k, l] : rows) {
       if (l.transport.empty() || l.transport == "LOCAL") continue;  // on-chip copies are not a link

@@ -93,7 +93,7 @@ void AddNumericAttribute(Profile* profile, OwnerKind owner_kind, uint32_t owner,
   auto number = csv::ParseDouble(cell);
   if (!number) profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(path, line, column));
   const double value = number ? *number : kNaN;
-  profile->attributes.Add(owner_kind, owner, key, profile->AttributeTextId(cell, value), value);
+  profile->AddAttribute(owner_kind, owner, key, cell, value);
 }
 
 void Progress(const RunContext& run, const csv::CsvReader& reader) {
@@ -258,7 +258,7 @@ struct TaskTableInput {
 struct NumericCellMemo {
   std::string cell;
   double number = kNaN;      // NaN when the cell is not a number
-  StrId text = kEmptyStr;    // Profile::AttributeTextId of the cell
+  Profile::AttributeTextRef text;  // Profile::AttributeTextOf the cell
   bool numeric = false;      // the cell parsed as a number (else counted as repaired per row)
   bool valid = false;
 };
@@ -390,9 +390,11 @@ uint32_t MergeOrAddTask(const TaskTableInput& in, TaskTableState& state, const D
 
 // What the CSV read-ahead thread found a numeric attribute cell to be
 // (csv::PreparedCell::tag).
-enum NumericCellTag : uint8_t { kCellAbsent = 1, kCellNotNumeric, kCellShortestNumber, kCellOtherNumber };
+// A number in a text form (Profile::NumberTextForm) is tagged kCellInTextForm + form.
+enum NumericCellTag : uint8_t { kCellAbsent = 1, kCellNotNumeric, kCellOtherNumber, kCellInTextForm = 16 };
+static_assert(kCellInTextForm + 1 + kMaxFixedDecimals < kNoNumberTextForm, "text-form tags fit in a byte");
 
-// Runs on the read-ahead thread: the parse and the shortest-form check of a
+// Runs on the read-ahead thread: the parse and the text-form check of a
 // numeric attribute cell, most of what storing it costs.
 csv::PreparedCell PrepareNumericCell(std::string_view cell) {
   csv::PreparedCell out;
@@ -406,7 +408,8 @@ csv::PreparedCell PrepareNumericCell(std::string_view cell) {
     return out;
   }
   out.number = *number;
-  out.tag = Profile::IsShortestNumberText(cell, *number) ? kCellShortestNumber : kCellOtherNumber;
+  const uint8_t form = Profile::NumberTextForm(cell, *number);
+  out.tag = form == kNoNumberTextForm ? kCellOtherNumber : static_cast<uint8_t>(kCellInTextForm + form);
   return out;
 }
 
@@ -421,7 +424,7 @@ std::vector<int> NumericAttributeColumns(const TaskColumns& cols) {
 }
 
 // AddNumericAttribute for a task: a cell the read-ahead thread found absent or
-// in shortest form is stored at once; any other goes through the column's memo
+// in a text form is stored at once; any other goes through the column's memo
 // of the cell above. On a memo miss the read-ahead thread's parse is taken as
 // it is, so only the interning of the text is left to this thread.
 void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, uint32_t task, StrId key, int column,
@@ -429,8 +432,9 @@ void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, ui
   const csv::PreparedCell* prepared = in.reader.prepared(column);
   if (prepared) {
     if (prepared->tag == kCellAbsent) return;
-    if (prepared->tag == kCellShortestNumber) {
-      in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number);
+    if (prepared->tag >= kCellInTextForm) {
+      in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number,
+                                 static_cast<uint8_t>(prepared->tag - kCellInTextForm));
       return;
     }
   }
@@ -441,21 +445,21 @@ void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, ui
   if (!memo.valid || memo.cell != cell) {
     memo.cell.assign(cell);
     if (prepared) {
-      // Neither tag is in shortest form, so the text is the cell itself.
+      // Neither tag is a number in a text form, so the text is the cell itself.
       memo.numeric = prepared->tag == kCellOtherNumber;
       memo.number = memo.numeric ? prepared->number : kNaN;
-      memo.text = in.profile->Intern(cell);
+      memo.text = {in.profile->Intern(cell), kShortestNumberText};
     } else {
       auto number = csv::ParseDouble(cell);
       memo.numeric = number.has_value();
       memo.number = number ? *number : kNaN;
-      memo.text = in.profile->AttributeTextId(cell, memo.number);
+      memo.text = in.profile->AttributeTextOf(cell, memo.number);
     }
     memo.valid = true;
   }
   if (!memo.numeric)
     in.profile->CountLoss(LossKind::kValueRepaired, kLossNotNumeric, At(in.path, line, in.header[column]));
-  in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, memo.text, memo.number);
+  in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, memo.text.text, memo.number, memo.text.form);
 }
 
 void AddTaskAttributes(const TaskTableInput& in, TaskTableState& state, uint32_t task, uint64_t line,
@@ -483,7 +487,7 @@ void AddTaskAttributes(const TaskTableInput& in, TaskTableState& state, uint32_t
     } else {
       auto number = csv::ParseDouble(cell);
       const double value = number ? *number : kNaN;
-      profile->attributes.Add(OwnerKind::kDeviceTask, task, extra.key, profile->AttributeTextId(cell, value), value);
+      profile->AddAttribute(OwnerKind::kDeviceTask, task, extra.key, cell, value);
     }
   }
 }
@@ -1231,9 +1235,11 @@ void PlaceStepsOnTasks(Profile* profile) {
     if (step_key == kEmptyStr) return;
     std::vector<int64_t> step_of_task(d.size(), kNoId);
     const AttributeTable& a = profile->attributes;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (a.owner_kind[i] == OwnerKind::kDeviceTask && a.key[i] == step_key && a.number[i] == a.number[i])
-        step_of_task[a.owner[i]] = static_cast<int64_t>(a.number[i]);
+    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      const double number = a.number(i);
+      if (kind == OwnerKind::kDeviceTask && a.key(i) == step_key && number == number)
+        step_of_task[owner] = static_cast<int64_t>(number);
+    });
     AddStepsFromStepIds(profile, step_of_task);
     return;
   }
@@ -1242,9 +1248,11 @@ void PlaceStepsOnTasks(Profile* profile) {
   const StrId step_key = profile->strings.Find("Step Id");
   if (step_key != kEmptyStr) {
     const AttributeTable& a = profile->attributes;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (a.owner_kind[i] == OwnerKind::kDeviceTask && a.key[i] == step_key && a.number[i] == a.number[i])
-        step_of_task[a.owner[i]] = static_cast<int64_t>(a.number[i]);
+    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      const double number = a.number(i);
+      if (kind == OwnerKind::kDeviceTask && a.key(i) == step_key && number == number)
+        step_of_task[owner] = static_cast<int64_t>(number);
+    });
   }
   std::map<int32_t, int> steps_per_device;
   for (const StepRow& s : steps) ++steps_per_device[s.device];

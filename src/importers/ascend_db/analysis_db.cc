@@ -151,7 +151,7 @@ class AnalysisDbReader {
   }
   void NumberAttr(const std::string& key, double value) {
     const uint32_t owner = EnsureNpuDevice(&p_, device_);
-    p_.attributes.Add(OwnerKind::kDevice, owner, p_.Intern(key), p_.Intern(fmt::format("{}", value)), value);
+    p_.AddAttribute(OwnerKind::kDevice, owner, p_.Intern(key), fmt::format("{}", value), value);
   }
 
   void ReadCommunicationTime(bool wanted) {

@@ -175,7 +175,7 @@ void DbReader::Attr(OwnerKind kind, uint32_t owner, StrId key, const Row& row, i
   char text[24];
   const auto written = std::to_chars(text, text + sizeof text, v);
   const double number = static_cast<double>(v);
-  p_.attributes.Add(kind, owner, key, p_.AttributeTextId(std::string_view(text, written.ptr - text), number), number);
+  p_.AddAttribute(kind, owner, key, std::string_view(text, written.ptr - text), number);
 }
 
 Status DbReader::ReadStrings() {
@@ -384,8 +384,8 @@ Status DbReader::ReadTasks() {
           p_.attributes.Add(OwnerKind::kDeviceTask, task, key(group_name_key, "groupName"), ct->second.group,
                             std::numeric_limits<double>::quiet_NaN());
           if (ct->second.plane != kNoId)
-            p_.attributes.Add(OwnerKind::kDeviceTask, task, key(plane_id_key, "planeId"),
-                              p_.Intern(std::to_string(ct->second.plane)), static_cast<double>(ct->second.plane));
+            p_.AddAttribute(OwnerKind::kDeviceTask, task, key(plane_id_key, "planeId"), std::to_string(ct->second.plane),
+                            static_cast<double>(ct->second.plane));
         }
         return Status::Ok();
       });
@@ -407,7 +407,9 @@ Status DbReader::ReadPmu() {
     }
     double v = r.Real(2);
     std::string text = std::isnan(v) ? std::string() : fmt::format("{}", v);
-    p_.attributes.Add(OwnerKind::kDeviceTask, it->second, Str(r, 1), p_.Intern(text), v);
+    // Interned only when fmt's text is not the number in a text form (1 M
+    // distinct PMU figures would otherwise fill the string table).
+    p_.AddAttribute(OwnerKind::kDeviceTask, it->second, Str(r, 1), text, v);
     return Status::Ok();
   });
 }

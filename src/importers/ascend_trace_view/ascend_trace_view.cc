@@ -250,7 +250,8 @@ struct PlaneTask {
   int32_t device;
   uint32_t lane;
   struct Attribute {
-    StrId key, text;
+    StrId key;
+    Profile::AttributeTextRef text;
     double number;
   };
   std::vector<Attribute> attributes;
@@ -580,7 +581,7 @@ void TraceViewReader::Commit(EventHandler& h) {
     plane.lane = h.lane_remap_[plane.lane];
     for (PlaneTask::Attribute& a : plane.attributes) {
       a.key = s(a.key);
-      a.text = s(a.text);
+      a.text.text = s(a.text.text);
     }
     plane_tasks_.push_back(std::move(plane));
   }
@@ -670,7 +671,7 @@ void EventHandler::AddArgs(OwnerKind owner, uint32_t row, std::initializer_list<
   for (const Arg& a : ev_.args) {
     if (std::find(skip.begin(), skip.end(), a.key) != skip.end()) continue;
     double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
-    rows_.attributes.Add(owner, row, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
+    rows_.AddAttribute(owner, row, rows_.Intern(a.key), a.text, number);
   }
 }
 
@@ -732,7 +733,7 @@ void EventHandler::HandleComplete(uint64_t offset) {
           if (a.key == "Sequence number" || a.key == "Input Dims" || a.key == "Input type") continue;
           if (a.key == "Fwd thread id" && a.text == "0") continue;  // 0 = forward op, the common case
           double number = a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
-          rows_.attributes.Add(OwnerKind::kHostOp, op, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
+          rows_.AddAttribute(OwnerKind::kHostOp, op, rows_.Intern(a.key), a.text, number);
         }
       }
       lane_entries_[lane].push_back({*ts, *ts + *dur, op, false});
@@ -782,7 +783,7 @@ void EventHandler::HandleComplete(uint64_t offset) {
         for (const Arg& a : ev_.args)
           if (keep_arg(a)) {
             const double number = number_of(a);
-            pending.attributes.push_back({rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number});
+            pending.attributes.push_back({rows_.Intern(a.key), rows_.AttributeTextOf(a.text, number), number});
           }
         plane_tasks_.push_back(std::move(pending));
         return;
@@ -791,7 +792,7 @@ void EventHandler::HandleComplete(uint64_t offset) {
       for (const Arg& a : ev_.args)
         if (keep_arg(a)) {
           const double number = number_of(a);
-          rows_.attributes.Add(OwnerKind::kDeviceTask, task, rows_.Intern(a.key), rows_.AttributeTextId(a.text, number), number);
+          rows_.AddAttribute(OwnerKind::kDeviceTask, task, rows_.Intern(a.key), a.text, number);
         }
       lane_entries_[lane].push_back({*ts, *ts + *dur, task, true});
       return;
@@ -912,12 +913,12 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
       ++plane_tasks_duplicating_hardware_;
       if (tasks.bytes[t] < 0) tasks.bytes[t] = plane.row.bytes;
       for (const PlaneTask::Attribute& a : plane.attributes)
-        p_.attributes.Add(OwnerKind::kDeviceTask, t, a.key, a.text, a.number);
+        p_.attributes.Add(OwnerKind::kDeviceTask, t, a.key, a.text.text, a.number, a.text.form);
       continue;
     }
     const uint32_t task = tasks.Add(plane.row);
     for (const PlaneTask::Attribute& a : plane.attributes)
-      p_.attributes.Add(OwnerKind::kDeviceTask, task, a.key, a.text, a.number);
+      p_.attributes.Add(OwnerKind::kDeviceTask, task, a.key, a.text.text, a.number, a.text.form);
     lane_entries_[plane.lane].push_back({plane.row.ts, plane.row.ts + plane.row.dur, task, true});
   }
   plane_tasks_.clear();

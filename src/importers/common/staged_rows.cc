@@ -75,12 +75,11 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
   {
     const AttributeTable& a = from.attributes;
     AttributeTable& b = to->attributes;
-    for (size_t i = 0; i < a.size(); ++i) {
-      uint32_t owner = a.owner[i];
-      if (a.owner_kind[i] == OwnerKind::kHostOp) owner += host_base;
-      else if (a.owner_kind[i] == OwnerKind::kDeviceTask) owner += task_base;
-      b.Add(a.owner_kind[i], owner, strings[a.key[i]], strings[a.text[i]], a.number[i]);
-    }
+    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind == OwnerKind::kHostOp) owner += host_base;
+      else if (kind == OwnerKind::kDeviceTask) owner += task_base;
+      b.Add(kind, owner, strings[a.key(i)], strings[a.text(i)], a.number(i), a.number_text_form(i));
+    });
   }
   {
     const FlowTable& a = from.flows;
@@ -113,8 +112,7 @@ void Clear(Profile* from) {
   DeviceTaskDetailTable& x = d.details;
   clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
         x.output_types, x.output_formats);
-  AttributeTable& at = from->attributes;
-  clear(at.owner_kind, at.owner, at.key, at.text, at.number);
+  from->attributes.Clear();
   clear(from->flows.id, from->flows.category, from->flows.phase, from->flows.track, from->flows.ts);
   clear(from->counters.name, from->counters.track, from->counters.ts, from->counters.value);
   from->data_loss.clear();

@@ -468,7 +468,7 @@ Status SavedProfileReader::ReadAttributes() {
       return;
     }
     const uint32_t row = *kind == OwnerKind::kTrack ? track_map_[owner] : static_cast<uint32_t>(base + owner);
-    p_.attributes.Add(*kind, row, p_.Intern(key), p_.AttributeTextId(text, number), number);
+    p_.AddAttribute(*kind, row, p_.Intern(key), text, number);
   });
 }
 

@@ -23,7 +23,7 @@ void StripOpState(Profile* p) {
   AttributeTable kept;
   const AttributeTable& a = p->attributes;
   for (size_t i = 0; i < a.size(); ++i)
-    if (p->Str(a.key[i]) != "OP State") kept.Add(a.owner_kind[i], a.owner[i], a.key[i], a.text[i], a.number[i]);
+    if (p->Str(a.key(i)) != "OP State") kept.Add(a.owner_kind(i), a.owner(i), a.key(i), a.text(i), a.number(i), a.number_text_form(i));
   p->attributes = std::move(kept);
 }
 

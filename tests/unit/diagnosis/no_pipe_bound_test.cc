@@ -24,9 +24,9 @@ void StripPmu(Profile* p) {
   AttributeTable kept;
   const AttributeTable& a = p->attributes;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string_view key = p->Str(a.key[i]);
+    const std::string_view key = p->Str(a.key(i));
     const bool pmu = (key.starts_with("aic_") || key.starts_with("aiv_")) && key.ends_with("_ratio");
-    if (!pmu) kept.Add(a.owner_kind[i], a.owner[i], a.key[i], a.text[i], a.number[i]);
+    if (!pmu) kept.Add(a.owner_kind(i), a.owner(i), a.key(i), a.text(i), a.number(i), a.number_text_form(i));
   }
   p->attributes = std::move(kept);
 }
@@ -85,9 +85,9 @@ TEST(NoPipeBound, AttributesScatteredOverTheTableGiveTheSameFinding) {
   const AttributeTable& a = scattered.attributes;
   std::vector<size_t> order(a.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.key[x] < a.key[y]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.key(x) < a.key(y); });
   AttributeTable by_key;
-  for (size_t i : order) by_key.Add(a.owner_kind[i], a.owner[i], a.key[i], a.text[i], a.number[i]);
+  for (size_t i : order) by_key.Add(a.owner_kind(i), a.owner(i), a.key(i), a.text(i), a.number(i), a.number_text_form(i));
   scattered.attributes = std::move(by_key);
   const DiagnosticReport runs = DiagnoseOnly(std::move(in_runs), kDetector);
   const DiagnosticReport csr = DiagnoseOnly(std::move(scattered), kDetector);

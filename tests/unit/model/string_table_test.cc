@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "model/profile.h"
 #include "model/string_table.h"
@@ -73,10 +75,11 @@ TEST(Profile, LossKindsHaveNamesSeveritiesAndDescriptions) {
   EXPECT_FALSE(ParseLossKind("nope").has_value());
 }
 
-// Attribute values: a number whose cell is already its shortest form is not
-// interned (its text is given back by formatting the number); any other
-// spelling is interned as written, so no export changes a cell's text.
-TEST(AttributeText, ShortestNumbersAreNotInternedAndReadBackAsWritten) {
+// Attribute values: a number whose cell is already in a text form (its
+// shortest form, or fixed notation) is not interned: its text is given back by
+// formatting the number. Any other spelling is interned as written, so no
+// export changes a cell's text.
+TEST(AttributeText, NumbersInATextFormAreNotInternedAndReadBackAsWritten) {
   Profile p;
   const StrId key = p.Intern("aic_mac_ratio");
   const size_t strings_before = p.strings.size();
@@ -84,18 +87,71 @@ TEST(AttributeText, ShortestNumbersAreNotInternedAndReadBackAsWritten) {
   const Cell cells[] = {
       {"0.599", 0.599, true},          // to_chars(0.599) == "0.599"
       {"81431", 81431, true},          // integral: no ".0"
-      {"0.0", 0.0, false},             // to_chars gives "0": kept as written
-      {"30.250", 30.25, false},        // trailing zero: kept as written
+      {"0.0", 0.0, true},              // fixed, 1 decimal
+      {"30.250", 30.25, true},         // fixed, 3 decimals
+      {"-1.000000", -1.0, true},       // fixed, 6 decimals
+      {"1764246877073569.640", 1764246877073569.640, false},  // the double is ...569.750: kept as written
       {"1e16", 1e16, false},           // to_chars gives "1e+16"
+      {"+1.5", 1.5, false},            // a sign no form writes
+      {"1.5\t", 1.5, false},           // trailing tab (CANN's Start Time cells)
+      {"0.1000000000000000055511151231257827021181583404541015625000", 0.1, false},  // 58 decimals
       {"N/A", std::nan(""), false},    // not a number
   };
-  for (const Cell& c : cells) p.attributes.Add(OwnerKind::kDeviceTask, 0, key, p.AttributeTextId(c.text, c.number), c.number);
+  for (const Cell& c : cells) p.AddAttribute(OwnerKind::kDeviceTask, 0, key, c.text, c.number);
   for (size_t i = 0; i < std::size(cells); ++i) {
     EXPECT_EQ(p.AttributeText(i), cells[i].text) << i;
-    EXPECT_EQ(p.attributes.text[i] == kEmptyStr, cells[i].stored_as_number) << i;
+    EXPECT_EQ(p.attributes.text(i) == kEmptyStr, cells[i].stored_as_number) << i;
   }
-  // Only the four cells kept as written were interned.
-  EXPECT_EQ(p.strings.size(), strings_before + 4);
+  // Only the six cells kept as written were interned.
+  EXPECT_EQ(p.strings.size(), strings_before + 6);
+}
+
+// The compact storage gives back every row as added: owners kept once per run
+// of consecutive rows, text-only values boxed in the number's NaN, the text of
+// a number not in its shortest form in a side list. Expected values are the
+// ones passed to Add, row by row.
+TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
+  struct Row { OwnerKind kind; uint32_t owner; StrId key; StrId text; double number; };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double negative_nan = -nan;  // another NaN bit pattern: read back as NaN
+  const std::vector<Row> rows = {
+      {OwnerKind::kDeviceTask, 7, 3, kEmptyStr, 0.599},            // shortest number
+      {OwnerKind::kDeviceTask, 7, 4, 11, 0.0},                     // "+0": number and text
+      {OwnerKind::kDeviceTask, 7, 5, 12, nan},                     // text only
+      {OwnerKind::kHostOp, 7, 3, kEmptyStr, nan},                  // same owner, other kind: a new run
+      {OwnerKind::kDeviceTask, 8, 3, 0xFFFFFFF0u, nan},            // a large string id
+      {OwnerKind::kDeviceTask, 7, 6, kEmptyStr, -1e300},           // owner 7 again, later: a new run
+      {OwnerKind::kDevice, 0, 9, kEmptyStr, negative_nan},
+      {OwnerKind::kDevice, 0, 10, 13, 42},
+  };
+  AttributeTable table;
+  for (const Row& r : rows) table.Add(r.kind, r.owner, r.key, r.text, r.number);
+  ASSERT_EQ(table.size(), rows.size());
+  EXPECT_EQ(table.run_count(), 5u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(table.owner_kind(i), rows[i].kind) << i;
+    EXPECT_EQ(table.owner(i), rows[i].owner) << i;
+    EXPECT_EQ(table.key(i), rows[i].key) << i;
+    EXPECT_EQ(table.text(i), rows[i].text) << i;
+    if (std::isnan(rows[i].number)) EXPECT_TRUE(std::isnan(table.number(i))) << i;
+    else EXPECT_EQ(table.number(i), rows[i].number) << i;
+  }
+  size_t visited = 0;
+  table.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    EXPECT_EQ(i, visited++);
+    EXPECT_EQ(kind, rows[i].kind) << i;
+    EXPECT_EQ(owner, rows[i].owner) << i;
+  });
+  EXPECT_EQ(visited, rows.size());
+
+  AttributeTable same;
+  for (const Row& r : rows) same.Add(r.kind, r.owner, r.key, r.text, r.number);
+  EXPECT_TRUE(same == table);
+  same.Add(OwnerKind::kDevice, 0, 10, kEmptyStr, 1);
+  EXPECT_FALSE(same == table);
+  same.Clear();
+  EXPECT_EQ(same.size(), 0u);
+  EXPECT_EQ(same.run_count(), 0u);
 }
 
 }  // namespace

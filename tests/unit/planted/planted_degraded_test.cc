@@ -32,10 +32,10 @@ void StripPmu(Profile* p) {
   AttributeTable kept;
   const AttributeTable& a = p->attributes;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string_view key = p->Str(a.key[i]);
+    const std::string_view key = p->Str(a.key(i));
     const bool pmu = (key.substr(0, 4) == "aic_" || key.substr(0, 4) == "aiv_") && key.size() > 6 &&
                      key.substr(key.size() - 6) == "_ratio";
-    if (!pmu) kept.Add(a.owner_kind[i], a.owner[i], a.key[i], a.text[i], a.number[i]);
+    if (!pmu) kept.Add(a.owner_kind(i), a.owner(i), a.key(i), a.text(i), a.number(i), a.number_text_form(i));
   }
   p->attributes = std::move(kept);
 }

@@ -33,13 +33,13 @@ const std::string kLevel0 = AscendFixture("pta_db_level0_2rank_allreduce");
 std::map<std::string, double> CommunicationTimes(const Profile& p) {
   std::map<std::string, double> out;
   for (size_t i = 0; i < p.attributes.size(); ++i) {
-    const std::string key(p.Str(p.attributes.key[i]));
+    const std::string key(p.Str(p.attributes.key(i)));
     // "Total Op Info" is communication.json's sum over a group's ops; the
     // database keeps the ops only.
     if (key.rfind("communication/", 0) != 0 || key.find("/Total Op Info/") != std::string::npos) continue;
     for (const char* field : {"Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)",
                               "Idle Time(ms)", "Wait Time Ratio", "HCCS Transit Size(MB)", "HCCS Bandwidth(GB/s)"})
-      if (key.size() > std::string(field).size() && key.ends_with(std::string("/") + field)) out[key] = p.attributes.number[i];
+      if (key.size() > std::string(field).size() && key.ends_with(std::string("/") + field)) out[key] = p.attributes.number(i);
   }
   return out;
 }

@@ -112,7 +112,7 @@ TEST(AscendDbTest, LoadsFixtureWithExpectedCounts) {
 
   size_t pmu = 0;
   for (size_t a = 0; a < p.attributes.size(); ++a)
-    pmu += p.attributes.owner_kind[a] == OwnerKind::kDeviceTask && p.Str(p.attributes.key[a]).starts_with("ai");
+    pmu += p.attributes.owner_kind(a) == OwnerKind::kDeviceTask && p.Str(p.attributes.key(a)).starts_with("ai");
   EXPECT_EQ(pmu, 5180u);
 
   std::map<HostOpKind, size_t> host;

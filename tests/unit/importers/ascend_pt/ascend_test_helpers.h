@@ -74,8 +74,8 @@ inline int FindTask(const Profile& p, std::string_view name) {
 inline std::pair<std::string, double> Attribute(const Profile& p, OwnerKind kind, uint32_t owner,
                                                 std::string_view key) {
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == kind && p.attributes.owner[i] == owner && p.Str(p.attributes.key[i]) == key)
-      return {p.AttributeText(i), p.attributes.number[i]};
+    if (p.attributes.owner_kind(i) == kind && p.attributes.owner(i) == owner && p.Str(p.attributes.key(i)) == key)
+      return {p.AttributeText(i), p.attributes.number(i)};
   return {"<absent>", NAN};
 }
 

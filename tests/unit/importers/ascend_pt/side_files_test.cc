@@ -26,8 +26,8 @@ const std::string kRun = AscendFixture("pta_level2_llm_pp2dp2_ranks1_3/rank_1_as
 
 const std::string* DeviceText(const Profile& p, const std::string& key, double* number = nullptr) {
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kDevice && p.Str(p.attributes.key[i]) == key) {
-      if (number) *number = p.attributes.number[i];
+    if (p.attributes.owner_kind(i) == OwnerKind::kDevice && p.Str(p.attributes.key(i)) == key) {
+      if (number) *number = p.attributes.number(i);
       static thread_local std::string text;
       text = p.AttributeText(i);
       return &text;
@@ -42,7 +42,7 @@ TEST(AscendSideFiles, CommunicationMatrixLinks) {
                                                     {}, &p)
                   .ok());
   size_t bandwidth_keys = 0;
-  for (size_t i = 0; i < p.attributes.size(); ++i) bandwidth_keys += p.Str(p.attributes.key[i]).ends_with("/Bandwidth(GB/s)");
+  for (size_t i = 0; i < p.attributes.size(); ++i) bandwidth_keys += p.Str(p.attributes.key(i)).ends_with("/Bandwidth(GB/s)");
   EXPECT_EQ(bandwidth_keys, 73u);
   const std::string link = "communication_matrix/step13/batchsendrecv-top1@3985310499963036764/0-1/";
   double bandwidth = 0;
@@ -98,8 +98,8 @@ TEST(AscendSideFiles, ApiStatisticRows) {
   EXPECT_DOUBLE_EQ(time_us, 51796.08);
   EXPECT_EQ(count, 1);
   for (size_t i = 0; i < p->attributes.size(); ++i)
-    if (p->Str(p->attributes.key[i]).starts_with("api_statistic/"))
-      EXPECT_EQ(p->devices.rows[p->attributes.owner[i]].index, 6);
+    if (p->Str(p->attributes.key(i)).starts_with("api_statistic/"))
+      EXPECT_EQ(p->devices.rows[p->attributes.owner(i)].index, 6);
   EXPECT_EQ(p->TotalDataLoss(), 0u);
 }
 

@@ -291,8 +291,8 @@ TEST(AscendTraceViewTest, Level1HcclPlaneTasksDuplicatingHardwareTasksCountOnce)
     if (p.Str(p.device_tasks.name[t]) == "SDMA") EXPECT_EQ(p.device_tasks.bytes[t], 1048576);
   bool ranks_kept = false;
   for (size_t a = 0; a < p.attributes.size(); ++a)
-    ranks_kept = ranks_kept || (p.Str(p.attributes.key[a]) == "dst rank" &&
-                                p.Str(p.device_tasks.name[p.attributes.owner[a]]) == "Notify Wait");
+    ranks_kept = ranks_kept || (p.Str(p.attributes.key(a)) == "dst rank" &&
+                                p.Str(p.device_tasks.name[p.attributes.owner(a)]) == "Notify Wait");
   EXPECT_TRUE(ranks_kept);
   // The busy union of the device: [10, 100] µs = 90 µs; communication's own
   // union [10, 90] = 80 µs, under the 90 µs window.

@@ -148,9 +148,9 @@ TEST(KinetoFixtures, HtaCriticalPathTorch21) {
   // Device attributes: numSms of an A100 is 108.
   bool found = false;
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kDevice && p.attributes.owner[i] == 0 &&
-        p.Str(p.attributes.key[i]) == "numSms") {
-      EXPECT_EQ(p.attributes.number[i], 108);
+    if (p.attributes.owner_kind(i) == OwnerKind::kDevice && p.attributes.owner(i) == 0 &&
+        p.Str(p.attributes.key(i)) == "numSms") {
+      EXPECT_EQ(p.attributes.number(i), 108);
       found = true;
     }
   EXPECT_TRUE(found);
@@ -184,8 +184,8 @@ TEST(KinetoFixtures, HtaNcclTorch24NsFloatAndBaseTimeAfterEvents) {
   ASSERT_GE(nccl, 0);
   std::map<std::string, std::string> attributes;
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kDeviceTask && p.attributes.owner[i] == static_cast<uint32_t>(nccl))
-      attributes[std::string(p.Str(p.attributes.key[i]))] = p.AttributeText(i);
+    if (p.attributes.owner_kind(i) == OwnerKind::kDeviceTask && p.attributes.owner(i) == static_cast<uint32_t>(nccl))
+      attributes[std::string(p.Str(p.attributes.key(i)))] = p.AttributeText(i);
   EXPECT_TRUE(attributes.count("Collective name"));
   EXPECT_TRUE(attributes.count("In msg nelems"));
   EXPECT_TRUE(attributes.count("Group size"));
@@ -243,8 +243,8 @@ TEST(KinetoFixtures, TracelensMi300xRocm) {
   // ROCm launch config sits on the hipLaunchKernel runtime call as attributes.
   int kernel_attributes = 0;
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kHostOp && p.Str(p.attributes.key[i]) == "kernel") {
-      EXPECT_EQ(p.host_ops.kind[p.attributes.owner[i]], HostOpKind::kRuntime);
+    if (p.attributes.owner_kind(i) == OwnerKind::kHostOp && p.Str(p.attributes.key(i)) == "kernel") {
+      EXPECT_EQ(p.host_ops.kind[p.attributes.owner(i)], HostOpKind::kRuntime);
       ++kernel_attributes;
     }
   EXPECT_GT(kernel_attributes, 0);
@@ -291,7 +291,7 @@ TEST(KinetoFixtures, GzipAndPlainGiveIdenticalProfiles) {
   EXPECT_EQ(a.device_tasks.ts, b.device_tasks.ts);
   EXPECT_EQ(a.device_tasks.correlation, b.device_tasks.correlation);
   EXPECT_EQ(a.flows.id, b.flows.id);
-  EXPECT_EQ(a.attributes.text, b.attributes.text);
+  EXPECT_TRUE(a.attributes == b.attributes);
   EXPECT_EQ(a.strings.size(), b.strings.size());
   EXPECT_EQ(a.metadata, b.metadata);
 }
@@ -335,7 +335,7 @@ TEST(KinetoPathologies, IdsAbove2To53AreExact) {
   EXPECT_EQ(p.flows.phase[1], 'f');
   bool comms = false;
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.Str(p.attributes.key[i]) == "Comms Id") {
+    if (p.Str(p.attributes.key(i)) == "Comms Id") {
       EXPECT_EQ(p.AttributeText(i), "12345678901234567890123");  // lexeme kept
       comms = true;
     }

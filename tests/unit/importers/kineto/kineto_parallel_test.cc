@@ -134,10 +134,7 @@ void ExpectSameProfile(const Profile& a, const Profile& b) {
   EXPECT_EQ(d.block, e.block);
   EXPECT_EQ(d.bytes, e.bytes);
   EXPECT_EQ(d.detail, e.detail);
-  EXPECT_EQ(a.attributes.owner_kind, b.attributes.owner_kind);
-  EXPECT_EQ(a.attributes.owner, b.attributes.owner);
-  EXPECT_EQ(a.attributes.key, b.attributes.key);
-  EXPECT_EQ(a.attributes.text, b.attributes.text);
+  EXPECT_TRUE(a.attributes == b.attributes);
   EXPECT_EQ(a.flows.id, b.flows.id);
   EXPECT_EQ(a.flows.track, b.flows.track);
   EXPECT_EQ(a.flows.ts, b.flows.ts);

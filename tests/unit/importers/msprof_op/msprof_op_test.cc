@@ -27,16 +27,16 @@ const std::string kOpDir = AscendFixture("msprof_op_vector_kernel_910b");
 
 double TaskAttr(const Profile& p, uint32_t task, const std::string& key) {
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kDeviceTask && p.attributes.owner[i] == task &&
-        p.Str(p.attributes.key[i]) == key)
-      return p.attributes.number[i];
+    if (p.attributes.owner_kind(i) == OwnerKind::kDeviceTask && p.attributes.owner(i) == task &&
+        p.Str(p.attributes.key(i)) == key)
+      return p.attributes.number(i);
   return NAN;
 }
 
 double DeviceAttr(const Profile& p, const std::string& key) {
   for (size_t i = 0; i < p.attributes.size(); ++i)
-    if (p.attributes.owner_kind[i] == OwnerKind::kDevice && p.Str(p.attributes.key[i]) == key)
-      return p.attributes.number[i];
+    if (p.attributes.owner_kind(i) == OwnerKind::kDevice && p.Str(p.attributes.key(i)) == key)
+      return p.attributes.number(i);
   return NAN;
 }
 

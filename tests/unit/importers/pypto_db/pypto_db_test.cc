@@ -246,7 +246,7 @@ TEST(PyptoDbRoundTrip, EveryKindNameReadsBack) {
   ASSERT_EQ(back->devices.size(), 5u);
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(back->devices.rows[i].kind, p.devices.rows[i].kind);
   ASSERT_EQ(back->attributes.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(back->attributes.owner_kind[i], p.attributes.owner_kind[i]);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(back->attributes.owner_kind(i), p.attributes.owner_kind(i));
   ASSERT_EQ(back->tracks.size(), 3u);
   EXPECT_EQ(back->tracks.kind[2], TrackKind::kOther);
   EXPECT_EQ(back->tracks.stream[1], 7);
