@@ -688,34 +688,77 @@ bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
          SameNumber(a.achieved_bandwidth, b.achieved_bandwidth) && SameNumber(a.compute_efficiency, b.compute_efficiency) &&
          SameNumber(a.bandwidth_efficiency, b.bandwidth_efficiency) && SameNumber(a.efficiency, b.efficiency);
 }
+
+// The figures without what the measured time makes of them: the key of a shared set.
+CostFigures ShapeFigures(CostFigures f) {
+  f.measured_ns = -1;
+  if (f.has_costs()) f.status = CostStatus::kNoDuration;
+  f.achieved_flops = f.achieved_bandwidth = f.compute_efficiency = f.bandwidth_efficiency = f.efficiency = kNaN;
+  return f;
+}
+
+// A shared set's figures for a task measured at `measured_ns`, computed as
+// EstimateCost computes them.
+CostFigures WithMeasuredTime(CostFigures f, TimeNs measured_ns) {
+  f.measured_ns = measured_ns;
+  if (!f.has_costs() || measured_ns <= 0) return f;
+  f.status = CostStatus::kOk;
+  const double sec = static_cast<double>(measured_ns) * 1e-9;
+  f.achieved_flops = f.flops / sec;
+  f.achieved_bandwidth = f.bytes / sec;
+  if (!std::isnan(f.peak_flops) && f.peak_flops > 0) f.compute_efficiency = f.achieved_flops / f.peak_flops;
+  if (!std::isnan(f.bandwidth) && f.bandwidth > 0) f.bandwidth_efficiency = f.achieved_bandwidth / f.bandwidth;
+  if (!std::isnan(f.roofline_ns)) f.efficiency = f.roofline_ns / static_cast<double>(measured_ns);
+  return f;
+}
+
+size_t HashNumber(double v) { return std::isnan(v) ? 0x7ff8u : std::hash<double>{}(v); }
 }  // namespace
+
+size_t TaskCostTable::SharedSetHash::operator()(const CostFigures& f) const {
+  size_t h = 0;
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(static_cast<size_t>(f.status));
+  mix(static_cast<size_t>(f.cls));
+  mix(std::hash<const void*>{}(f.sub_kind.data()));
+  mix(static_cast<size_t>(f.dtype));
+  for (int64_t v : {f.batch, f.m, f.n, f.k, f.heads, f.s_q, f.s_kv, f.head_dim}) mix(std::hash<int64_t>{}(v));
+  for (double v : {f.flops, f.bytes, f.peak_flops, f.bandwidth, f.roofline_ns}) mix(HashNumber(v));
+  return h;
+}
+
+bool TaskCostTable::SharedSetEqual::operator()(const CostFigures& a, const CostFigures& b) const {
+  return SameFiguresButTime(a, b);
+}
 
 void TaskCostTable::Reset(size_t tasks, const std::vector<TimeNs>* durations) {
   durations_ = durations;
   slot_.assign(tasks, 0);
   whole_.clear();
   shared_sets_.clear();
+  shared_index_.clear();
 }
 
-int32_t TaskCostTable::SharedSet(const CostFigures& f) {
-  if (f.has_costs()) return -1;
+int32_t TaskCostTable::SharedSet(const CostFigures& key) {
   std::lock_guard<std::mutex> lock(shared_mutex_);
-  for (size_t i = 0; i < shared_sets_.size(); ++i)
-    if (SameFiguresButTime(shared_sets_[i], f)) return static_cast<int32_t>(i);
-  shared_sets_.push_back(f);
-  shared_sets_.back().measured_ns = -1;
-  return static_cast<int32_t>(shared_sets_.size() - 1);
+  auto [it, inserted] = shared_index_.try_emplace(key, static_cast<int32_t>(shared_sets_.size()));
+  if (inserted) shared_sets_.push_back(key);
+  return it->second;
 }
 
 void TaskCostTable::Batch::Add(uint32_t task, CostFigures figures) {
   const bool time_is_duration = task < table_->durations_->size() && figures.measured_ns == (*table_->durations_)[task];
   int32_t set = -1;
-  if (time_is_duration && !figures.has_costs()) {
-    for (const auto& [known, id] : seen_)
-      if (SameFiguresButTime(known, figures)) set = id;
-    if (set < 0) {
-      set = table_->SharedSet(figures);
-      seen_.emplace_back(figures, set);
+  if (time_is_duration) {
+    CostFigures key = ShapeFigures(figures);
+    // Shared only when reading the set back gives these very figures.
+    if (SameFiguresButTime(WithMeasuredTime(key, figures.measured_ns), figures)) {
+      auto it = seen_.find(key);
+      if (it == seen_.end()) {
+        const int32_t id = table_->SharedSet(key);
+        it = seen_.emplace(std::move(key), id).first;
+      }
+      set = it->second;
     }
   }
   if (set >= 0) shared_.emplace_back(task, static_cast<uint32_t>(set));
@@ -736,9 +779,7 @@ CostFigures TaskCostTable::operator[](size_t task) const {
   const uint32_t slot = slot_[task];
   if (slot == 0) return CostFigures{};
   if ((slot & kShared) == 0) return whole_[slot - 1];
-  CostFigures f = shared_sets_[slot & ~kShared];
-  f.measured_ns = (*durations_)[task];
-  return f;
+  return WithMeasuredTime(shared_sets_[slot & ~kShared], (*durations_)[task]);
 }
 
 }  // namespace pypto

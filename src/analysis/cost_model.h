@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -112,14 +113,25 @@ struct CostFigures {
   bool has_costs() const { return status == CostStatus::kOk || status == CostStatus::kNoDuration; }
 };
 
-// Cost figures per device task row, as a diagnosis keeps them. Most tasks of a
-// large profile get no costs (no shapes, copies, communication, AI CPU), and
-// such figures differ from one another only in the measured time, which is
-// the task's duration. Those rows keep a 4-byte reference to one of a few
-// shared figure sets and get their duration back when read; the rest are
-// stored whole. Whole, the table took ~200 bytes a task: 219 MB of the
-// diagnosis of a 1 M-task profiler DB.
+// Cost figures per device task row, as a diagnosis keeps them. A task's
+// figures are its shape figures (class, problem size, FLOPs, bytes, roofline)
+// plus what its measured time, its duration, makes of them (achieved rates,
+// efficiencies). Tasks of one op on one shape share the first part, and most
+// tasks of a large profile have no costs at all (no shapes, copies,
+// communication, AI CPU). So a row whose figures are exactly a shared set's
+// with its own duration keeps a 4-byte reference to that set, and the
+// measured part is computed again, by the formulas EstimateCost uses, when it
+// is read; any other row is stored whole. Whole, the table took ~200 bytes a
+// task: 219 MB of the diagnosis of a 1 M-task profiler DB.
 class TaskCostTable {
+  // Hash and equality of shared sets (NaN equals NaN; sub_kind by identity).
+  struct SharedSetHash {
+    size_t operator()(const CostFigures& f) const;
+  };
+  struct SharedSetEqual {
+    bool operator()(const CostFigures& a, const CostFigures& b) const;
+  };
+
  public:
   // `durations`: the tasks' durations (DeviceTaskTable::dur), read back as
   // measured_ns of shared rows; outlives the table.
@@ -133,7 +145,7 @@ class TaskCostTable {
     friend class TaskCostTable;
     explicit Batch(TaskCostTable* table) : table_(table) {}
     TaskCostTable* table_;
-    std::vector<std::pair<CostFigures, int32_t>> seen_;   // shared sets this batch has met (no lock for those)
+    std::unordered_map<CostFigures, int32_t, SharedSetHash, SharedSetEqual> seen_;  // sets this batch has met (no lock)
     std::vector<std::pair<uint32_t, uint32_t>> shared_;  // (task, shared set)
     std::vector<std::pair<uint32_t, CostFigures>> whole_;
   };
@@ -144,16 +156,18 @@ class TaskCostTable {
   // Never-costed rows read as CostFigures{} (measured_ns -1).
   CostFigures operator[](size_t task) const;
   size_t size() const { return slot_.size(); }
+  size_t shared_set_count() const { return shared_sets_.size(); }
+  size_t whole_row_count() const { return whole_.size(); }
 
  private:
-  // The shared set equal to `f` (measured time aside), added when new; -1
-  // when `f` has costs. Thread-safe.
-  int32_t SharedSet(const CostFigures& f);
+  // The shared set `key` (a ShapeFigures), added when new. Thread-safe.
+  int32_t SharedSet(const CostFigures& key);
   static constexpr uint32_t kShared = 0x80000000u;  // slot: shared set | kShared; else whole row + 1; 0 never costed
   const std::vector<TimeNs>* durations_ = nullptr;
   std::vector<uint32_t> slot_;
   std::vector<CostFigures> whole_;
   std::vector<CostFigures> shared_sets_;
+  std::unordered_map<CostFigures, int32_t, SharedSetHash, SharedSetEqual> shared_index_;
   std::mutex shared_mutex_;
 };
 

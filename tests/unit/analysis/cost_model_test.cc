@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "analysis/cost_model.h"
 #include "analysis/shapes.h"
@@ -426,6 +427,55 @@ TEST(TaskCostTable, ReadsBackEveryRowAsAdded) {
   EXPECT_EQ(table[2].measured_ns, 300);
   EXPECT_EQ(table[4].measured_ns, 7);
   EXPECT_EQ(table[4].cls, OpClass::kCopy);
+}
+
+// Costed tasks of one op on one shape share a set; each reads back exactly what
+// EstimateCost gives for its own duration (bit for bit: the table computes the
+// measured part with the same formulas). Figures that are not what the set
+// would give back (changed after the estimate) are kept whole.
+TEST(TaskCostTable, CostedTasksOfOneShapeShareASetAndKeepTheirOwnTimes) {
+  const HardwareSpec hw = FindHardware("H100").value();
+  CostInput in;
+  in.cls = OpClass::kAttention;
+  in.sub_kind = "sdpa";
+  in.name = "aten::_scaled_dot_product_flash_attention";
+  ASSERT_TRUE(ParseKinetoShapes("[[8, 32, 1, 128], [8, 8, 2048, 128], [8, 8, 2048, 128]]",
+                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &in.shapes).ok());
+  in.has_shapes = true;
+  const std::vector<TimeNs> durations = {50000, 61000, 0, 50000};
+  std::vector<CostFigures> expected;
+  for (TimeNs ns : durations) {
+    in.measured_ns = ns;
+    expected.push_back(EstimateCost(in, hw));  // task 2 (duration 0): kNoDuration
+  }
+  ASSERT_EQ(expected[0].status, CostStatus::kOk);
+  ASSERT_EQ(expected[2].status, CostStatus::kNoDuration);
+  CostFigures adjusted = expected[3];  // as if a caller had changed the efficiency: not a set's read-back
+  adjusted.efficiency = 0.5;
+
+  TaskCostTable table;
+  table.Reset(durations.size(), &durations);
+  TaskCostTable::Batch batch = table.NewBatch();
+  for (uint32_t t = 0; t < 3; ++t) batch.Add(t, expected[t]);
+  batch.Add(3, adjusted);
+  table.Merge(std::move(batch));
+
+  auto same_bits = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  for (uint32_t t = 0; t < 3; ++t) {
+    const CostFigures got = table[t];
+    EXPECT_EQ(got.status, expected[t].status) << t;
+    EXPECT_EQ(got.measured_ns, durations[t]) << t;
+    EXPECT_EQ(got.phase, AttentionPhase::kDecode) << t;
+    EXPECT_TRUE(same_bits(got.flops, expected[t].flops)) << t;
+    EXPECT_TRUE(same_bits(got.roofline_ns, expected[t].roofline_ns)) << t;
+    EXPECT_TRUE(same_bits(got.achieved_bandwidth, expected[t].achieved_bandwidth)) << t;
+    EXPECT_TRUE(same_bits(got.bandwidth_efficiency, expected[t].bandwidth_efficiency)) << t;
+    EXPECT_TRUE(same_bits(got.efficiency, expected[t].efficiency)) << t;
+  }
+  EXPECT_EQ(table.shared_set_count(), 1u);  // tasks 0, 1 and 2
+  EXPECT_EQ(table.whole_row_count(), 1u);   // task 3
+  EXPECT_EQ(table[3].efficiency, 0.5);  // kept whole, as added
+  EXPECT_NE(table[0].efficiency, table[1].efficiency);  // one set, two durations
 }
 
 }  // namespace
