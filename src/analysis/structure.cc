@@ -56,6 +56,23 @@ LatencyStats ComputeLatencyStats(std::vector<TimeNs> d) {
   return s;
 }
 
+// Whether symbol[i] == symbol[i + p] holds for `length` or more consecutive i.
+// Such a run covers one of every length-th place, so only those are tried and
+// a match there is widened to its run: about n / length reads where the full
+// scan reads n.
+bool HasMatchRun(const std::vector<StrId>& symbol, int64_t p, int64_t length) {
+  const int64_t last = static_cast<int64_t>(symbol.size()) - p;  // places i with i + p < n
+  if (length <= 0 || length > last) return length <= 0;
+  for (int64_t i = length - 1; i < last; i += length) {
+    if (symbol[i] != symbol[i + p]) continue;
+    int64_t lo = i, hi = i;
+    while (lo > 0 && hi - lo + 1 < length && symbol[lo - 1] == symbol[lo - 1 + p]) --lo;
+    while (hi + 1 < last && hi - lo + 1 < length && symbol[hi + 1] == symbol[hi + 1 + p]) ++hi;
+    if (hi - lo + 1 >= length) return true;
+  }
+  return false;
+}
+
 namespace {
 
 struct SeqItem {
@@ -99,6 +116,12 @@ PeriodResult FindPeriod(const std::vector<SeqItem>& seq, int32_t max_period) {
   std::vector<StrId> symbol(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) symbol[i] = seq[i].symbol;
   for (int64_t p = 2; p <= pmax; ++p) {
+    // A period is taken only with two full repeats (a run of p) and more
+    // coverage than the best so far (a run of best.coverage - p + 1): without
+    // such a run the full scan below cannot change the result. A profile
+    // without steps is one step of every kernel, and this check makes the
+    // periods after the layer's own nearly free.
+    if (!HasMatchRun(symbol, p, std::max<int64_t>(p, best.coverage - p + 1))) continue;
     int64_t run = 0, best_run = 0, best_end = 0;
     for (int64_t i = 0; i + p < n; ++i) {
       if (symbol[i] == symbol[i + p]) {

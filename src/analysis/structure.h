@@ -115,6 +115,10 @@ struct StructureOptions {
 StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const OperatorCallGraph& graph,
                                           const OpClassification& classes, const StructureOptions& options = {});
 
+// Whether symbol[i] == symbol[i + p] holds for `length` or more consecutive i
+// (the layer-period search's test of a candidate period p).
+bool HasMatchRun(const std::vector<StrId>& symbol, int64_t p, int64_t length);
+
 // Percentiles (nearest-rank on sorted values, ms) of durations in ns.
 LatencyStats ComputeLatencyStats(std::vector<TimeNs> durations_ns);
 

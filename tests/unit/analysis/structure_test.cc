@@ -2,7 +2,10 @@
 // (one prefill step, then decode steps), Ascend-style tasks with shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "analysis/structure.h"
 #include "importers/detect.h"
@@ -355,6 +358,45 @@ TEST(Structure, CpuOnlyLayersComeFromTheTopLevelOperatorsNotTheNoisyTaskChoice) 
   EXPECT_EQ(s->layer.period, 2);
   ASSERT_EQ(s->steps.size(), 1u);
   EXPECT_FALSE(s->steps[0].from_device_tasks);
+}
+
+}  // namespace
+}  // namespace pypto
+
+namespace pypto {
+namespace {
+
+// The longest run of i with symbol[i] == symbol[i + p], read place by place.
+int64_t LongestMatchRun(const std::vector<StrId>& symbol, int64_t p) {
+  int64_t run = 0, best = 0;
+  for (int64_t i = 0; i + p < static_cast<int64_t>(symbol.size()); ++i) {
+    run = symbol[i] == symbol[i + p] ? run + 1 : 0;
+    best = std::max(best, run);
+  }
+  return best;
+}
+
+// The sampled test agrees with the place-by-place scan on every period and
+// length, on sequences with planted repeats (a "layer" of 7 symbols repeated
+// with noise) and on random ones over 2 and 3 symbols (many short runs).
+TEST(LayerPeriod, SampledRunTestAgreesWithTheFullScan) {
+  std::mt19937 rng(20261205);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int alphabet = 2 + trial % 3;
+    std::vector<StrId> symbol(50 + rng() % 300);
+    for (size_t i = 0; i < symbol.size(); ++i)
+      symbol[i] = trial % 2 == 0 ? static_cast<StrId>(rng() % alphabet) : static_cast<StrId>(1 + i % 7);
+    if (trial % 2 == 1)
+      for (int noise = 0; noise < trial / 4; ++noise) symbol[rng() % symbol.size()] = 99;
+    for (int64_t p = 1; p < static_cast<int64_t>(symbol.size()); ++p) {
+      const int64_t longest = LongestMatchRun(symbol, p);
+      for (int64_t length = 1; length <= longest + 2; ++length)
+        ASSERT_EQ(HasMatchRun(symbol, p, length), longest >= length)
+            << "trial " << trial << " p " << p << " length " << length << " longest " << longest;
+    }
+  }
+  EXPECT_TRUE(HasMatchRun({1, 2, 1, 2}, 2, 0));  // a run of 0 always exists
+  EXPECT_FALSE(HasMatchRun({1, 2}, 5, 1));       // p beyond the sequence
 }
 
 }  // namespace
