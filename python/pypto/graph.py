@@ -64,7 +64,9 @@ class OperatorCallGraph:
     def attributes(self, owner_kind: str = "", key_prefix: str = "") -> Dict[str, Any]:
         """Attributes (PMU ratios, kernel arguments, Ascend communication fields …) of one owner kind
         (host_op, device_task, track, device, step; all when empty) whose key starts with `key_prefix`:
-        owner (row of the owner's table), key and text (string ids), number (NaN when not numeric)."""
+        owner (row of the owner's table), key and text (string ids), number (NaN when not numeric),
+        decimals. Text id 0 with a number means the source wrote the number in its shortest form
+        (decimals -1: "81431", "0.599") or in fixed notation with `decimals` digits ("0.000")."""
         return dict(self._loaded.attributes(owner_kind, key_prefix))
 
     def strings(self, ids: Any) -> List[str]:

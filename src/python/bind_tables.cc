@@ -89,6 +89,7 @@ void BindProfileTables(py::class_<LoadedProfile, std::shared_ptr<LoadedProfile>>
         }
         std::vector<uint32_t> owner, key, text;
         std::vector<double> number;
+        std::vector<int8_t> decimals;
         a.ForEachRow([&](size_t i, OwnerKind row_kind, uint32_t row_owner) {
           if (kind && row_kind != *kind) return;
           if (!key_prefix.empty() && !profile.Str(a.key(i)).starts_with(key_prefix)) return;
@@ -96,12 +97,15 @@ void BindProfileTables(py::class_<LoadedProfile, std::shared_ptr<LoadedProfile>>
           key.push_back(a.key(i));
           text.push_back(a.text(i));
           number.push_back(a.number(i));
+          const uint8_t form = a.number_text_form(i);
+          decimals.push_back(form == kShortestNumberText ? int8_t{-1} : static_cast<int8_t>(form - 1));
         });
         py::dict d;
         d["owner"] = Column<uint32_t>(owner);
         d["key"] = Column<uint32_t>(key);
         d["text"] = Column<uint32_t>(text);
         d["number"] = Column<double>(number);
+        d["decimals"] = Column<int8_t>(decimals);
         return d;
       }, py::arg("owner_kind") = "", py::arg("key_prefix") = "",
       "Attributes (PMU ratios, kernel arguments, Ascend communication.json fields …) of one owner kind "

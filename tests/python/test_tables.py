@@ -87,3 +87,42 @@ def test_statistics_are_the_engines():
     assert w["df"] == pytest.approx(5.5733, abs=1e-4)
     assert w["ci_low"] < 3.2 < w["ci_high"]
     assert welch_t_test([1.0], [2.0, 3.0]) is None
+
+
+CANN83_KERNEL_DETAILS = "ascend/pta_level2_llm_cann83/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+
+
+def _written_text(text_id, number, decimals, strings):
+    # How a cell was written, from the attributes' columns: an interned text, or the number in fixed
+    # notation with `decimals` digits, or in its shortest form (std::to_chars: integral values without ".0").
+    if text_id:
+        return strings[text_id]
+    if decimals >= 0:
+        return f"{number:.{decimals}f}"
+    return str(int(number)) if number.is_integer() and abs(number) < 1e16 else repr(number)
+
+
+def test_pmu_cells_read_back_as_written(fixtures):
+    # Expected: for each PMU column of the raw kernel_details.csv, the multiset of its cells; pypto keeps
+    # "0.000" and "1.200" as a number with a count of decimals and must give back the same text.
+    import csv
+    path = os.path.join(fixtures, CANN83_KERNEL_DETAILS)
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    header, body = rows[0], rows[1:]
+    pmu_columns = [c for c, name in enumerate(header) if name.startswith(("aic_", "aiv_", "cube_utilization"))]
+    assert len(pmu_columns) >= 20
+    loaded = _engine.load_profile(os.path.dirname(os.path.dirname(path)))
+    attributes = loaded.attributes("device_task")
+    ids = sorted(set(attributes["key"].tolist()) | set(attributes["text"].tolist()))
+    strings = dict(zip(ids, loaded.strings(ids)))
+    fixed = 0
+    for column in pmu_columns:
+        name = header[column]
+        raw = sorted(row[column] for row in body if column < len(row) and row[column] not in ("", "N/A"))
+        picked = [i for i, k in enumerate(attributes["key"].tolist()) if strings[k] == name]
+        got = sorted(_written_text(int(attributes["text"][i]), float(attributes["number"][i]),
+                                   int(attributes["decimals"][i]), strings) for i in picked)
+        assert got == raw, name
+        fixed += sum(1 for i in picked if attributes["decimals"][i] >= 0)
+    assert fixed > 1000  # "0.000", "0.0" … : the fixed-notation path is the one checked
