@@ -628,7 +628,10 @@ void RunDetector(const Detector& d, const DiagnosisContext& ctx, std::vector<Iss
 void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
   std::vector<Issue> issues;
   for (const Detector* d : AllDetectors()) {
-    if (DetectorSelected(*d, *ctx.options)) RunDetector(*d, ctx, issues, report);
+    if (!DetectorSelected(*d, *ctx.options)) continue;
+    const std::string phase = PhaseTimer::Enabled() ? "diagnose.detector." + std::string(d->name()) : std::string();
+    PhaseTimer timer(phase.c_str());
+    RunDetector(*d, ctx, issues, report);
   }
   SortIssues(&issues);
   CombinedSaving combined = CombineSavings(issues, ctx.step_time_ns);

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -780,12 +783,48 @@ class CriticalPathBuilder {
   bool keep_segments_ = true;
 };
 
+struct OperatorCallGraph::PathTotalsCache {
+  std::mutex mutex;
+  std::map<std::tuple<TimeNs, TimeNs, int32_t>, CriticalPath> totals;  // (window start, end, device)
+
+  std::optional<CriticalPath> Find(TimeWindow window, int32_t device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = totals.find({window.start, window.end, device});
+    if (it == totals.end()) return std::nullopt;
+    return it->second;
+  }
+  void Keep(TimeWindow window, int32_t device, const CriticalPath& path) {
+    std::lock_guard<std::mutex> lock(mutex);
+    totals.try_emplace({window.start, window.end, device}, path);
+  }
+};
+
+OperatorCallGraph::OperatorCallGraph() : path_totals_cache_(std::make_unique<PathTotalsCache>()) {}
+OperatorCallGraph::OperatorCallGraph(OperatorCallGraph&&) noexcept = default;
+OperatorCallGraph& OperatorCallGraph::operator=(OperatorCallGraph&&) noexcept = default;
+OperatorCallGraph::~OperatorCallGraph() = default;
+
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, bool keep_segments,
                                                                   int32_t device) const {
   if (window.end < window.start) return InvalidArgumentError("critical path: window ends before it starts");
+  if (!keep_segments)
+    if (std::optional<CriticalPath> known = path_totals_cache_->Find(window, device)) return *std::move(known);
   CriticalPathBuilder builder(*this, keep_segments);
-  return builder.Run(window, device);
+  CriticalPath path = builder.Run(window, device);
+  if (!keep_segments) path_totals_cache_->Keep(window, device, path);
+  return path;
 }
+
+namespace {
+// The window of a step's path. A profile without steps has one step, the
+// whole window, and its path is the whole profile's: one past the end, so
+// that the last instant is included, as ComputeCriticalPath() without a step.
+TimeWindow PathWindow(const StepInfo& step, TimeWindow whole_window) {
+  if (step.host_op < 0 && step.cpu.start == whole_window.start && step.cpu.end == whole_window.end)
+    return {whole_window.start, whole_window.end + 1};
+  return step.cpu;
+}
+}  // namespace
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<size_t> step,
                                                                   bool keep_segments) const {
@@ -798,7 +837,7 @@ StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<
   if (*step >= steps_.size()) {
     return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
   }
-  return ComputeCriticalPathImpl(steps_[*step].cpu, keep_segments, steps_[*step].device);
+  return ComputeCriticalPathImpl(PathWindow(steps_[*step], whole_window_), keep_segments, steps_[*step].device);
 }
 
 bool OperatorCallGraph::HasSeparateHostSteps() const {
@@ -833,7 +872,13 @@ std::vector<CriticalPath> OperatorCallGraph::ComputeStepCriticalPathTotals(const
         if (which[i] >= steps_.size()) return;
         const StepInfo& step = steps_[which[i]];
         if (step.cpu.end < step.cpu.start) return;   // as ComputeCriticalPathTotals refuses it
-        paths[i] = builder.Run(step.cpu, step.device);
+        const TimeWindow window = PathWindow(step, whole_window_);
+        if (std::optional<CriticalPath> known = path_totals_cache_->Find(window, step.device)) {
+          paths[i] = *std::move(known);
+          return;
+        }
+        paths[i] = builder.Run(window, step.device);
+        path_totals_cache_->Keep(window, step.device, paths[i]);
       });
   return paths;
 }

@@ -152,6 +152,36 @@ TEST(KinetoFixture, EveryStepPathEqualsEachStepOnItsOwn) {
 
 // DeviceSelfTime (summed on demand from the op's tasks) and the per-name
 // device time of TopHostOpsBySelfTime agree with a direct sum over the tasks.
+// A trace without ProfilerStep marks is one step, the whole window; that
+// step's path is the whole profile's (the last instant included), so the
+// summary's path and the diagnosis' step path are one computation. Expected:
+// the path computed on its own with segments, whose durations add up to it.
+TEST(KinetoFixture, WholeWindowStepPathIsTheProfilesPath) {
+  for (const std::string path : {kSimpleAddTrace, std::string("kineto/tracelens_mi300x_sglang_qwen3_8b_decode")}) {
+    if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
+    const FixtureGraph loaded = LoadGraph(path);
+    ASSERT_TRUE(loaded.graph) << path;
+    const OperatorCallGraph& g = *loaded.graph;
+    ASSERT_EQ(g.Steps().size(), 1u) << path;
+    ASSERT_EQ(g.Steps()[0].source, "whole window") << path;
+    StatusOr<CriticalPath> whole = g.ComputeCriticalPath();  // segments kept: not from the totals cache
+    ASSERT_TRUE(whole.ok());
+    TimeNs sum = 0;
+    for (const PathSegment& s : whole->segments) sum += s.dur;
+    EXPECT_EQ(sum, whole->latency_ns) << path;
+    for (int call = 0; call < 2; ++call) {  // the second call is answered from the cache
+      const std::vector<CriticalPath> step = g.ComputeStepCriticalPathTotals({0});
+      ASSERT_EQ(step.size(), 1u);
+      EXPECT_EQ(step[0].latency_ns, whole->latency_ns) << path;
+      EXPECT_EQ(step[0].breakdown_ns, whole->breakdown_ns) << path;
+      EXPECT_EQ(step[0].segment_count, whole->segments.size()) << path;
+      StatusOr<CriticalPath> totals = g.ComputeCriticalPathTotals();
+      ASSERT_TRUE(totals.ok());
+      EXPECT_EQ(totals->latency_ns, whole->latency_ns) << path;
+    }
+  }
+}
+
 TEST(KinetoFixture, DeviceSelfTimeIsTheSumOfTheOpsTasks) {
   const std::string& path = kSimpleAddTrace;
   if (FixtureMissing(path)) GTEST_SKIP() << "fixture missing";
