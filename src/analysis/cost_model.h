@@ -16,6 +16,7 @@
 //   softmax     ≈ 5 FLOP/element; reduction ≈ 1 FLOP/element
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -75,6 +76,7 @@ struct CostInput {
   std::string shape_source;     // "task Input Shapes", "operator aten::mm Input Dims", or why none
   TimeNs measured_ns = -1;      // device (or host for CPU) duration, -1 unknown
   ComputeUnit unit = ComputeUnit::kMatrix;  // matmul/attention: kMatrix; others kVector (set by the helpers)
+  bool shapes_from_task = false;  // CostInputForTask: the shapes are the task's own detail row (Ascend)
 };
 
 // The figures of a cost estimate without its explanation: what a diagnosis
@@ -205,6 +207,41 @@ CostInput CostInputForHostOp(const Profile& profile, const OperatorCallGraph& gr
 
 OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph,
                         const OpClassification& classes, const HardwareSpec& hw, uint32_t task);
+
+// EstimateTaskCost's figures (no notes), reusing those of tasks costed from
+// the same Ascend detail row: a task whose shapes are its own Input Shapes
+// is costed from its class, sub-kind, op type and the six shape, type and
+// format ids alone, so tasks of one op on one shape need one EstimateCost
+// (shape parsing and notes were ~1 us a task; a 400k-row kernel_details.csv
+// has a few thousand distinct rows). The measured part is computed from each
+// task's own duration, as TaskCostTable does; a set is kept only when that
+// gives back exactly the figures EstimateCost gave. Every other task is
+// estimated on its own. Not thread-safe: one per worker.
+class TaskCostMemo {
+ public:
+  TaskCostMemo(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+               const HardwareSpec& hw)
+      : profile_(profile), graph_(graph), classes_(classes), hw_(hw) {}
+  CostFigures Figures(uint32_t task);
+  size_t shape_set_count() const { return shape_figures_.size(); }  // distinct detail rows kept
+
+ private:
+  struct Key {
+    OpClass cls;
+    const char* sub_kind;
+    size_t sub_kind_size;
+    std::array<StrId, 7> ids;  // op type (else name), input shapes/types/formats, output shapes/types/formats
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  const Profile& profile_;
+  const OperatorCallGraph& graph_;
+  const OpClassification& classes_;
+  const HardwareSpec& hw_;
+  std::unordered_map<Key, CostFigures, KeyHash> shape_figures_;
+};
 OpCost EstimateHostOpCost(const Profile& profile, const OperatorCallGraph& graph,
                           const OpClassification& classes, const HardwareSpec& hw, uint32_t host_op);
 

@@ -527,14 +527,15 @@ void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, Di
   const std::vector<uint32_t>& tasks = ctx.tasks;
   const size_t chunks = (tasks.size() + kTaskCostChunk - 1) / kTaskCostChunk;
   std::mutex merge_mutex;
-  ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
-    TaskCostTable::Batch batch = costs.NewBatch();
-    const size_t end = std::min(tasks.size(), (chunk + 1) * kTaskCostChunk);
-    for (size_t i = chunk * kTaskCostChunk; i < end; ++i)
-      batch.Add(tasks[i], EstimateTaskCost(profile, graph, classes, state.hardware, tasks[i]));  // the figures; notes dropped
-    std::lock_guard<std::mutex> lock(merge_mutex);
-    costs.Merge(std::move(batch));
-  });
+  ParallelForWithState(
+      chunks, DefaultParallelism(), [&] { return TaskCostMemo(profile, graph, classes, state.hardware); },
+      [&](TaskCostMemo& memo, size_t chunk) {
+        TaskCostTable::Batch batch = costs.NewBatch();
+        const size_t end = std::min(tasks.size(), (chunk + 1) * kTaskCostChunk);
+        for (size_t i = chunk * kTaskCostChunk; i < end; ++i) batch.Add(tasks[i], memo.Figures(tasks[i]));
+        std::lock_guard<std::mutex> lock(merge_mutex);
+        costs.Merge(std::move(batch));
+      });
   uint64_t with_costs = 0, needing = 0;
   for (uint32_t t : ctx.tasks) {
     OpClass c = classes.task_class.size() > t ? classes.task_class[t] : OpClass::kOther;

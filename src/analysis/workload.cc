@@ -86,22 +86,29 @@ bool IsOptimizerName(std::string_view name) {
 
 WorkloadClass ClassifyWorkload(const Profile& profile) {
   WorkloadClass out;
-  // 0 = not looked at, 1 = neither, 2 = backward, 3 = optimizer: one test per distinct string.
+  // Low bits: 0 = not looked at, 1 = neither, 2 = backward, 3 = optimizer;
+  // kBookkeeping set for IsBookkeepingName: the tests run once per distinct string.
+  constexpr uint8_t kBookkeeping = 0x10;
   std::vector<uint8_t> verdict(profile.strings.size(), 0);
   std::vector<uint64_t> backward_by_name(profile.strings.size(), 0);
   uint64_t compute_rows = 0;  // rows other than collectives, allocations and step marks
   auto judge = [&](StrId id) -> uint8_t {
-    if (id >= verdict.size()) return 1;
+    if (id >= verdict.size()) {
+      const std::string_view s = profile.Str(id);
+      return IsBookkeepingName(s) ? uint8_t{1 | kBookkeeping} : uint8_t{1};
+    }
     if (verdict[id] == 0) {
       const std::string_view s = profile.Str(id);
-      verdict[id] = IsOptimizerName(s) ? 3 : IsBackwardName(s) ? 2 : 1;
+      verdict[id] = static_cast<uint8_t>((IsOptimizerName(s) ? 3 : IsBackwardName(s) ? 2 : 1) |
+                                         (IsBookkeepingName(s) ? kBookkeeping : 0));
     }
     return verdict[id];
   };
   auto count = [&](StrId id) {
     ++out.rows;
-    if (!IsBookkeepingName(profile.Str(id))) ++compute_rows;
-    const uint8_t v = judge(id);
+    const uint8_t judged = judge(id);
+    if (!(judged & kBookkeeping)) ++compute_rows;
+    const uint8_t v = judged & 0x0F;
     if (v == 2) ++out.backward_rows, ++backward_by_name[id];
     else if (v == 3) ++out.optimizer_rows, ++backward_by_name[id];
   };

@@ -74,7 +74,8 @@ struct RooflineCost {
 };
 
 // Tasks per work item when costing every task for the roofline: a task costs
-// ~2 us (shape parsing, notes), so 1024 make an item worth a thread's wake-up.
+// up to ~2 us (shape parsing, notes; less when its detail row was costed
+// before, TaskCostMemo), so 1024 make an item worth a thread's wake-up.
 constexpr size_t kRooflineCostChunk = 1024;
 
 // Every busy task's roofline cost, computed on all cores (each task reads only
@@ -85,15 +86,17 @@ std::vector<RooflineCost> RooflineCosts(const Profile& profile, const OperatorCa
   const DeviceTaskTable& t = profile.device_tasks;
   std::vector<RooflineCost> costs(t.size());
   const size_t chunks = (t.size() + kRooflineCostChunk - 1) / kRooflineCostChunk;
-  ParallelFor(chunks, DefaultParallelism(), [&](size_t chunk) {
-    const size_t end = std::min(t.size(), (chunk + 1) * kRooflineCostChunk);
-    for (size_t row = chunk * kRooflineCostChunk; row < end; ++row) {
-      if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
-      const OpCost cost = EstimateTaskCost(profile, graph, classes, hw, static_cast<uint32_t>(row));
-      if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0)) continue;
-      costs[row] = {true, cost.flops, cost.bytes, cost.bound};
-    }
-  });
+  ParallelForWithState(
+      chunks, DefaultParallelism(), [&] { return TaskCostMemo(profile, graph, classes, hw); },
+      [&](TaskCostMemo& memo, size_t chunk) {
+        const size_t end = std::min(t.size(), (chunk + 1) * kRooflineCostChunk);
+        for (size_t row = chunk * kRooflineCostChunk; row < end; ++row) {
+          if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
+          const CostFigures cost = memo.Figures(static_cast<uint32_t>(row));
+          if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0)) continue;
+          costs[row] = {true, cost.flops, cost.bytes, cost.bound};
+        }
+      });
   return costs;
 }
 

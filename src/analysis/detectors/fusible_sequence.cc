@@ -205,14 +205,21 @@ class FusibleSequence final : public Detector {
     };
     std::map<uint32_t, Stream> streams;
     uint64_t tokens = 0;
+    // Whether a name is an aten operator's, decided once per distinct name (a
+    // whole trace asks it for every operator and each of its ancestors).
+    std::vector<int8_t> aten_name(p.strings.size(), -1);
+    auto is_aten = [&](StrId id) {
+      if (id >= aten_name.size()) return p.Str(id).starts_with("aten::");
+      if (aten_name[id] < 0) aten_name[id] = p.Str(id).starts_with("aten::") ? 1 : 0;
+      return aten_name[id] == 1;
+    };
     for (uint32_t op : ctx.host_ops) {  // sorted by (track, ts)
-      if (h.kind[op] != HostOpKind::kOperator) continue;
+      if (h.kind[op] != HostOpKind::kOperator || !is_aten(h.name[op])) continue;
       std::string_view name = p.Str(h.name[op]);
-      if (!name.starts_with("aten::")) continue;
       int32_t parent = h.parent.empty() ? kNoIndex : h.parent[op];
       bool top = true;
       for (int32_t a = parent; a >= 0; a = h.parent[a])
-        if (h.kind[a] == HostOpKind::kOperator && p.Str(h.name[a]).starts_with("aten::")) { top = false; break; }
+        if (h.kind[a] == HostOpKind::kOperator && is_aten(h.name[a])) { top = false; break; }
       if (!top) continue;
       Stream& s = streams[h.track[op]];
       if (s.text.empty()) s.text = "-";

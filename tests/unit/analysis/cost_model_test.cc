@@ -248,6 +248,54 @@ TEST(CostModel, InconsistentShapesAreFlagged) {
   EXPECT_EQ(fa, 4);
 }
 
+// The memo gives every task exactly EstimateTaskCost's figures (every field;
+// NaN equal to NaN), on real Ascend profiles whose tasks carry their own
+// shapes (kernel_details.csv, a profiler DB, a trace_view.json) and on a
+// Kineto trace whose tasks take their operator's: expected values are
+// EstimateTaskCost's, task by task. On the Ascend ones it reuses figures:
+// fewer distinct detail rows than tasks.
+TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (const std::string path : {"/ascend/pta_level2_llm_cann83", "/ascend/pta_db_level0_2rank_allreduce",
+                                  "/ascend/pta_db_level1_alexnet_cann8", "/ascend/pta_trace_view_2024",
+                                  "/ascend/pta_vit_patch_embed_910b_conv_fractal_z",
+                                  "/kineto/tracelens_h100_qwen1.5_0.5b_hf_inference"}) {
+    auto p = LoadProfile(kFixtures + path);
+    ASSERT_TRUE(p.ok()) << path;
+    auto g = OperatorCallGraph::Build(*p);
+    ASSERT_TRUE(g.ok()) << path;
+    const OpClassification classes = ClassifyProfile(*p, *g);
+    const HardwareSpec hw = DetectHardware(*p);
+    TaskCostMemo memo(*p, *g, classes, hw);
+    size_t costed = 0;
+    for (uint32_t t = 0; t < p->device_tasks.size(); ++t) {
+      const CostFigures got = memo.Figures(t);
+      const OpCost want = EstimateTaskCost(*p, *g, classes, hw, t);
+      ASSERT_EQ(got.status, want.status) << path << " task " << t;
+      ASSERT_EQ(got.cls, want.cls) << path << " task " << t;
+      ASSERT_EQ(got.sub_kind, want.sub_kind) << path << " task " << t;
+      ASSERT_EQ(got.measured_ns, want.measured_ns) << path << " task " << t;
+      ASSERT_EQ(got.m, want.m) << path << " task " << t;
+      ASSERT_EQ(got.n, want.n) << path << " task " << t;
+      ASSERT_EQ(got.k, want.k) << path << " task " << t;
+      ASSERT_EQ(got.s_kv, want.s_kv) << path << " task " << t;
+      ASSERT_EQ(got.bound, want.bound) << path << " task " << t;
+      for (auto [a, b] : {std::pair{got.flops, want.flops}, {got.bytes, want.bytes}, {got.roofline_ns, want.roofline_ns},
+                          {got.achieved_flops, want.achieved_flops}, {got.achieved_bandwidth, want.achieved_bandwidth},
+                          {got.efficiency, want.efficiency}, {got.compute_efficiency, want.compute_efficiency},
+                          {got.bandwidth_efficiency, want.bandwidth_efficiency}})
+        ASSERT_TRUE(same(a, b)) << path << " task " << t << ": " << a << " vs " << b;
+      costed += want.has_costs();
+    }
+    // Level 0 collections (the DB and trace_view fixtures) record no shapes: nothing is costed there.
+    if (!path.starts_with("/ascend/pta_db_level0") && !path.starts_with("/ascend/pta_trace_view")) EXPECT_GT(costed, 0u) << path;
+    if (path.starts_with("/ascend/pta_level2")) {
+      EXPECT_GT(memo.shape_set_count(), 0u);
+      EXPECT_LT(memo.shape_set_count() * 2, costed) << "figures reused";
+    }
+  }
+}
+
 // tracelens_h100: aten::mm [[8944, 1024], [1024, 2816]] (raw Input Dims) -> its sm90 GEMM kernel
 // gets 2·8944·2816·1024 FLOPs from the operator's shapes.
 TEST(CostModel, KinetoKernelTakesItsOperatorsShapes) {
@@ -289,15 +337,21 @@ TEST(CostModel, MissingShapesAreSaid) {
   EXPECT_EQ(EstimateCost(in, FindHardware("H100").value()).status, CostStatus::kUnsupported);
 }
 
-TEST(CostModel, DecodeAttentionAndMemoryBound) {
+// A decode SDPA call: query [B=8, H=32, S_q=1, D=128], KV [8, 8, 2048, 128] (GQA), bf16.
+CostInput DecodeSdpaInput() {
   CostInput in;
   in.cls = OpClass::kAttention;
   in.sub_kind = "sdpa";
   in.name = "aten::_scaled_dot_product_flash_attention";
-  // decode: query [B=8, H=32, S_q=1, D=128], KV [8, 8, 2048, 128] (GQA), bf16
-  ASSERT_TRUE(ParseKinetoShapes("[[8, 32, 1, 128], [8, 8, 2048, 128], [8, 8, 2048, 128]]",
-                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &in.shapes).ok());
-  in.has_shapes = true;
+  in.has_shapes = ParseKinetoShapes("[[8, 32, 1, 128], [8, 8, 2048, 128], [8, 8, 2048, 128]]",
+                                    R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &in.shapes)
+                      .ok();
+  return in;
+}
+
+TEST(CostModel, DecodeAttentionAndMemoryBound) {
+  CostInput in = DecodeSdpaInput();
+  ASSERT_TRUE(in.has_shapes);
   in.measured_ns = 50000;
   OpCost c = EstimateCost(in, FindHardware("H100").value());
   ASSERT_EQ(c.status, CostStatus::kOk) << c.note;
@@ -435,13 +489,8 @@ TEST(TaskCostTable, ReadsBackEveryRowAsAdded) {
 // would give back (changed after the estimate) are kept whole.
 TEST(TaskCostTable, CostedTasksOfOneShapeShareASetAndKeepTheirOwnTimes) {
   const HardwareSpec hw = FindHardware("H100").value();
-  CostInput in;
-  in.cls = OpClass::kAttention;
-  in.sub_kind = "sdpa";
-  in.name = "aten::_scaled_dot_product_flash_attention";
-  ASSERT_TRUE(ParseKinetoShapes("[[8, 32, 1, 128], [8, 8, 2048, 128], [8, 8, 2048, 128]]",
-                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &in.shapes).ok());
-  in.has_shapes = true;
+  CostInput in = DecodeSdpaInput();
+  ASSERT_TRUE(in.has_shapes);
   const std::vector<TimeNs> durations = {50000, 61000, 0, 50000};
   std::vector<CostFigures> expected;
   for (TimeNs ns : durations) {
