@@ -594,7 +594,7 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
       in.shape_source = st.message();
     }
     if (in.has_shapes) {
-      in.shapes_from_task = true;
+      in.shape_origin = CostInput::ShapeOrigin::kTaskDetail;
       return in;
     }
   }
@@ -624,6 +624,7 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
   if (op_cls == in.cls && static_cast<size_t>(op) < classes.host_sub_kind.size() && !classes.host_sub_kind[op].empty())
     in.sub_kind = classes.host_sub_kind[op];
   FillFromHostOp(profile, static_cast<uint32_t>(op), &in);
+  in.shape_origin = CostInput::ShapeOrigin::kOperator;
   return in;
 }
 
@@ -786,30 +787,60 @@ CostFigures TaskCostTable::operator[](size_t task) const {
 }
 
 size_t TaskCostMemo::KeyHash::operator()(const Key& k) const {
-  size_t h = std::hash<const void*>{}(k.sub_kind) ^ (static_cast<size_t>(k.cls) << 1) ^ (k.sub_kind_size << 9);
-  for (StrId id : k.ids) h ^= std::hash<StrId>{}(id) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  size_t h = std::hash<const void*>{}(k.sub_kind) ^ (static_cast<size_t>(k.cls) << 1) ^ (k.sub_kind_size << 9) ^
+             (static_cast<size_t>(k.origin) << 17);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (StrId id : k.ids) mix(std::hash<StrId>{}(id));
+  mix(std::hash<const void*>{}(k.op_sub_kind));
+  mix(static_cast<size_t>(k.op_cls) | (static_cast<size_t>(k.same_work) << 8));
   return h;
+}
+
+std::optional<TaskCostMemo::Key> TaskCostMemo::KeyOf(uint32_t task) const {
+  const DeviceTaskTable& t = profile_.device_tasks;
+  Key key{};
+  key.cls = task < classes_.task_class.size() ? classes_.task_class[task] : OpClass::kOther;
+  const std::string_view sub_kind = task < classes_.task_sub_kind.size() ? classes_.task_sub_kind[task] : std::string_view();
+  key.sub_kind = sub_kind.data();
+  key.sub_kind_size = sub_kind.size();
+  const StrId op_type = t.op_type(task);
+  const StrId task_name = op_type != kEmptyStr ? op_type : t.name[task];
+  if (t.input_shapes(task) != kEmptyStr) {  // the detail row may give the shapes
+    key.origin = CostInput::ShapeOrigin::kTaskDetail;
+    key.ids = {task_name, t.input_shapes(task), t.input_types(task), t.input_formats(task), t.output_shapes(task),
+               t.output_types(task), t.output_formats(task)};
+    return key;
+  }
+  // The operator's shapes, as CostInputForTask takes them: its operator, whether
+  // the task does the operator's work (its class, or the operator's only busy task).
+  const int32_t op = graph_.OperatorOf(task);
+  if (op < 0 || profile_.host_ops.kind[op] != HostOpKind::kOperator) return std::nullopt;
+  const auto op_row = static_cast<size_t>(op);
+  key.origin = CostInput::ShapeOrigin::kOperator;
+  key.op_cls = op_row < classes_.host_class.size() ? classes_.host_class[op_row] : OpClass::kOther;
+  const std::string_view op_sub = op_row < classes_.host_sub_kind.size() ? classes_.host_sub_kind[op_row] : std::string_view();
+  key.op_sub_kind = op_sub.data();
+  key.op_sub_kind_size = op_sub.size();
+  size_t busy = 0;
+  for (uint32_t k : graph_.TasksOfOp(static_cast<uint32_t>(op))) busy += IsBusyTask(t.kind[k]) ? 1 : 0;
+  key.same_work = key.op_cls == key.cls || busy <= 1;
+  const HostOpTable& h = profile_.host_ops;
+  key.ids = {task_name, h.name[op_row], h.input_dims[op_row], h.input_types[op_row], kEmptyStr, kEmptyStr, kEmptyStr};
+  return key;
 }
 
 CostFigures TaskCostMemo::Figures(uint32_t task) {
   const DeviceTaskTable& t = profile_.device_tasks;
-  const bool keyed = t.input_shapes(task) != kEmptyStr;  // the detail row may give the shapes
-  Key key{};
-  if (keyed) {
-    const std::string_view sub_kind = task < classes_.task_sub_kind.size() ? classes_.task_sub_kind[task] : std::string_view();
-    const StrId op_type = t.op_type(task);
-    key = {task < classes_.task_class.size() ? classes_.task_class[task] : OpClass::kOther,
-           sub_kind.data(),
-           sub_kind.size(),
-           {op_type != kEmptyStr ? op_type : t.name[task], t.input_shapes(task), t.input_types(task),
-            t.input_formats(task), t.output_shapes(task), t.output_types(task), t.output_formats(task)}};
-    if (auto it = shape_figures_.find(key); it != shape_figures_.end()) return WithMeasuredTime(it->second, t.dur[task]);
+  const std::optional<Key> key = KeyOf(task);
+  if (key) {
+    if (auto it = shape_figures_.find(*key); it != shape_figures_.end()) return WithMeasuredTime(it->second, t.dur[task]);
   }
   const CostInput in = CostInputForTask(profile_, graph_, classes_, task);
   CostFigures figures = EstimateCost(in, hw_);
-  if (keyed && in.shapes_from_task && figures.measured_ns == t.dur[task]) {
+  // Kept only when the figures came from the source the key names.
+  if (key && in.shape_origin == key->origin && figures.measured_ns == t.dur[task]) {
     CostFigures set = ShapeFigures(figures);
-    if (SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures)) shape_figures_.emplace(key, set);
+    if (SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures)) shape_figures_.emplace(*key, set);
   }
   return figures;
 }

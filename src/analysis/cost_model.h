@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,7 +77,9 @@ struct CostInput {
   std::string shape_source;     // "task Input Shapes", "operator aten::mm Input Dims", or why none
   TimeNs measured_ns = -1;      // device (or host for CPU) duration, -1 unknown
   ComputeUnit unit = ComputeUnit::kMatrix;  // matmul/attention: kMatrix; others kVector (set by the helpers)
-  bool shapes_from_task = false;  // CostInputForTask: the shapes are the task's own detail row (Ascend)
+  // CostInputForTask: where the shapes came from (TaskCostMemo keys its sets by it).
+  enum class ShapeOrigin : uint8_t { kNone, kTaskDetail, kOperator };
+  ShapeOrigin shape_origin = ShapeOrigin::kNone;
 };
 
 // The figures of a cost estimate without its explanation: what a diagnosis
@@ -209,14 +212,17 @@ OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph,
                         const OpClassification& classes, const HardwareSpec& hw, uint32_t task);
 
 // EstimateTaskCost's figures (no notes), reusing those of tasks costed from
-// the same Ascend detail row: a task whose shapes are its own Input Shapes
-// is costed from its class, sub-kind, op type and the six shape, type and
-// format ids alone, so tasks of one op on one shape need one EstimateCost
-// (shape parsing and notes were ~1 us a task; a 400k-row kernel_details.csv
-// has a few thousand distinct rows). The measured part is computed from each
-// task's own duration, as TaskCostTable does; a set is kept only when that
-// gives back exactly the figures EstimateCost gave. Every other task is
-// estimated on its own. Not thread-safe: one per worker.
+// the same inputs. A task whose shapes are its own Input Shapes (Ascend) is
+// costed from its class, sub-kind, op type and the six shape, type and format
+// ids alone; a task without a detail row that takes its operator's shapes
+// (Kineto), from its class and sub-kind, its name and its operator's name,
+// class, sub-kind and Input Dims / types ids. So tasks of one op on one shape
+// need one EstimateCost (shape parsing and notes were ~1 us a task; a
+// 400k-row kernel_details.csv has a few thousand distinct rows). The measured
+// part is computed from each task's own duration, as TaskCostTable does; a
+// set is kept only when that gives back exactly the figures EstimateCost
+// gave. Every other task is estimated on its own. Not thread-safe: one per
+// worker.
 class TaskCostMemo {
  public:
   TaskCostMemo(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
@@ -227,12 +233,22 @@ class TaskCostMemo {
 
  private:
   struct Key {
+    CostInput::ShapeOrigin origin;
     OpClass cls;
     const char* sub_kind;
     size_t sub_kind_size;
-    std::array<StrId, 7> ids;  // op type (else name), input shapes/types/formats, output shapes/types/formats
+    // kTaskDetail: op type (else name), input shapes/types/formats, output shapes/types/formats.
+    // kOperator: the task's name, the operator's name, Input Dims and input types.
+    std::array<StrId, 7> ids;
+    OpClass op_cls = OpClass::kOther;  // kOperator: the operator's class and sub-kind, and whether its shapes are the task's
+    const char* op_sub_kind = nullptr;
+    size_t op_sub_kind_size = 0;
+    bool same_work = false;
     bool operator==(const Key&) const = default;
   };
+  // The key of `task` when its shapes may come from its detail row or its
+  // operator (CostInputForTask's two sources), else nullopt.
+  std::optional<Key> KeyOf(uint32_t task) const;
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
