@@ -100,8 +100,24 @@ std::vector<RooflineCost> RooflineCosts(const Profile& profile, const OperatorCa
   return costs;
 }
 
+// The steps drawn in detail: the median and the slowest by latency.
+std::vector<std::pair<size_t, std::string>> TimelineSteps(const OperatorCallGraph& graph) {
+  const std::vector<StepInfo>& steps = graph.Steps();
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return steps[a].latency_ns() < steps[b].latency_ns(); });
+  std::vector<std::pair<size_t, std::string>> picks;
+  if (!order.empty()) {
+    picks.push_back({order[(order.size() - 1) / 2], "median step"});
+    if (order.back() != picks[0].first) picks.push_back({order.back(), "slowest step"});
+  }
+  return picks;
+}
+
+// `path`: the step's critical path with its segments.
 StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph, const DiagnosticReport& diagnosis,
-                               size_t step, const std::string& what) {
+                               size_t step, const std::string& what, const StatusOr<CriticalPath>& path) {
   StepTimeline tl;
   const StepInfo& st = graph.Steps()[step];
   const TimeWindow w = st.span();
@@ -160,7 +176,6 @@ StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph,
         [&] { return fmt::format("{} ({})", ShortKernelName(p.Str(t.name[r])), FormatUs(double(t.dur[r]))); },
         t.kind[r] == DeviceTaskKind::kCommunication ? "tl-comm" : t.kind[r] == DeviceTaskKind::kKernel ? "tl-kernel" : "tl-copy");
   }
-  StatusOr<CriticalPath> path = graph.ComputeCriticalPath(step);
   if (path.ok()) {
     for (const PathSegment& seg : path->segments)
       add(&tl.path, path_lane, seg.start, seg.dur,
@@ -208,6 +223,12 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   const OperatorCallGraph& graph = session.graph();
   const std::string path = session.source_path();
   ProfileReportData d;
+  // The drawn steps' paths first, with their segments: the graph keeps their
+  // totals, which the summary and the diagnosis then read instead of
+  // computing them again (a trace without steps is one step of every event).
+  const std::vector<std::pair<size_t, std::string>> timeline_steps = TimelineSteps(graph);
+  std::vector<StatusOr<CriticalPath>> timeline_paths;
+  for (const auto& [index, what] : timeline_steps) timeline_paths.push_back(graph.ComputeCriticalPath(index));
   StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.summary);
   if (!summary.ok()) return summary.status();
   d.summary = std::move(*summary);
@@ -336,19 +357,11 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
     d.issue_rows.push_back(std::move(rows));
   }
   // The median and the slowest step in detail.
-  {
-    const std::vector<StepInfo>& steps = graph.Steps();
-    std::vector<size_t> order(steps.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return steps[a].latency_ns() < steps[b].latency_ns(); });
-    std::vector<std::pair<size_t, std::string>> picks;
-    if (!order.empty()) {
-      picks.push_back({order[(order.size() - 1) / 2], "median step"});
-      if (order.back() != picks[0].first) picks.push_back({order.back(), "slowest step"});
-    }
-    for (const auto& [index, what] : picks) d.step_timelines.push_back(BuildStepTimeline(profile, graph, d.diagnosis, index, what));
+  for (size_t i = 0; i < timeline_steps.size(); ++i) {
+    d.step_timelines.push_back(BuildStepTimeline(profile, graph, d.diagnosis, timeline_steps[i].first,
+                                                 timeline_steps[i].second, timeline_paths[i]));
   }
+  timeline_paths.clear();
   // The KV-layout picture when a KV-cache finding is reported.
   for (const Issue& i : d.diagnosis.issues) {
     if (i.type != IssueType::kKvCacheLayout) continue;
