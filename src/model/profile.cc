@@ -81,6 +81,9 @@ namespace {
 // one quiet NaN), with the string id in the low 32 bits.
 constexpr uint64_t kBoxedTextTag = 0x7FF4'0000'0000'0000ULL;
 constexpr uint64_t kBoxedTextMask = 0xFFFF'FFFF'0000'0000ULL;
+// Key ids indexed directly when looking up a key's slot: 4 bytes each, so at
+// most 64 MB for a profile with 16 M strings (its string table is far larger).
+constexpr StrId kMaxSlotIndexedKeyId = StrId{1} << 24;
 
 uint64_t BitsOf(double value) {
   uint64_t bits;
@@ -90,14 +93,19 @@ uint64_t BitsOf(double value) {
 }  // namespace
 
 void AttributeTable::Reserve(size_t n) {
-  key_.reserve(n);
+  if (wide_keys_) key_wide_.reserve(n);
+  else key_slot_.reserve(n);
   value_bits_.reserve(n);
   form_.reserve(n);
 }
 
 void AttributeTable::Clear() {
   runs_.clear();
-  key_.clear();
+  key_slot_.clear();
+  slot_key_.clear();
+  slot_of_key_.clear();
+  wide_keys_ = false;
+  key_wide_.clear();
   value_bits_.clear();
   form_.clear();
   number_text_row_.clear();
@@ -105,7 +113,9 @@ void AttributeTable::Clear() {
 }
 
 size_t AttributeTable::MemoryBytes() const {
-  return runs_.capacity() * sizeof(StoredRun) + key_.capacity() * sizeof(StrId) +
+  return runs_.capacity() * sizeof(StoredRun) + key_slot_.capacity() * sizeof(uint16_t) +
+         slot_key_.capacity() * sizeof(StrId) + slot_of_key_.capacity() * sizeof(uint32_t) +
+         key_wide_.capacity() * sizeof(StrId) +
          value_bits_.capacity() * sizeof(uint64_t) + form_.capacity() + number_text_row_.capacity() * sizeof(size_t) +
          number_text_.capacity() * sizeof(StrId);
 }
@@ -115,7 +125,7 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
   const size_t row = size();
   if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
     runs_.push_back({row, owner_row, kind});
-  key_.push_back(key_id);
+  AddKey(key_id);
   form_.push_back(text_id == kEmptyStr && !std::isnan(number_value) ? text_form : kShortestNumberText);
   if (std::isnan(number_value)) {
     value_bits_.push_back(text_id == kEmptyStr ? BitsOf(std::numeric_limits<double>::quiet_NaN())
@@ -127,6 +137,33 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
     number_text_row_.push_back(row);
     number_text_.push_back(text_id);
   }
+}
+
+void AttributeTable::AddKey(StrId key_id) {
+  if (wide_keys_) {
+    key_wide_.push_back(key_id);
+    return;
+  }
+  // Key ids are string ids, dense from 0; one far beyond them (a table filled
+  // by hand) would make the slot index huge, so it switches to wide keys too.
+  const bool sparse_id = key_id >= kMaxSlotIndexedKeyId;
+  if (!sparse_id && key_id >= slot_of_key_.size()) slot_of_key_.resize(static_cast<size_t>(key_id) + 1, 0);
+  if (sparse_id || slot_of_key_[key_id] == 0) {
+    if (sparse_id || slot_key_.size() > std::numeric_limits<uint16_t>::max()) {
+      // A 65537th distinct key, or an id too large to index: every row keeps its key id from now on.
+      key_wide_.reserve(key_slot_.capacity());
+      for (uint16_t s : key_slot_) key_wide_.push_back(slot_key_[s]);
+      key_wide_.push_back(key_id);
+      std::vector<uint16_t>().swap(key_slot_);
+      std::vector<StrId>().swap(slot_key_);
+      std::vector<uint32_t>().swap(slot_of_key_);
+      wide_keys_ = true;
+      return;
+    }
+    slot_key_.push_back(key_id);
+    slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
+  }
+  key_slot_.push_back(static_cast<uint16_t>(slot_of_key_[key_id] - 1));
 }
 
 size_t AttributeTable::RunOf(size_t row) const {

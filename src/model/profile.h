@@ -198,7 +198,9 @@ inline constexpr uint8_t kNoNumberTextForm = 0xFF;  // neither: the text is kept
 // - a number's text is its text form (one byte a row);
 // - a text that is not a number sits in the number's NaN (a NaN-boxed string
 //   id), and the rare text of a number in neither text form in a sparse list;
-// so a row costs its number (8 bytes), its key (4) and its text form (1).
+// - a key is a 2-byte slot in the table's list of distinct keys (4 bytes
+//   when there are more than 65536);
+// so a row costs its number (8 bytes), its key (2) and its text form (1).
 class AttributeTable {
  public:
   // Consecutive rows [begin, end) of one owner.
@@ -209,7 +211,7 @@ class AttributeTable {
     size_t end;
   };
 
-  size_t size() const { return key_.size(); }
+  size_t size() const { return value_bits_.size(); }
   size_t run_count() const { return runs_.size(); }
   OwnerRun run(size_t r) const {
     return {runs_[r].kind, runs_[r].owner, runs_[r].begin, r + 1 < runs_.size() ? runs_[r + 1].begin : size()};
@@ -218,7 +220,7 @@ class AttributeTable {
   // every row read the runs instead (ForEachRow).
   OwnerKind owner_kind(size_t row) const { return runs_[RunOf(row)].kind; }
   uint32_t owner(size_t row) const { return runs_[RunOf(row)].owner; }
-  StrId key(size_t row) const { return key_[row]; }
+  StrId key(size_t row) const { return wide_keys_ ? key_wide_[row] : slot_key_[key_slot_[row]]; }
   // Value as written. kEmptyStr together with a number means the text is the
   // number in its text form (number_text_form; Profile::AddAttribute): a
   // kernel_details.csv carries millions of distinct PMU figures, and interning
@@ -256,7 +258,13 @@ class AttributeTable {
   size_t RunOf(size_t row) const;
 
   std::vector<StoredRun> runs_;
-  std::vector<StrId> key_;
+  void AddKey(StrId key_id);
+
+  std::vector<uint16_t> key_slot_;       // the row's key: an index into slot_key_
+  std::vector<StrId> slot_key_;          // distinct keys in order of first use
+  std::vector<uint32_t> slot_of_key_;    // by key id: its slot + 1, 0 when not used yet
+  bool wide_keys_ = false;               // more distinct keys than slots: key ids kept per row instead
+  std::vector<StrId> key_wide_;
   std::vector<uint64_t> value_bits_;     // the number's bits, or a boxed text id (text and no number)
   std::vector<uint8_t> form_;            // the number's text form
   std::vector<size_t> number_text_row_;  // rows holding a number and a text (ascending)

@@ -154,5 +154,25 @@ TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
   EXPECT_EQ(same.run_count(), 0u);
 }
 
+// Keys are 2-byte slots until a table has more than 65536 distinct keys (or a
+// key id too large to index); then every row keeps its key id, the rows
+// added before included. Expected: the keys as added, row by row.
+TEST(AttributeTable, ManyDistinctKeysSwitchToKeyIdsPerRow) {
+  for (const bool sparse : {false, true}) {
+    AttributeTable table;
+    std::vector<StrId> keys;
+    for (uint32_t i = 0; i < 70000; ++i) keys.push_back(sparse && i == 3 ? (StrId{1} << 30) : 1 + i % 69000);
+    for (uint32_t i = 0; i < keys.size(); ++i) table.Add(OwnerKind::kDevice, 0, keys[i], kEmptyStr, i);
+    ASSERT_EQ(table.size(), keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(table.key(i), keys[i]) << "row " << i << " sparse " << sparse;
+    EXPECT_EQ(table.number(69999), 69999);
+  }
+  AttributeTable few;  // 4 keys: slots
+  for (StrId k : {7u, 9u, 7u, 3u, 9u, 11u}) few.Add(OwnerKind::kStep, 1, k, kEmptyStr, 0);
+  EXPECT_EQ(few.key(0), 7u);
+  EXPECT_EQ(few.key(4), 9u);
+  EXPECT_EQ(few.key(5), 11u);
+}
+
 }  // namespace
 }  // namespace pypto
