@@ -549,6 +549,28 @@ namespace {
 
 bool IsBusyTask(DeviceTaskKind k) { return k != DeviceTaskKind::kAnnotation && k != DeviceTaskKind::kSync; }
 
+// The operator whose shapes a task of class `task_cls` may take: none (op -1)
+// without an attributed operator. Operator shapes describe the operator's
+// work: they are the task's only when the task does that work (same class),
+// or is the operator's only busy kernel (same_work).
+struct TaskOperator {
+  int32_t op = -1;
+  OpClass cls = OpClass::kOther;
+  size_t busy_tasks = 0;
+  bool same_work = false;
+};
+TaskOperator OperatorOfTask(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                            uint32_t task, OpClass task_cls) {
+  TaskOperator to;
+  const int32_t op = graph.OperatorOf(task);
+  if (op < 0 || profile.host_ops.kind[op] != HostOpKind::kOperator) return to;
+  to.op = op;
+  for (uint32_t k : graph.TasksOfOp(static_cast<uint32_t>(op))) to.busy_tasks += IsBusyTask(profile.device_tasks.kind[k]) ? 1 : 0;
+  to.cls = static_cast<size_t>(op) < classes.host_class.size() ? classes.host_class[op] : OpClass::kOther;
+  to.same_work = to.cls == task_cls || to.busy_tasks <= 1;
+  return to;
+}
+
 void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in) {
   StrId dims = p.host_ops.input_dims[op];
   if (dims == kEmptyStr) {
@@ -598,25 +620,20 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
       return in;
     }
   }
-  int32_t op = graph.OperatorOf(task);
-  if (op < 0 || profile.host_ops.kind[op] != HostOpKind::kOperator) {
+  const TaskOperator source = OperatorOfTask(profile, graph, classes, task, in.cls);
+  const int32_t op = source.op;
+  const OpClass op_cls = source.cls;
+  if (op < 0) {
     if (in.shape_source.empty())
       in.shape_source = graph.IsGraphLaunched(task) ? "graph-replayed kernel: no operator, no shapes"
                                                     : "task has no shapes and no operator";
     return in;
   }
-  // Operator shapes describe the operator's work: they are the task's only when
-  // the task does that work (same class), or is the operator's only kernel.
-  auto tasks = graph.TasksOfOp(static_cast<uint32_t>(op));
-  size_t busy = 0;
-  for (uint32_t k : tasks)
-    if (IsBusyTask(t.kind[k])) ++busy;
-  OpClass op_cls = static_cast<size_t>(op) < classes.host_class.size() ? classes.host_class[op] : OpClass::kOther;
-  bool same = op_cls == in.cls || busy <= 1;
-  if (!same) {
+  if (!source.same_work) {
     in.shape_source = fmt::format("operator {} has {} kernels and this one ({}) does not do its {} work: its shapes "
                                   "are not this kernel's",
-                                  profile.Str(profile.host_ops.name[op]), busy, OpClassName(in.cls), OpClassName(op_cls));
+                                  profile.Str(profile.host_ops.name[op]), source.busy_tasks, OpClassName(in.cls),
+                                  OpClassName(op_cls));
     return in;
   }
   // The operator's name decides the GEMM operand order (aten::addmm) and attention layout.
@@ -813,17 +830,15 @@ std::optional<TaskCostMemo::Key> TaskCostMemo::KeyOf(uint32_t task) const {
   }
   // The operator's shapes, as CostInputForTask takes them: its operator, whether
   // the task does the operator's work (its class, or the operator's only busy task).
-  const int32_t op = graph_.OperatorOf(task);
-  if (op < 0 || profile_.host_ops.kind[op] != HostOpKind::kOperator) return std::nullopt;
-  const auto op_row = static_cast<size_t>(op);
+  const TaskOperator source = OperatorOfTask(profile_, graph_, classes_, task, key.cls);
+  if (source.op < 0) return std::nullopt;
+  const auto op_row = static_cast<size_t>(source.op);
   key.origin = CostInput::ShapeOrigin::kOperator;
-  key.op_cls = op_row < classes_.host_class.size() ? classes_.host_class[op_row] : OpClass::kOther;
+  key.op_cls = source.cls;
   const std::string_view op_sub = op_row < classes_.host_sub_kind.size() ? classes_.host_sub_kind[op_row] : std::string_view();
   key.op_sub_kind = op_sub.data();
   key.op_sub_kind_size = op_sub.size();
-  size_t busy = 0;
-  for (uint32_t k : graph_.TasksOfOp(static_cast<uint32_t>(op))) busy += IsBusyTask(t.kind[k]) ? 1 : 0;
-  key.same_work = key.op_cls == key.cls || busy <= 1;
+  key.same_work = source.same_work;
   const HostOpTable& h = profile_.host_ops;
   key.ids = {task_name, h.name[op_row], h.input_dims[op_row], h.input_types[op_row], kEmptyStr, kEmptyStr, kEmptyStr};
   return key;
