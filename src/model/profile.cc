@@ -255,6 +255,10 @@ void FlowTable::Add(uint64_t flow_id, StrId cat, char ph, uint32_t track_row, Ti
   ts.push_back(time);
 }
 
+void FlowTable::Reserve(size_t n) {
+  id.reserve(n); category.reserve(n); phase.reserve(n); track.reserve(n); ts.reserve(n);
+}
+
 void CounterTable::Add(StrId counter, uint32_t track_row, TimeNs time, double v) {
   name.push_back(counter);
   track.push_back(track_row);

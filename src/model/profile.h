@@ -293,6 +293,7 @@ struct FlowTable {
 
   size_t size() const { return id.size(); }
   void Add(uint64_t flow_id, StrId cat, char ph, uint32_t track_row, TimeNs time);
+  void Reserve(size_t n);
 };
 
 // ---------------------------------------------------------------- counters
