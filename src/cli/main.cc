@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <future>
 #include <string>
 
 #include <fmt/format.h>
@@ -119,12 +120,17 @@ int RunAnalyze(const AnalyzeArgs& args) {
     PhaseTimer total_timer("analyze (import+graph+summary)");
     PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<ProfileSession> session,
                            ProfileSession::Open(args.input.path, MakeImportOptions(args.input, &progress)));
+    // Many steps are summarised with their latency per phase, which the
+    // structure analysis decides (it runs only then, beside the summary's
+    // critical paths; with --step after them, so that a wrong step fails first).
+    const bool phases = session->graph().Steps().size() > report::kStepsListedInFull;
+    std::future<void> structure_ready;
+    if (phases && !args.step) structure_ready = session->PrepareStructure();
     progress.Working("critical paths and summary");
     PhaseTimer summary_timer("summary");
     PYPTO_ASSIGN_OR_RETURN(report::AnalysisSummary s, report::SummarizeAnalysis(session->graph(), options));
-    // Many steps are summarised: with their latency per phase, which the
-    // structure analysis decides (it runs only then).
-    if (s.steps.size() > report::kStepsListedInFull) {
+    if (phases) {
+      if (structure_ready.valid()) structure_ready.get();
       const StatusOr<ModelStructure>& structure = session->Structure();
       if (structure.ok()) report::AddPhaseLatencies(*structure, &s);
     }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/parallel.h"
 #include "importers/detect.h"
 #include "model/phase_timer.h"
 
@@ -53,6 +54,11 @@ const OpClassification& ProfileSession::ClassesLocked() {
 const StatusOr<ModelStructure>& ProfileSession::Structure(const std::string& model_arch) {
   std::lock_guard<std::mutex> lock(mutex_);
   return StructureLocked(model_arch);
+}
+
+std::future<void> ProfileSession::PrepareStructure(const std::string& model_arch) {
+  const std::launch policy = DefaultParallelism() > 1 ? std::launch::async : std::launch::deferred;
+  return std::async(policy, [this, model_arch] { Structure(model_arch); });
 }
 
 const StatusOr<ModelStructure>& ProfileSession::StructureLocked(const std::string& model_arch) {

@@ -9,6 +9,7 @@
 // lock (the Python binding runs engine calls without the GIL).
 #pragma once
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,13 @@ class ProfileSession {
   // Layers, phases and per-token latency for a model architecture hint ("" =
   // infer); the error when the structure cannot be derived.
   const StatusOr<ModelStructure>& Structure(const std::string& model_arch = "");
+  // Starts Structure(model_arch), and the op classes it needs, on a thread of
+  // its own when the machine has more than one core, so that it runs beside
+  // the caller's next work on the graph (the summary's critical paths read
+  // only the graph, not the session). The future waits for it, also when
+  // destroyed; Structure() then returns the kept result. On one core the
+  // work runs in the future's get().
+  std::future<void> PrepareStructure(const std::string& model_arch = "");
   // The diagnosis for these options; the same options give the same report
   // object (computed once). Its source_path is the session's.
   StatusOr<const DiagnosticReport*> Diagnosis(const DiagnoseOptions& options = {});

@@ -3,7 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <future>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "unit/profile_builder.h"
 
@@ -84,6 +89,78 @@ TEST(ProfileSession, ErrorsNameTheInputAndBadOptionsTheField) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("tiling_utilization_threshold"), std::string::npos)
       << refused.status().ToString();
+}
+
+// Real profiles on which several detectors report (issues on each, from the
+// fixture truth table): communication and host_bound read the steps' critical
+// paths through the context's shared cache.
+const std::vector<std::string> kSeveralDetectorFixtures = {
+    std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_trace_view_2024/trace_view.json",
+    std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_level2_llm_cann83",
+    std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_db_level0_2rank_allreduce/rank0_ascend_pt",
+    std::string(PYPTO_FIXTURES_DIR) + "/kineto/hta_trace_diff_control_a100_2022/control.json.gz",
+    std::string(PYPTO_FIXTURES_DIR) + "/kineto/hta_nccl_2rank_a100_2024/nccl_data.json.gz",
+    std::string(PYPTO_FIXTURES_DIR) + "/kineto/tracelens_h100_qwen1.5_0.5b_hf_inference/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
+};
+
+using IssueKey = std::tuple<IssueType, std::string, std::string, TimeNs, TimeNs, std::string>;
+IssueKey KeyOf(const Issue& i) { return {i.type, i.op_name, i.profile_op_name, i.affected_ns, i.saved_ns, i.detail}; }
+
+// The detectors run side by side; each run alone (--only, one detector: no
+// other thread) must find exactly what it finds among the others, with the
+// same notes. Expected: the union of the single-detector runs.
+TEST(ProfileSession, DetectorsSideBySideFindWhatEachFindsAlone) {
+  for (const std::string& path : kSeveralDetectorFixtures) {
+    SCOPED_TRACE(path);
+    StatusOr<std::unique_ptr<ProfileSession>> opened = ProfileSession::Open(path);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    const OperatorCallGraph& graph = (*opened)->graph();
+    StatusOr<DiagnosticReport> all = DiagnoseGraph(graph, DiagnoseOptions{});
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    ASSERT_GE(all->detectors_run.size(), 2u);
+    std::vector<IssueKey> expected, found;
+    std::vector<std::string> expected_notes, found_notes;
+    size_t detectors_with_issues = 0;
+    for (const std::string& name : all->detectors_run) {
+      DiagnoseOptions only;
+      only.only = {name};
+      StatusOr<DiagnosticReport> alone = DiagnoseGraph(graph, only);
+      ASSERT_TRUE(alone.ok()) << name << ": " << alone.status().ToString();
+      detectors_with_issues += alone->issues.empty() ? 0 : 1;
+      for (const Issue& issue : alone->issues) expected.push_back(KeyOf(issue));
+      for (const std::string& note : alone->notes)
+        if (note.starts_with(name + ": ")) expected_notes.push_back(note);
+      for (const std::string& note : all->notes)
+        if (note.starts_with(name + ": ")) found_notes.push_back(note);
+    }
+    for (const Issue& issue : all->issues) found.push_back(KeyOf(issue));
+    std::sort(expected.begin(), expected.end());
+    std::sort(found.begin(), found.end());
+    EXPECT_EQ(found, expected);
+    EXPECT_EQ(found_notes, expected_notes);  // both in registry order
+    EXPECT_GE(detectors_with_issues, 1u);
+  }
+}
+
+// The structure prepared on its own thread while the diagnosis starts (it
+// waits on the session's lock) gives the diagnosis of a session without it.
+TEST(ProfileSession, StructurePreparedAsideGivesTheSameDiagnosis) {
+  for (const std::string& path : kSeveralDetectorFixtures) {
+    SCOPED_TRACE(path);
+    StatusOr<std::unique_ptr<ProfileSession>> plain = ProfileSession::Open(path);
+    StatusOr<std::unique_ptr<ProfileSession>> prepared = ProfileSession::Open(path);
+    ASSERT_TRUE(plain.ok() && prepared.ok());
+    std::future<void> structure_ready = (*prepared)->PrepareStructure();
+    StatusOr<const DiagnosticReport*> with = (*prepared)->Diagnosis();
+    structure_ready.get();
+    StatusOr<const DiagnosticReport*> without = (*plain)->Diagnosis();
+    ASSERT_TRUE(with.ok() && without.ok());
+    ASSERT_EQ((*with)->issues.size(), (*without)->issues.size());
+    for (size_t i = 0; i < (*with)->issues.size(); ++i)
+      EXPECT_EQ(KeyOf((*with)->issues[i]), KeyOf((*without)->issues[i]));
+    EXPECT_EQ((*with)->notes, (*without)->notes);
+    EXPECT_EQ((*prepared)->Structure().ok(), (*plain)->Structure().ok());
+  }
 }
 
 }  // namespace
