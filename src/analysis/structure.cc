@@ -302,7 +302,14 @@ struct StepScan {
   const std::vector<StepInfo>& steps;
   const std::vector<uint32_t>& kernels;       // the model device's compute kernels, in device order
   std::vector<AnchoredKernel> by_anchor;      // the same kernels by anchor
-  std::vector<uint32_t> ops_by_ts;            // operators by start
+  // Operators by start, made on first use: only CPU-only profiles and steps
+  // without kernels read them (sorting every operator of a 1 GB GPU trace for
+  // nothing took 4 MB and tens of ms).
+  const std::vector<uint32_t>& OperatorsByTs() const {
+    if (!ops_by_ts) ops_by_ts = OperatorsByStart(profile.host_ops);
+    return *ops_by_ts;
+  }
+  mutable std::optional<std::vector<uint32_t>> ops_by_ts;
 };
 
 // The step's kernels as a sequence (every kernel when the profile is one window).
@@ -335,14 +342,15 @@ std::vector<SeqItem> TopLevelOperatorSequence(const StepScan& scan, const StepIn
   const HostOpTable& ops = scan.profile.host_ops;
   std::vector<uint32_t> candidates;
   if (scan.steps.size() > 1) {
-    auto lo = std::lower_bound(scan.ops_by_ts.begin(), scan.ops_by_ts.end(), step.cpu.start,
+    const std::vector<uint32_t>& ops_by_ts = scan.OperatorsByTs();
+    auto lo = std::lower_bound(ops_by_ts.begin(), ops_by_ts.end(), step.cpu.start,
                                [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
-    auto hi = std::lower_bound(lo, scan.ops_by_ts.end(), step.cpu.end,
+    auto hi = std::lower_bound(lo, ops_by_ts.end(), step.cpu.end,
                                [&](uint32_t i, TimeNs v) { return ops.ts[i] < v; });
     candidates.assign(lo, hi);
     std::sort(candidates.begin(), candidates.end());  // row order, as the sort below has always seen them
   } else {
-    candidates = scan.ops_by_ts;
+    candidates = scan.OperatorsByTs();
     std::sort(candidates.begin(), candidates.end());
   }
   std::vector<uint32_t> rows;
@@ -601,7 +609,7 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
 
   const std::vector<uint32_t> kernels = ModelDeviceKernels(profile, classes);
   const StepScan scan{profile, graph, classes, graph.Steps(), kernels, KernelsByAnchor(profile, graph, kernels),
-                      OperatorsByStart(profile.host_ops)};
+                      std::nullopt};
   std::vector<int64_t> step_tokens(scan.steps.size(), -1);
   for (size_t si = 0; si < scan.steps.size(); ++si) {
     StepStructure ss = AnalyzeStep(scan, si, options);
