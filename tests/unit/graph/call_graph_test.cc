@@ -509,6 +509,28 @@ TEST(BusyTime, KindSharesCountNestedRowsOnce) {
   EXPECT_TRUE(found);
 }
 
+TEST(BusyTime, NameAndKindUnionsArePerDeviceThenSummed) {
+  // "gemm" on device 0 at [0,100] and [50,150] (two streams, overlapping) and
+  // on device 1 at [0,100], added out of time order: busy = union per device,
+  // summed = 150 + 100 = 250 ns (total 300). "copy" on device 1 at [200,230]
+  // is a memcpy: 30 ns; the kernel kind's busy equals gemm's, 250 ns.
+  ProfileBuilder b;
+  b.Kernel(b.Stream(1, 7), "gemm", 0, 100);
+  b.Kernel(b.Stream(0, 8), "gemm", 50, 100);
+  b.Kernel(b.Stream(0, 7), "gemm", 0, 100);
+  b.Task(b.Stream(1, 7), "copy", 200, 30, kNoId, DeviceTaskKind::kMemcpy);
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  std::map<std::string, DeviceTaskAggregate> by_name;
+  for (const DeviceTaskAggregate& a : g.TopDeviceTasksByTotalTime(0)) by_name[std::string(b.profile.Str(a.name))] = a;
+  EXPECT_EQ(by_name["gemm"].total_ns, 300);
+  EXPECT_EQ(by_name["gemm"].busy_ns, 250);
+  EXPECT_EQ(by_name["copy"].busy_ns, 30);
+  std::map<DeviceTaskKind, DeviceTaskKindTotal> by_kind;
+  for (const DeviceTaskKindTotal& k : g.DeviceTaskKindTotals()) by_kind[k.kind] = k;
+  EXPECT_EQ(by_kind[DeviceTaskKind::kKernel].busy_ns, 250);
+  EXPECT_EQ(by_kind[DeviceTaskKind::kMemcpy].busy_ns, 30);
+}
+
 TEST(Build, EmptyProfileAndBadColumns) {
   Profile empty;
   StatusOr<OperatorCallGraph> g = OperatorCallGraph::Build(empty);
