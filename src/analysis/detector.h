@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -203,10 +202,9 @@ struct DiagnosisContext {
   // Host ops whose start lies in an analysed step, sorted by (track, ts).
   std::vector<uint32_t> host_ops;
 
-  // StepPath's cache, one entry per analysed step; filled on first use, under
-  // the mutex (detectors run side by side).
+  // StepPath's cache, one entry per analysed step; filled on first use
+  // (detectors run one after the other, never concurrently).
   mutable std::vector<CriticalPath> step_paths;
-  mutable std::mutex step_paths_mutex;
 
   // PMU / extra attributes of device tasks (OwnerKind::kDeviceTask), by row.
   bool has_pmu = false;                          // any aic_* / aiv_* ratio present
@@ -269,8 +267,6 @@ class Detector {
   virtual std::string_view name() const = 0;
   virtual IssueType type() const = 0;
   // Appends issues and notes. Never fails: missing data becomes notes.
-  // Detectors run side by side (RunDetectors): Run reads the context and
-  // writes `out` only; shared state of its own must be safe for that.
   virtual void Run(const DiagnosisContext& ctx, DetectorOutput* out) const = 0;
   // Issues listed whatever their share of the step (min_issue_share does not
   // drop them): AI CPU fallbacks, which msprof-analyze always lists.

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
 #include <map>
 #include <set>
 #include <tuple>
@@ -224,9 +223,6 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   const OperatorCallGraph& graph = session.graph();
   const std::string path = session.source_path();
   ProfileReportData d;
-  // The op classes and the model structure the diagnosis needs run beside the
-  // critical paths below, which read only the graph.
-  std::future<void> structure_ready = session.PrepareStructure(options.diagnose.model_arch);
   // The drawn steps' paths first, with their segments: the graph keeps their
   // totals, which the summary and the diagnosis then read instead of
   // computing them again (a trace without steps is one step of every event).

@@ -93,7 +93,8 @@ TEST(ProfileSession, ErrorsNameTheInputAndBadOptionsTheField) {
 
 // Real profiles on which several detectors report (issues on each, from the
 // fixture truth table): communication and host_bound read the steps' critical
-// paths through the context's shared cache.
+// paths through the context's shared cache, and the diagnosis may run beside
+// a structure prepared on another thread.
 const std::vector<std::string> kSeveralDetectorFixtures = {
     std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_trace_view_2024/trace_view.json",
     std::string(PYPTO_FIXTURES_DIR) + "/ascend/pta_level2_llm_cann83",
@@ -106,10 +107,11 @@ const std::vector<std::string> kSeveralDetectorFixtures = {
 using IssueKey = std::tuple<IssueType, std::string, std::string, TimeNs, TimeNs, std::string>;
 IssueKey KeyOf(const Issue& i) { return {i.type, i.op_name, i.profile_op_name, i.affected_ns, i.saved_ns, i.detail}; }
 
-// The detectors run side by side; each run alone (--only, one detector: no
-// other thread) must find exactly what it finds among the others, with the
-// same notes. Expected: the union of the single-detector runs.
-TEST(ProfileSession, DetectorsSideBySideFindWhatEachFindsAlone) {
+// A detector must not depend on what another left in the shared context (the
+// steps' critical paths): run alone (--only) it finds exactly what it finds
+// among the others, with the same notes. Expected: the union of the
+// single-detector runs.
+TEST(ProfileSession, EachDetectorFindsAloneWhatItFindsAmongTheOthers) {
   for (const std::string& path : kSeveralDetectorFixtures) {
     SCOPED_TRACE(path);
     StatusOr<std::unique_ptr<ProfileSession>> opened = ProfileSession::Open(path);
