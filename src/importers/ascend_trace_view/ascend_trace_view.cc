@@ -58,9 +58,9 @@ constexpr int64_t kDuplicateTaskToleranceNs = 1000;
 // 300 MB generated trace, MB of 10^6 bytes). Average bytes per event: 173 in the 2024 fixture
 // (635,433 B / 3,670 events), 208 in bench/gen_ascend_trace_view; the lower
 // figure, so that the reservation overshoots (capacity never touched is not
-// resident). gzip: ~16x ratio, as the Kineto importer assumes.
+// resident). A gzip file's text is estimated as the Kineto importer's is
+// (json_stream::EstimatedTextBytes).
 constexpr uint64_t kTypicalBytesPerEvent = 170;
-constexpr uint64_t kGzipRatio = 16;
 // Rows per event, rounded up from the 2024 fixture and the generator:
 // host ops 38 % / 41 %, device tasks 7.5 % / 9.8 %, flow rows 39 % / 36 %,
 // attribute rows 0.83 / 1.76 per event.
@@ -506,9 +506,7 @@ Status TraceViewReader::ReadMetadataEvent(json_stream::JsonEvent& event) {
 Status TraceViewReader::ReadEvents() {
   PYPTO_ASSIGN_OR_RETURN(std::unique_ptr<io::ByteSource> source, io::OpenByteSource(path_, options_.limits));
   const json_stream::JsonStreamOptions stream = PassOptions(1);
-  const uint64_t text_bytes =
-      source->file_size() * (source->compression() == io::Compression::kGzip ? kGzipRatio : uint64_t{1});
-  const double events = static_cast<double>(text_bytes / kTypicalBytesPerEvent);
+  const double events = static_cast<double>(json_stream::EstimatedTextBytes(*source) / kTypicalBytesPerEvent);
   p_.host_ops.Reserve(p_.host_ops.size() + static_cast<size_t>(events * kHostOpsPerEvent));
   p_.device_tasks.Reserve(p_.device_tasks.size() + static_cast<size_t>(events * kDeviceTasksPerEvent));
   p_.flows.Reserve(p_.flows.size() + static_cast<size_t>(events * kFlowRowsPerEvent));

@@ -62,6 +62,15 @@ inline constexpr size_t kDefaultMaxNestingDepth = 256;
 inline constexpr size_t kMinParallelScanBytes = 256u << 10;
 // Progress callback interval, bytes of input consumed.
 inline constexpr uint64_t kProgressIntervalBytes = 16u << 20;
+// A gzip-compressed trace holds about this many times its size in JSON text
+// (real Kineto traces compress ~16x: pytorch/torchtitan PR #3483; reference
+// kineto-format §10.15).
+inline constexpr uint64_t kTypicalGzipRatio = 16;
+// The JSON text `source` holds, estimated from its size (gzip: kTypicalGzipRatio
+// times the file), for reserving table capacity before a read: a hint, never a bound.
+inline uint64_t EstimatedTextBytes(const io::ByteSource& source) {
+  return source.file_size() * (source.compression() == io::Compression::kGzip ? kTypicalGzipRatio : uint64_t{1});
+}
 
 struct JsonStreamOptions {
   // Name used in messages and data-loss locations (usually the file's base name).

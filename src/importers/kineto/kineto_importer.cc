@@ -1087,8 +1087,8 @@ Status ImportKineto(const std::string& path, const ImportOptions& options, Profi
   stream_options.progress = options.progress;
   stream_options.cancel = options.cancel;
   // Reserve from an estimate of the event count so that the columns do not
-  // double-and-copy at the end (gzip: ~16x ratio, reference §10.15).
-  uint64_t estimated_bytes = source->file_size() * (source->compression() == io::Compression::kGzip ? 16 : 1);
+  // double-and-copy at the end.
+  uint64_t estimated_bytes = json_stream::EstimatedTextBytes(*source);
   uint64_t events = estimated_bytes / kTypicalBytesPerEvent;
   profile->host_ops.Reserve(profile->host_ops.size() + static_cast<size_t>(events * kHostOpShare));
   profile->device_tasks.Reserve(profile->device_tasks.size() + static_cast<size_t>(events * kDeviceTaskShare));
