@@ -76,11 +76,29 @@ void DeviceTaskTable::Reserve(size_t n) {
 }
 
 namespace {
-// A text with no number is kept in the row's NaN: a signalling-NaN pattern no
-// parsed number has (AttributeTable::Add stores every NaN it is given as the
-// one quiet NaN), with the string id in the low 32 bits.
-constexpr uint64_t kBoxedTextTag = 0x7FF4'0000'0000'0000ULL;
-constexpr uint64_t kBoxedTextMask = 0xFFFF'FFFF'0000'0000ULL;
+// An attribute row's encoding byte: the top two bits say how its 4-byte value
+// reads, the low six bits carry the decimal's scale or the text form.
+constexpr uint8_t kEncodingKindMask = 0xC0;
+constexpr uint8_t kEncodingLowMask = 0x3F;
+// The number is in the sparse whole list; low bits: its text form.
+constexpr uint8_t kWholeNumber = 0x00;
+// The number is mantissa / 10^s (value: the int32 mantissa, low bits: s); text form shortest.
+constexpr uint8_t kDecimalShortest = 0x40;
+// The number is mantissa / 10^D (low bits: D); text form fixed with D decimals.
+constexpr uint8_t kDecimalFixed = 0x80;
+// No number: the value is a text id, or there is neither (a NaN as written).
+constexpr uint8_t kBoxedText = 0xFE;
+constexpr uint8_t kNoValue = 0xFF;
+static_assert(1 + kMaxFixedDecimals <= kEncodingLowMask, "a text form fits the encoding's low bits");
+
+// Largest scale of a kept decimal: 10^s is exact in a double up to 10^22, and
+// a mantissa below 2^31 has at most 10 digits, so a scale beyond ~15 only
+// matters for numbers below 1e-5 written with many digits (kept whole).
+constexpr int kMaxDecimalScale = 15;
+constexpr double kPowersOfTen[kMaxDecimalScale + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+constexpr double kMantissaLimit = 2147483648.0;  // 2^31: the mantissa is an int32
+
 // Key ids indexed directly when looking up a key's slot: 4 bytes each, so at
 // most 64 MB for a profile with 16 M strings (its string table is far larger).
 constexpr StrId kMaxSlotIndexedKeyId = StrId{1} << 24;
@@ -90,13 +108,25 @@ uint64_t BitsOf(double value) {
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
 }
+
+double DecimalValue(int32_t mantissa, int scale) { return static_cast<double>(mantissa) / kPowersOfTen[scale]; }
+
+// Whether `value` is exactly mantissa / 10^scale with an int32 mantissa. The
+// read-back is the same division, so the check is what number() returns, bit
+// for bit (-0.0 and any value the division would not give back stay whole).
+bool AsDecimal(double value, int scale, int32_t* mantissa) {
+  const double scaled = value * kPowersOfTen[scale];
+  if (!(std::fabs(scaled) < kMantissaLimit)) return false;
+  *mantissa = static_cast<int32_t>(std::nearbyint(scaled));
+  return BitsOf(DecimalValue(*mantissa, scale)) == BitsOf(value);
+}
 }  // namespace
 
 void AttributeTable::Reserve(size_t n) {
   if (wide_keys_) key_wide_.reserve(n);
   else key_slot_.reserve(n);
-  value_bits_.reserve(n);
-  form_.reserve(n);
+  value_.reserve(n);
+  encoding_.reserve(n);
 }
 
 void AttributeTable::Clear() {
@@ -106,8 +136,10 @@ void AttributeTable::Clear() {
   slot_of_key_.clear();
   wide_keys_ = false;
   key_wide_.clear();
-  value_bits_.clear();
-  form_.clear();
+  value_.clear();
+  encoding_.clear();
+  whole_row_.clear();
+  whole_bits_.clear();
   number_text_row_.clear();
   number_text_.clear();
 }
@@ -115,9 +147,9 @@ void AttributeTable::Clear() {
 size_t AttributeTable::MemoryBytes() const {
   return runs_.capacity() * sizeof(StoredRun) + key_slot_.capacity() * sizeof(uint16_t) +
          slot_key_.capacity() * sizeof(StrId) + slot_of_key_.capacity() * sizeof(uint32_t) +
-         key_wide_.capacity() * sizeof(StrId) +
-         value_bits_.capacity() * sizeof(uint64_t) + form_.capacity() + number_text_row_.capacity() * sizeof(size_t) +
-         number_text_.capacity() * sizeof(StrId);
+         key_wide_.capacity() * sizeof(StrId) + value_.capacity() * sizeof(uint32_t) + encoding_.capacity() +
+         whole_row_.capacity() * sizeof(size_t) + whole_bits_.capacity() * sizeof(uint64_t) +
+         number_text_row_.capacity() * sizeof(size_t) + number_text_.capacity() * sizeof(StrId);
 }
 
 void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
@@ -126,17 +158,42 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
   if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
     runs_.push_back({row, owner_row, kind});
   AddKey(key_id);
-  form_.push_back(text_id == kEmptyStr && !std::isnan(number_value) ? text_form : kShortestNumberText);
   if (std::isnan(number_value)) {
-    value_bits_.push_back(text_id == kEmptyStr ? BitsOf(std::numeric_limits<double>::quiet_NaN())
-                                               : kBoxedTextTag | text_id);
+    encoding_.push_back(text_id == kEmptyStr ? kNoValue : kBoxedText);
+    value_.push_back(text_id == kEmptyStr ? 0 : text_id);
     return;
   }
-  value_bits_.push_back(BitsOf(number_value));
   if (text_id != kEmptyStr) {
     number_text_row_.push_back(row);
     number_text_.push_back(text_id);
   }
+  // The text form applies only when no text is kept; one the table cannot
+  // write back (not shortest, not 1..40 decimals) reads as shortest.
+  uint8_t form = text_id == kEmptyStr ? text_form : kShortestNumberText;
+  if (form > 1 + kMaxFixedDecimals) form = kShortestNumberText;
+  int32_t mantissa = 0;
+  if (form != kShortestNumberText) {
+    const int decimals = form - 1;
+    if (decimals <= kMaxDecimalScale && AsDecimal(number_value, decimals, &mantissa)) {
+      encoding_.push_back(static_cast<uint8_t>(kDecimalFixed | decimals));
+      value_.push_back(static_cast<uint32_t>(mantissa));
+      return;
+    }
+  } else {
+    // The smallest scale that gives the number back.
+    for (int scale = 0; scale <= kMaxDecimalScale; ++scale) {
+      if (!(std::fabs(number_value) * kPowersOfTen[scale] < kMantissaLimit)) break;
+      if (AsDecimal(number_value, scale, &mantissa)) {
+        encoding_.push_back(static_cast<uint8_t>(kDecimalShortest | scale));
+        value_.push_back(static_cast<uint32_t>(mantissa));
+        return;
+      }
+    }
+  }
+  encoding_.push_back(static_cast<uint8_t>(kWholeNumber | form));
+  value_.push_back(0);
+  whole_row_.push_back(row);
+  whole_bits_.push_back(BitsOf(number_value));
 }
 
 void AttributeTable::AddKey(StrId key_id) {
@@ -174,19 +231,37 @@ size_t AttributeTable::RunOf(size_t row) const {
 }
 
 StrId AttributeTable::text(size_t row) const {
-  const uint64_t bits = value_bits_[row];
-  if ((bits & kBoxedTextMask) == kBoxedTextTag) return static_cast<StrId>(bits);
+  if (encoding_[row] == kBoxedText) return static_cast<StrId>(value_[row]);
   if (number_text_row_.empty()) return kEmptyStr;
   auto it = std::lower_bound(number_text_row_.begin(), number_text_row_.end(), row);
   return it != number_text_row_.end() && *it == row ? number_text_[it - number_text_row_.begin()] : kEmptyStr;
 }
 
 double AttributeTable::number(size_t row) const {
-  const uint64_t bits = value_bits_[row];
-  if ((bits & kBoxedTextMask) == kBoxedTextTag) return std::numeric_limits<double>::quiet_NaN();
-  double value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
+  const uint8_t encoding = encoding_[row];
+  switch (encoding & kEncodingKindMask) {
+    case kDecimalShortest:
+    case kDecimalFixed:
+      return DecimalValue(static_cast<int32_t>(value_[row]), encoding & kEncodingLowMask);
+    case kWholeNumber: {
+      auto it = std::lower_bound(whole_row_.begin(), whole_row_.end(), row);
+      double value;
+      const uint64_t bits = whole_bits_[it - whole_row_.begin()];
+      std::memcpy(&value, &bits, sizeof value);
+      return value;
+    }
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+uint8_t AttributeTable::number_text_form(size_t row) const {
+  const uint8_t encoding = encoding_[row];
+  switch (encoding & kEncodingKindMask) {
+    case kWholeNumber: return encoding & kEncodingLowMask;
+    case kDecimalFixed: return static_cast<uint8_t>(1 + (encoding & kEncodingLowMask));
+    default: return kShortestNumberText;
+  }
 }
 
 namespace {

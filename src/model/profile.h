@@ -195,12 +195,16 @@ inline constexpr uint8_t kNoNumberTextForm = 0xFF;  // neither: the text is kept
 // a kernel_details.csv gives ~30 facts a task and millions of tasks (21 bytes
 // a row as five plain columns was three quarters of such a profile):
 // - the owner is kept once per run of consecutive rows of one owner;
-// - a number's text is its text form (one byte a row);
-// - a text that is not a number sits in the number's NaN (a NaN-boxed string
-//   id), and the rare text of a number in neither text form in a sparse list;
+// - a number that is a decimal m / 10^s with m fitting 32 bits and s small
+//   (PMU ratios "0.599", cycle counts "81431": all but a few of such a
+//   table's numbers) is kept as m in 4 bytes, with s in the row's encoding
+//   byte; any other number whole, in a sparse list (8 bytes and its row);
+// - a number's text is its text form (part of the encoding byte);
+// - a text that is not a number is its string id in the 4 bytes, and the rare
+//   text of a number in neither text form sits in a sparse list;
 // - a key is a 2-byte slot in the table's list of distinct keys (4 bytes
 //   when there are more than 65536);
-// so a row costs its number (8 bytes), its key (2) and its text form (1).
+// so a row costs its value (4 bytes), its key (2) and its encoding (1).
 class AttributeTable {
  public:
   // Consecutive rows [begin, end) of one owner.
@@ -211,7 +215,7 @@ class AttributeTable {
     size_t end;
   };
 
-  size_t size() const { return value_bits_.size(); }
+  size_t size() const { return value_.size(); }
   size_t run_count() const { return runs_.size(); }
   OwnerRun run(size_t r) const {
     return {runs_[r].kind, runs_[r].owner, runs_[r].begin, r + 1 < runs_.size() ? runs_[r + 1].begin : size()};
@@ -228,7 +232,7 @@ class AttributeTable {
   // Read the value as text with Profile::AttributeText, never Str(text(i)).
   StrId text(size_t row) const;
   double number(size_t row) const;  // value as number, NaN if not numeric
-  uint8_t number_text_form(size_t row) const { return form_[row]; }
+  uint8_t number_text_form(size_t row) const;
 
   // Calls f(row, kind, owner) for every row in order.
   template <class F>
@@ -265,8 +269,10 @@ class AttributeTable {
   std::vector<uint32_t> slot_of_key_;    // by key id: its slot + 1, 0 when not used yet
   bool wide_keys_ = false;               // more distinct keys than slots: key ids kept per row instead
   std::vector<StrId> key_wide_;
-  std::vector<uint64_t> value_bits_;     // the number's bits, or a boxed text id (text and no number)
-  std::vector<uint8_t> form_;            // the number's text form
+  std::vector<uint32_t> value_;         // by the encoding: the decimal's mantissa (int32 bits), a text id, or 0
+  std::vector<uint8_t> encoding_;       // how value_ reads, and the number's text form (kEncoding* in profile.cc)
+  std::vector<size_t> whole_row_;       // rows whose number is kept whole (ascending)
+  std::vector<uint64_t> whole_bits_;    // their numbers' bits
   std::vector<size_t> number_text_row_;  // rows holding a number and a text (ascending)
   std::vector<StrId> number_text_;
 };

@@ -1,3 +1,4 @@
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,8 +108,8 @@ TEST(AttributeText, NumbersInATextFormAreNotInternedAndReadBackAsWritten) {
 }
 
 // The compact storage gives back every row as added: owners kept once per run
-// of consecutive rows, text-only values boxed in the number's NaN, the text of
-// a number not in its shortest form in a side list. Expected values are the
+// of consecutive rows, text-only values as their string id, the text of a
+// number not in its shortest form in a side list. Expected values are the
 // ones passed to Add, row by row.
 TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
   struct Row { OwnerKind kind; uint32_t owner; StrId key; StrId text; double number; };
@@ -152,6 +153,55 @@ TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
   same.Clear();
   EXPECT_EQ(same.size(), 0u);
   EXPECT_EQ(same.run_count(), 0u);
+}
+
+// Numbers: a decimal m / 10^s with a 32-bit m is kept in 4 bytes, any other
+// number whole in a side list; both must read back bit for bit, with the text
+// form given to Add. Expected: the values passed to Add (the whole ones are
+// those no 32-bit mantissa over 10^0..10^15 gives back exactly).
+TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
+  struct Number { double value; uint8_t form; };
+  const Number numbers[] = {
+      {0.599, kShortestNumberText}, {81431, kShortestNumberText}, {0.0, 1 + 1},  // "0.0"
+      {0.0, 1 + 3},                                                                // "0.000"
+      {-0.0, kShortestNumberText},      // -0.0: 0 / 10^s is +0.0, so kept whole
+      {30.25, 1 + 3},                   // "30.250": mantissa 30250, scale 3
+      {1.5e-5, kShortestNumberText},    // scale 6
+      {2147483647, kShortestNumberText}, {-2147483647, kShortestNumberText},  // the int32 limits
+      {2147483648.0, kShortestNumberText},         // 2^31: whole
+      {1764246877073569.75, 1 + 3},                // a timestamp in µs: whole, fixed 3 decimals
+      {0.1 + 0.2, kShortestNumberText},            // 0.30000000000000004: 17 digits, whole
+      {1e300, kShortestNumberText}, {-1e-300, kShortestNumberText},
+      {std::numeric_limits<double>::infinity(), kShortestNumberText},
+      {0.125, 1 + 20},                  // 20 decimals: beyond the kept scales, whole with its form
+      {1.2, 1 + 40},                    // the longest fixed form
+  };
+  AttributeTable table;
+  for (const Number& n : numbers) table.Add(OwnerKind::kDeviceTask, 0, 1, kEmptyStr, n.value, n.form);
+  for (size_t i = 0; i < std::size(numbers); ++i) {
+    const double back = table.number(i);
+    EXPECT_EQ(std::memcmp(&back, &numbers[i].value, sizeof back), 0) << i << ": " << back;
+    EXPECT_EQ(table.number_text_form(i), numbers[i].form) << i;
+    EXPECT_EQ(table.text(i), kEmptyStr) << i;
+  }
+  // A text form no table writes (not 1..40 decimals) reads as the shortest.
+  table.Add(OwnerKind::kDeviceTask, 0, 1, kEmptyStr, 2.5, 200);
+  EXPECT_EQ(table.number_text_form(table.size() - 1), kShortestNumberText);
+  EXPECT_EQ(table.number(table.size() - 1), 2.5);
+
+  // A kernel_details-like table (ratios with 3 decimals, cycle counts): every
+  // value compact, so a row costs its value (4 bytes), key slot (2) and
+  // encoding (1); 10,000 rows of one owner each.
+  AttributeTable pmu;
+  constexpr size_t kRows = 10000;
+  pmu.Reserve(kRows);
+  for (size_t i = 0; i < kRows; ++i)
+    pmu.Add(OwnerKind::kDeviceTask, static_cast<uint32_t>(i / 2), 1 + i % 2, kEmptyStr,
+            i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000, i % 2 ? 0 : 1 + 3);
+  for (size_t i = 0; i < kRows; ++i)
+    ASSERT_EQ(pmu.number(i), i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000) << i;
+  const size_t runs = kRows / 2, run_bytes = 16;  // StoredRun: begin, owner, kind, padded to 16 bytes
+  EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 2 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
 }
 
 // Keys are 2-byte slots until a table has more than 65536 distinct keys (or a
