@@ -123,18 +123,22 @@ bool AsDecimal(double value, int scale, int32_t* mantissa) {
 }  // namespace
 
 void AttributeTable::Reserve(size_t n) {
-  if (wide_keys_) key_wide_.reserve(n);
-  else key_slot_.reserve(n);
+  switch (key_width_) {
+    case KeyWidth::kByteSlot: key_byte_slot_.reserve(n); break;
+    case KeyWidth::kShortSlot: key_slot_.reserve(n); break;
+    case KeyWidth::kKeyId: key_wide_.reserve(n); break;
+  }
   value_.reserve(n);
   encoding_.reserve(n);
 }
 
 void AttributeTable::Clear() {
   runs_.clear();
+  key_byte_slot_.clear();
   key_slot_.clear();
   slot_key_.clear();
   slot_of_key_.clear();
-  wide_keys_ = false;
+  key_width_ = KeyWidth::kByteSlot;
   key_wide_.clear();
   value_.clear();
   encoding_.clear();
@@ -145,7 +149,7 @@ void AttributeTable::Clear() {
 }
 
 size_t AttributeTable::MemoryBytes() const {
-  return runs_.capacity() * sizeof(StoredRun) + key_slot_.capacity() * sizeof(uint16_t) +
+  return runs_.capacity() * sizeof(StoredRun) + key_byte_slot_.capacity() + key_slot_.capacity() * sizeof(uint16_t) +
          slot_key_.capacity() * sizeof(StrId) + slot_of_key_.capacity() * sizeof(uint32_t) +
          key_wide_.capacity() * sizeof(StrId) + value_.capacity() * sizeof(uint32_t) + encoding_.capacity() +
          whole_row_.capacity() * sizeof(size_t) + whole_bits_.capacity() * sizeof(uint64_t) +
@@ -197,30 +201,41 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
 }
 
 void AttributeTable::AddKey(StrId key_id) {
-  if (wide_keys_) {
+  if (key_width_ == KeyWidth::kKeyId) {
     key_wide_.push_back(key_id);
     return;
   }
   // Key ids are string ids, dense from 0; one far beyond them (a table filled
-  // by hand) would make the slot index huge, so it switches to wide keys too.
+  // by hand) would make the slot index huge, so it switches to key ids too.
   const bool sparse_id = key_id >= kMaxSlotIndexedKeyId;
   if (!sparse_id && key_id >= slot_of_key_.size()) slot_of_key_.resize(static_cast<size_t>(key_id) + 1, 0);
   if (sparse_id || slot_of_key_[key_id] == 0) {
     if (sparse_id || slot_key_.size() > std::numeric_limits<uint16_t>::max()) {
       // A 65537th distinct key, or an id too large to index: every row keeps its key id from now on.
-      key_wide_.reserve(key_slot_.capacity());
-      for (uint16_t s : key_slot_) key_wide_.push_back(slot_key_[s]);
+      const size_t rows = size();
+      key_wide_.reserve(std::max(key_byte_slot_.capacity(), key_slot_.capacity()));
+      for (size_t row = 0; row < rows; ++row) key_wide_.push_back(key(row));
       key_wide_.push_back(key_id);
+      std::vector<uint8_t>().swap(key_byte_slot_);
       std::vector<uint16_t>().swap(key_slot_);
       std::vector<StrId>().swap(slot_key_);
       std::vector<uint32_t>().swap(slot_of_key_);
-      wide_keys_ = true;
+      key_width_ = KeyWidth::kKeyId;
       return;
+    }
+    if (key_width_ == KeyWidth::kByteSlot && slot_key_.size() > std::numeric_limits<uint8_t>::max()) {
+      // A 257th distinct key: 2-byte slots from now on, the rows before included.
+      key_slot_.reserve(key_byte_slot_.capacity());
+      key_slot_.assign(key_byte_slot_.begin(), key_byte_slot_.end());
+      std::vector<uint8_t>().swap(key_byte_slot_);
+      key_width_ = KeyWidth::kShortSlot;
     }
     slot_key_.push_back(key_id);
     slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
   }
-  key_slot_.push_back(static_cast<uint16_t>(slot_of_key_[key_id] - 1));
+  const uint32_t slot = slot_of_key_[key_id] - 1;
+  if (key_width_ == KeyWidth::kByteSlot) key_byte_slot_.push_back(static_cast<uint8_t>(slot));
+  else key_slot_.push_back(static_cast<uint16_t>(slot));
 }
 
 size_t AttributeTable::RunOf(size_t row) const {

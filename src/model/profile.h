@@ -202,9 +202,9 @@ inline constexpr uint8_t kNoNumberTextForm = 0xFF;  // neither: the text is kept
 // - a number's text is its text form (part of the encoding byte);
 // - a text that is not a number is its string id in the 4 bytes, and the rare
 //   text of a number in neither text form sits in a sparse list;
-// - a key is a 2-byte slot in the table's list of distinct keys (4 bytes
-//   when there are more than 65536);
-// so a row costs its value (4 bytes), its key (2) and its encoding (1).
+// - a key is a 1-byte slot in the table's list of distinct keys (2 bytes
+//   when there are more than 256, 4 when there are more than 65536);
+// so a row costs its value (4 bytes), its key (1) and its encoding (1).
 class AttributeTable {
  public:
   // Consecutive rows [begin, end) of one owner.
@@ -224,7 +224,13 @@ class AttributeTable {
   // every row read the runs instead (ForEachRow).
   OwnerKind owner_kind(size_t row) const { return runs_[RunOf(row)].kind; }
   uint32_t owner(size_t row) const { return runs_[RunOf(row)].owner; }
-  StrId key(size_t row) const { return wide_keys_ ? key_wide_[row] : slot_key_[key_slot_[row]]; }
+  StrId key(size_t row) const {
+    switch (key_width_) {
+      case KeyWidth::kByteSlot: return slot_key_[key_byte_slot_[row]];
+      case KeyWidth::kShortSlot: return slot_key_[key_slot_[row]];
+      default: return key_wide_[row];
+    }
+  }
   // Value as written. kEmptyStr together with a number means the text is the
   // number in its text form (number_text_form; Profile::AddAttribute): a
   // kernel_details.csv carries millions of distinct PMU figures, and interning
@@ -264,10 +270,14 @@ class AttributeTable {
   std::vector<StoredRun> runs_;
   void AddKey(StrId key_id);
 
-  std::vector<uint16_t> key_slot_;       // the row's key: an index into slot_key_
+  // How a row's key is kept: a 1-byte slot while the table has at most 256
+  // distinct keys (a kernel_details.csv has ~30), then 2 bytes, then the key id.
+  enum class KeyWidth : uint8_t { kByteSlot, kShortSlot, kKeyId };
+  KeyWidth key_width_ = KeyWidth::kByteSlot;
+  std::vector<uint8_t> key_byte_slot_;   // the row's key: an index into slot_key_
+  std::vector<uint16_t> key_slot_;       // the same, 2 bytes
   std::vector<StrId> slot_key_;          // distinct keys in order of first use
   std::vector<uint32_t> slot_of_key_;    // by key id: its slot + 1, 0 when not used yet
-  bool wide_keys_ = false;               // more distinct keys than slots: key ids kept per row instead
   std::vector<StrId> key_wide_;
   std::vector<uint32_t> value_;         // by the encoding: the decimal's mantissa (int32 bits), a text id, or 0
   std::vector<uint8_t> encoding_;       // how value_ reads, and the number's text form (kEncoding* in profile.cc)

@@ -190,8 +190,8 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
   EXPECT_EQ(table.number(table.size() - 1), 2.5);
 
   // A kernel_details-like table (ratios with 3 decimals, cycle counts): every
-  // value compact, so a row costs its value (4 bytes), key slot (2) and
-  // encoding (1); 10,000 rows of one owner each.
+  // value compact, so a row costs its value (4 bytes), key slot (1) and
+  // encoding (1); 10,000 rows, two for each owner.
   AttributeTable pmu;
   constexpr size_t kRows = 10000;
   pmu.Reserve(kRows);
@@ -201,13 +201,18 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
   for (size_t i = 0; i < kRows; ++i)
     ASSERT_EQ(pmu.number(i), i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000) << i;
   const size_t runs = kRows / 2, run_bytes = 16;  // StoredRun: begin, owner, kind, padded to 16 bytes
-  EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 2 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
+  EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 1 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
 }
 
-// Keys are 2-byte slots until a table has more than 65536 distinct keys (or a
-// key id too large to index); then every row keeps its key id, the rows
-// added before included. Expected: the keys as added, row by row.
+// Keys are 1-byte slots up to 256 distinct keys, then 2-byte slots up to
+// 65536 (or until a key id too large to index); then every row keeps its key
+// id, the rows added before included. Expected: the keys as added, row by row.
 TEST(AttributeTable, ManyDistinctKeysSwitchToKeyIdsPerRow) {
+  for (const uint32_t distinct : {256u, 257u, 300u}) {  // the last byte slot, the first 2-byte one
+    AttributeTable table;
+    for (uint32_t i = 0; i < 2 * distinct; ++i) table.Add(OwnerKind::kDevice, 0, 5 + i % distinct, kEmptyStr, i);
+    for (uint32_t i = 0; i < 2 * distinct; ++i) ASSERT_EQ(table.key(i), 5 + i % distinct) << i << " of " << distinct;
+  }
   for (const bool sparse : {false, true}) {
     AttributeTable table;
     std::vector<StrId> keys;
