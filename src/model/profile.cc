@@ -42,8 +42,8 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
   dur.push_back(r.dur);
   correlation.push_back(r.correlation);
   external_id.push_back(r.external_id);
-  grid.push_back({r.grid[0], r.grid[1], r.grid[2]});
-  block.push_back({r.block[0], r.block[1], r.block[2]});
+  launch_dims.push_back(launch_dims_table.IdOf(
+      {{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}}));
   bytes.push_back(r.bytes);
   core_type.push_back(r.core_type);
   graph_launched.push_back(r.graph_launched ? 1 : 0);
@@ -71,8 +71,30 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
 
 void DeviceTaskTable::Reserve(size_t n) {
   name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); ts.reserve(n);
-  dur.reserve(n); correlation.reserve(n); external_id.reserve(n); grid.reserve(n); block.reserve(n);
+  dur.reserve(n); correlation.reserve(n); external_id.reserve(n); launch_dims.reserve(n);
   bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
+}
+
+void LaunchDimsTable::Clear() {
+  dims_.assign(1, Dims{});
+  id_of_.clear();
+  id_of_.emplace(std::array<int32_t, 6>{}, 0);
+  last_ = 0;
+}
+
+uint32_t LaunchDimsTable::IdOf(const Dims& dims) {
+  if (dims_[last_] == dims) return last_;
+  const std::array<int32_t, 6> key = {dims.grid[0], dims.grid[1], dims.grid[2],
+                                      dims.block[0], dims.block[1], dims.block[2]};
+  auto [it, inserted] = id_of_.try_emplace(key, static_cast<uint32_t>(dims_.size()));
+  if (inserted) dims_.push_back(dims);
+  last_ = it->second;
+  return last_;
+}
+
+size_t LaunchDimsTable::MemoryBytes() const {
+  constexpr size_t kMapNodeBytes = 64;  // a std::map node of a 24-byte key and an id, with its links
+  return dims_.capacity() * sizeof(Dims) + id_of_.size() * kMapNodeBytes;
 }
 
 namespace {
@@ -484,7 +506,7 @@ size_t Profile::MemoryBytes() const {
        vec(h.sequence_number);
   const auto& d = device_tasks;
   b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
-       vec(d.correlation) + vec(d.external_id) + vec(d.grid) + vec(d.block) + vec(d.bytes) + vec(d.core_type) +
+       vec(d.correlation) + vec(d.external_id) + vec(d.launch_dims) + d.launch_dims_table.MemoryBytes() + vec(d.bytes) + vec(d.core_type) +
        vec(d.graph_launched) + vec(d.launcher) + vec(d.detail);
   const auto& x = d.details;
   b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +

@@ -143,6 +143,30 @@ struct DeviceTaskDetailTable {
   size_t size() const { return op_type.size(); }
 };
 
+// CUDA/HIP launch dimensions of tasks, kept once per distinct (grid, block):
+// a trace has a few thousand over millions of tasks, and two columns of them
+// cost 24 bytes a task (zeros on Ascend and CPU profiles). Id 0 is all zeros.
+class LaunchDimsTable {
+ public:
+  struct Dims {
+    std::array<int32_t, 3> grid{0, 0, 0};
+    std::array<int32_t, 3> block{0, 0, 0};
+    bool operator==(const Dims&) const = default;
+  };
+  LaunchDimsTable() { Clear(); }
+  // The id of `dims`, added when new.
+  uint32_t IdOf(const Dims& dims);
+  const Dims& operator[](uint32_t id) const { return dims_[id]; }
+  size_t size() const { return dims_.size(); }
+  void Clear();
+  size_t MemoryBytes() const;
+
+ private:
+  std::vector<Dims> dims_;
+  std::map<std::array<int32_t, 6>, uint32_t> id_of_;  // few entries
+  uint32_t last_ = 0;  // consecutive kernels mostly repeat the dims before them
+};
+
 struct DeviceTaskTable {
   std::vector<StrId> name;
   std::vector<StrId> category;
@@ -152,8 +176,8 @@ struct DeviceTaskTable {
   std::vector<TimeNs> dur;
   std::vector<int64_t> correlation;
   std::vector<int64_t> external_id;
-  std::vector<std::array<int32_t, 3>> grid;
-  std::vector<std::array<int32_t, 3>> block;
+  std::vector<uint32_t> launch_dims;  // id in launch_dims_table
+  LaunchDimsTable launch_dims_table;
   std::vector<int64_t> bytes;
   std::vector<StrId> core_type;
   std::vector<uint8_t> graph_launched;
@@ -164,6 +188,9 @@ struct DeviceTaskTable {
   size_t size() const { return ts.size(); }
   uint32_t Add(const DeviceTaskRow& row);
   void Reserve(size_t n);
+  // Grid and block dimensions of a CUDA/HIP kernel launch (zeros when unknown).
+  const std::array<int32_t, 3>& grid(size_t row) const { return launch_dims_table[launch_dims[row]].grid; }
+  const std::array<int32_t, 3>& block(size_t row) const { return launch_dims_table[launch_dims[row]].block; }
   // Accessors that hide the side table (return -1 / kEmptyStr when absent).
   int32_t block_dim(size_t row) const { return detail[row] < 0 ? -1 : details.block_dim[detail[row]]; }
   int32_t mix_block_dim(size_t row) const { return detail[row] < 0 ? -1 : details.mix_block_dim[detail[row]]; }

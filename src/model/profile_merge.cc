@@ -158,8 +158,8 @@ void AppendDeviceTasks(RankMerge& m) {
     r.dur = d.dur[i];
     r.correlation = m.IdOf(d.correlation[i]);
     r.external_id = m.IdOf(d.external_id[i]);
-    std::copy(d.grid[i].begin(), d.grid[i].end(), r.grid);
-    std::copy(d.block[i].begin(), d.block[i].end(), r.block);
+    std::copy(d.grid(i).begin(), d.grid(i).end(), r.grid);
+    std::copy(d.block(i).begin(), d.block(i).end(), r.block);
     r.bytes = d.bytes[i];
     r.core_type = m.str(d.core_type[i]);
     r.block_dim = d.block_dim(i);

@@ -286,8 +286,8 @@ class TraceWriter {
     if (profile_.tracks.stream[track] >= 0) json_.KeyInt("stream", profile_.tracks.stream[track]);
     KeyIdIfSet("correlation", tasks.correlation[task]);
     KeyIdIfSet("External id", tasks.external_id[task]);
-    KeyTriple("grid", tasks.grid[task]);
-    KeyTriple("block", tasks.block[task]);
+    KeyTriple("grid", tasks.grid(task));
+    KeyTriple("block", tasks.block(task));
     if (tasks.bytes[task] >= 0) json_.KeyInt("bytes", tasks.bytes[task]);
     KeyStrIfSet("core_type", tasks.core_type[task]);
     if (tasks.block_dim(task) >= 0) json_.KeyInt("block_dim", tasks.block_dim(task));

@@ -251,8 +251,8 @@ Status WriteDeviceTasks(Db& db, const OperatorCallGraph& graph, const OpClassifi
     BindRow(*s, 21, t.block_dim(i));
     sqlite3_bind_int64(*s, 22, t.input_shapes(i));
     for (int k = 0; k < 3; ++k) {
-      if (t.grid[i][k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid[i][k]); else sqlite3_bind_null(*s, 23 + k);
-      if (t.block[i][k] > 0) sqlite3_bind_int(*s, 26 + k, t.block[i][k]); else sqlite3_bind_null(*s, 26 + k);
+      if (t.grid(i)[k] > 0) sqlite3_bind_int(*s, 23 + k, t.grid(i)[k]); else sqlite3_bind_null(*s, 23 + k);
+      if (t.block(i)[k] > 0) sqlite3_bind_int(*s, 26 + k, t.block(i)[k]); else sqlite3_bind_null(*s, 26 + k);
     }
     BindRow(*s, 29, t.mix_block_dim(i));
     sqlite3_bind_int64(*s, 30, t.input_types(i));

@@ -52,8 +52,8 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     const DeviceTaskTable& a = from.device_tasks;
     DeviceTaskTable& b = to->device_tasks;
     AppendTimedRows(b, a, s, t);
-    AppendAll(b.grid, a.grid);
-    AppendAll(b.block, a.block);
+    b.launch_dims.reserve(b.launch_dims.size() + a.launch_dims.size());
+    for (uint32_t id : a.launch_dims) b.launch_dims.push_back(b.launch_dims_table.IdOf(a.launch_dims_table[id]));
     AppendAll(b.bytes, a.bytes);
     AppendMapped(b.core_type, a.core_type, s);
     AppendAll(b.graph_launched, a.graph_launched);
@@ -107,8 +107,9 @@ void Clear(Profile* from) {
   clear(h.name, h.category, h.kind, h.track, h.ts, h.dur, h.depth, h.parent, h.input_dims, h.input_types,
         h.correlation, h.external_id, h.sequence_number);
   DeviceTaskTable& d = from->device_tasks;
-  clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.grid, d.block, d.bytes,
+  clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.launch_dims, d.bytes,
         d.core_type, d.graph_launched, d.launcher, d.detail);
+  d.launch_dims_table.Clear();
   DeviceTaskDetailTable& x = d.details;
   clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
         x.output_types, x.output_formats);

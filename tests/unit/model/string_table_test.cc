@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <gtest/gtest.h>
 
@@ -202,6 +204,36 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
     ASSERT_EQ(pmu.number(i), i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000) << i;
   const size_t runs = kRows / 2, run_bytes = 16;  // StoredRun: begin, owner, kind, padded to 16 bytes
   EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 1 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
+}
+
+// Launch dimensions are kept once per distinct (grid, block); each task reads
+// back the dimensions it was added with. Expected: the rows as added; three
+// distinct pairs (zeros included) among five tasks.
+TEST(DeviceTaskTable, LaunchDimsAreKeptOncePerDistinctPairAndReadBackPerTask) {
+  DeviceTaskTable tasks;
+  const std::array<int32_t, 3> dims[5][2] = {
+      {{0, 0, 0}, {0, 0, 0}},       // an Ascend task: none
+      {{50, 1, 1}, {256, 1, 1}},
+      {{50, 1, 1}, {256, 1, 1}},    // the same again
+      {{50, 1, 1}, {128, 2, 1}},    // same grid, other block
+      {{0, 0, 0}, {0, 0, 0}},
+  };
+  for (const auto& d : dims) {
+    DeviceTaskRow row;
+    std::copy(d[0].begin(), d[0].end(), row.grid);
+    std::copy(d[1].begin(), d[1].end(), row.block);
+    tasks.Add(row);
+  }
+  for (size_t i = 0; i < std::size(dims); ++i) {
+    EXPECT_EQ(tasks.grid(i), dims[i][0]) << i;
+    EXPECT_EQ(tasks.block(i), dims[i][1]) << i;
+  }
+  EXPECT_EQ(tasks.launch_dims_table.size(), 3u);
+  EXPECT_EQ(tasks.launch_dims[0], 0u);  // id 0 is all zeros
+  EXPECT_EQ(tasks.launch_dims[1], tasks.launch_dims[2]);
+  tasks.launch_dims_table.Clear();
+  EXPECT_EQ(tasks.launch_dims_table.size(), 1u);
+  EXPECT_EQ(tasks.launch_dims_table.IdOf({{50, 1, 1}, {128, 2, 1}}), 1u);
 }
 
 // Keys are 1-byte slots up to 256 distinct keys, then 2-byte slots up to

@@ -86,8 +86,8 @@ TEST(KinetoFixtures, TbPluginTorch19Legacy) {
   EXPECT_EQ(p.devices.rows[0].kind, DeviceKind::kCuda);
   int kernel = FirstOf(p, DeviceTaskKind::kKernel);
   ASSERT_GE(kernel, 0);
-  EXPECT_EQ(p.device_tasks.grid[kernel], (std::array<int32_t, 3>{50, 1, 1}));
-  EXPECT_EQ(p.device_tasks.block[kernel], (std::array<int32_t, 3>{256, 1, 1}));
+  EXPECT_EQ(p.device_tasks.grid(kernel), (std::array<int32_t, 3>{50, 1, 1}));
+  EXPECT_EQ(p.device_tasks.block(kernel), (std::array<int32_t, 3>{256, 1, 1}));
   int memcpy_row = FirstOf(p, DeviceTaskKind::kMemcpy);
   EXPECT_EQ(p.device_tasks.bytes[memcpy_row], 19267584);
   // GPU tid is the string "stream 7": stream id 7 on device 0.
@@ -123,7 +123,7 @@ TEST(KinetoFixtures, HtaTraceDiffTorch112) {
   EXPECT_EQ(p.metadata["backend"], "nccl");
   EXPECT_EQ(p.device_tasks.bytes[FirstOf(p, DeviceTaskKind::kMemcpy)], 12881920);
   int kernel = FirstOf(p, DeviceTaskKind::kKernel);
-  EXPECT_EQ(p.device_tasks.grid[kernel], (std::array<int32_t, 3>{64, 1, 1}));
+  EXPECT_EQ(p.device_tasks.grid(kernel), (std::array<int32_t, 3>{64, 1, 1}));
 }
 
 TEST(KinetoFixtures, HtaCriticalPathTorch21) {
@@ -141,7 +141,7 @@ TEST(KinetoFixtures, HtaCriticalPathTorch21) {
   EXPECT_EQ(p.metadata["launch_flows_not_stored"], "470");  // 155 s + 315 f ac2g
   EXPECT_EQ(p.devices.size(), 8u);
   EXPECT_EQ(p.device_tasks.bytes[FirstOf(p, DeviceTaskKind::kMemcpy)], 92928);
-  EXPECT_EQ(p.device_tasks.grid[FirstOf(p, DeviceTaskKind::kKernel)], (std::array<int32_t, 3>{864, 1, 1}));
+  EXPECT_EQ(p.device_tasks.grid(FirstOf(p, DeviceTaskKind::kKernel)), (std::array<int32_t, 3>{864, 1, 1}));
   // Every kernel carries its launch correlation.
   for (size_t i = 0; i < p.device_tasks.size(); ++i)
     if (p.device_tasks.kind[i] == DeviceTaskKind::kKernel) EXPECT_NE(p.device_tasks.correlation[i], kNoId);
@@ -225,7 +225,7 @@ TEST(KinetoFixtures, TracelensH100Inference) {
   EXPECT_EQ(p.metadata["cuda_runtime_version"], "12040");
   EXPECT_EQ(p.Str(p.devices.rows[0].name), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(p.host_ops.ts[0], 1751410836000000000 + 1428625731896179);
-  EXPECT_EQ(p.device_tasks.grid[FirstOf(p, DeviceTaskKind::kKernel)], (std::array<int32_t, 3>{17888, 1, 1}));
+  EXPECT_EQ(p.device_tasks.grid(FirstOf(p, DeviceTaskKind::kKernel)), (std::array<int32_t, 3>{17888, 1, 1}));
 }
 
 TEST(KinetoFixtures, TracelensMi300xRocm) {
@@ -320,7 +320,7 @@ TEST(KinetoPathologies, StringPidsAndMetadataNames) {
   EXPECT_EQ(p.Str(p.tracks.process_name[1]), "GPU 0");
   EXPECT_EQ(p.Str(p.tracks.pid_token[2]), "Spans");
   EXPECT_EQ(p.Str(p.tracks.tid_token[2]), "");
-  EXPECT_EQ(p.device_tasks.grid[0], (std::array<int32_t, 3>{2, 3, 4}));
+  EXPECT_EQ(p.device_tasks.grid(0), (std::array<int32_t, 3>{2, 3, 4}));
 }
 
 TEST(KinetoPathologies, IdsAbove2To53AreExact) {

@@ -130,8 +130,11 @@ void ExpectSameProfile(const Profile& a, const Profile& b) {
   EXPECT_EQ(d.ts, e.ts);
   EXPECT_EQ(d.dur, e.dur);
   EXPECT_EQ(d.correlation, e.correlation);
-  EXPECT_EQ(d.grid, e.grid);
-  EXPECT_EQ(d.block, e.block);
+  ASSERT_EQ(d.size(), e.size());
+  for (size_t i = 0; i < d.size(); ++i) {
+    EXPECT_EQ(d.grid(i), e.grid(i)) << i;
+    EXPECT_EQ(d.block(i), e.block(i)) << i;
+  }
   EXPECT_EQ(d.bytes, e.bytes);
   EXPECT_EQ(d.detail, e.detail);
   EXPECT_TRUE(a.attributes == b.attributes);

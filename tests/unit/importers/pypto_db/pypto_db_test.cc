@@ -238,8 +238,8 @@ TEST(PyptoDbRoundTrip, EveryKindNameReadsBack) {
   ASSERT_EQ(back->device_tasks.size(), std::size(task_kinds));
   for (size_t i = 0; i < std::size(task_kinds); ++i) {
     EXPECT_EQ(back->device_tasks.kind[i], task_kinds[i]);
-    EXPECT_EQ(back->device_tasks.grid[i][0], 4);
-    EXPECT_EQ(back->device_tasks.block[i][2], 32);
+    EXPECT_EQ(back->device_tasks.grid(i)[0], 4);
+    EXPECT_EQ(back->device_tasks.block(i)[2], 32);
     EXPECT_EQ(back->device_tasks.mix_block_dim(i), 3);
     EXPECT_EQ(back->Str(back->device_tasks.output_formats(i)), "ND");
   }
