@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -195,7 +196,17 @@ class CriticalPathBuilder {
     }
     return {kNoIndex, kNoIndex};
   }
-  TimeNs Weight(const Edge& e) const { return node_time_[e.dst] - node_time_[e.src]; }
+  // A node's time, read from its row: a whole-trace path has ~1 M nodes, and
+  // a column of their times cost 8 bytes each at the path's peak.
+  TimeNs NodeTime(uint32_t node) const {
+    if (node < task_base_) {
+      const uint32_t op = hosts_[node / 2];
+      return node % 2 ? HostEnd(op) : h_.ts[op];
+    }
+    const uint32_t task = tasks_[(node - task_base_) / 2];
+    return (node - task_base_) % 2 ? TaskEnd(task) : d_.ts[task];
+  }
+  TimeNs Weight(const Edge& e) const { return NodeTime(e.dst) - NodeTime(e.src); }
 
   // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
   // unknown categories: markers, not work. Python frames (with_stack) are the
@@ -271,15 +282,7 @@ class CriticalPathBuilder {
     host_local_.Build(hosts_);
     task_local_.Build(tasks_);
     task_base_ = static_cast<uint32_t>(2 * hosts_.size());
-    node_time_.resize(task_base_ + 2 * tasks_.size());
-    for (uint32_t i = 0; i < hosts_.size(); ++i) {
-      node_time_[HostStart(i)] = h_.ts[hosts_[i]];
-      node_time_[HostFinish(i)] = HostEnd(hosts_[i]);
-    }
-    for (uint32_t j = 0; j < tasks_.size(); ++j) {
-      node_time_[TaskStart(j)] = d_.ts[tasks_[j]];
-      node_time_[TaskFinish(j)] = TaskEnd(tasks_[j]);
-    }
+    node_count_ = task_base_ + 2 * tasks_.size();
   }
 
   // Weights are time differences, so any path's length is its time span.
@@ -292,7 +295,7 @@ class CriticalPathBuilder {
   // largest skew, so a well-formed but skewed profile is not reported as
   // having broken edges.
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
-    const TimeNs diff = node_time_[dst] - node_time_[src];
+    const TimeNs diff = NodeTime(dst) - NodeTime(src);
     if (diff < -tolerance_) {
       if (type == EdgeType::kLaunch) {
         ++skewed_launches_;
@@ -671,7 +674,7 @@ class CriticalPathBuilder {
   // distances the predecessor that finished last wins: it is the dependency
   // that actually held the node back.
   void LongestPath(CriticalPath& path) {
-    const size_t nodes = node_time_.size();
+    const size_t nodes = node_count_;
     path.nodes = nodes;
     path.edges = edges_.size();
     if (nodes == 0) {
@@ -694,40 +697,43 @@ class CriticalPathBuilder {
     // "starts earlier", with exactly the comparisons of the distances.
     std::vector<uint32_t> first(nodes);
     for (uint32_t v = 0; v < nodes; ++v) first[v] = v;
-    auto dist = [&](uint32_t v) { return node_time_[v] - node_time_[first[v]]; };
+    auto dist = [&](uint32_t v) { return NodeTime(v) - NodeTime(first[v]); };
     std::vector<int32_t> pred(nodes, -1);  // edge index
-    std::vector<uint32_t> queue;
-    queue.reserve(nodes);
+    // FIFO of the nodes whose edges in are all relaxed. A deque frees its
+    // blocks as they empty, so it holds the frontier, not every node.
+    std::deque<uint32_t> ready;
     for (uint32_t v = 0; v < nodes; ++v) {
-      if (in_degree[v] == 0) queue.push_back(v);
+      if (in_degree[v] == 0) ready.push_back(v);
     }
-    for (size_t head = 0; head < queue.size(); ++head) {
-      const uint32_t u = queue[head];
+    // The path ends at the farthest node (latest time among equals), taken
+    // among the nodes in the order they leave the queue: a node's distance
+    // is final then.
+    size_t processed = 0;
+    uint32_t end = ready.empty() ? 0 : ready.front();
+    while (!ready.empty()) {
+      const uint32_t u = ready.front();
+      ready.pop_front();
+      ++processed;
+      if (dist(u) > dist(end) || (dist(u) == dist(end) && NodeTime(u) > NodeTime(end))) end = u;
       for (uint32_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
         const Edge& e = edges_[out_edges[k]];
         const TimeNs candidate = dist(u) + Weight(e);
         const TimeNs current = dist(e.dst);
         bool better = candidate > current;
         if (candidate == current) {
-          better = pred[e.dst] < 0 || node_time_[u] > node_time_[edges_[pred[e.dst]].src];
+          better = pred[e.dst] < 0 || NodeTime(u) > NodeTime(edges_[pred[e.dst]].src);
         }
         if (better) {
           first[e.dst] = first[u];
           pred[e.dst] = static_cast<int32_t>(out_edges[k]);
         }
-        if (--in_degree[e.dst] == 0) queue.push_back(e.dst);
+        if (--in_degree[e.dst] == 0) ready.push_back(e.dst);
       }
     }
-    path.dropped_nodes = nodes - queue.size();
+    path.dropped_nodes = nodes - processed;
     std::vector<uint32_t>().swap(out_offsets);
     std::vector<uint32_t>().swap(out_edges);
     std::vector<uint32_t>().swap(in_degree);
-    // The path ends at the farthest node (latest time among equals).
-    uint32_t end = queue.empty() ? 0 : queue[0];
-    for (uint32_t v : queue) {
-      if (dist(v) > dist(end) || (dist(v) == dist(end) && node_time_[v] > node_time_[end])) end = v;
-    }
-    std::vector<uint32_t>().swap(queue);
     std::vector<uint32_t>().swap(first);
     // Walk back twice: count, then fill, so neither list regrows.
     size_t length = 0;
@@ -741,14 +747,14 @@ class CriticalPathBuilder {
     }
     std::vector<int32_t>().swap(pred);
     if (keep_segments_) path.segments.reserve(length);
-    path.path_start = node_time_[v];
+    path.path_start = NodeTime(v);
     // Segments in time order; a cursor absorbs the small backward steps that
     // rounding overlaps allow, so segments never overlap and sum to the latency.
     TimeNs cursor = path.path_start;
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const Edge& edge = edges_[*it];
-      const TimeNs start = std::max(cursor, node_time_[edge.src]);
-      const TimeNs stop = std::max(start, node_time_[edge.dst]);
+      const TimeNs start = std::max(cursor, NodeTime(edge.src));
+      const TimeNs stop = std::max(start, NodeTime(edge.dst));
       if (stop > start) {
         if (keep_segments_) {
           const auto [host_op, task] = Owners(edge);
@@ -771,7 +777,7 @@ class CriticalPathBuilder {
   std::vector<uint32_t> tasks_;      // selected task rows, (track, ts) order
   RowMap task_local_;
   uint32_t task_base_ = 0;
-  std::vector<TimeNs> node_time_;
+  size_t node_count_ = 0;  // 2 a host op, then 2 a task
   std::vector<Edge> edges_;
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
