@@ -75,6 +75,26 @@ void DeviceTaskTable::Reserve(size_t n) {
   bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
 }
 
+void IdColumn::Widen() {
+  wide_values_.reserve(narrow_.capacity());
+  for (int32_t value : narrow_) wide_values_.push_back(FromNarrow(value));
+  std::vector<int32_t>().swap(narrow_);
+  wide_ = true;
+}
+
+void IdColumn::Append(const IdColumn& other) {
+  reserve(size() + other.size());
+  for (size_t row = 0; row < other.size(); ++row) push_back(other[row]);
+}
+
+bool IdColumn::operator==(const IdColumn& other) const {
+  if (size() != other.size()) return false;
+  if (wide_ == other.wide_) return wide_ ? wide_values_ == other.wide_values_ : narrow_ == other.narrow_;
+  for (size_t row = 0; row < size(); ++row)
+    if ((*this)[row] != other[row]) return false;
+  return true;
+}
+
 void LaunchDimsTable::Clear() {
   dims_.assign(1, Dims{});
   id_of_.clear();
@@ -502,11 +522,11 @@ size_t Profile::MemoryBytes() const {
   size_t b = strings.memory_bytes();
   const auto& h = host_ops;
   b += vec(h.name) + vec(h.category) + vec(h.kind) + vec(h.track) + vec(h.ts) + vec(h.dur) + vec(h.depth) +
-       vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + vec(h.correlation) + vec(h.external_id) +
-       vec(h.sequence_number);
+       vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + h.correlation.MemoryBytes() +
+       h.external_id.MemoryBytes() + h.sequence_number.MemoryBytes();
   const auto& d = device_tasks;
   b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
-       vec(d.correlation) + vec(d.external_id) + vec(d.launch_dims) + d.launch_dims_table.MemoryBytes() + vec(d.bytes) + vec(d.core_type) +
+       d.correlation.MemoryBytes() + d.external_id.MemoryBytes() + vec(d.launch_dims) + d.launch_dims_table.MemoryBytes() + vec(d.bytes) + vec(d.core_type) +
        vec(d.graph_launched) + vec(d.launcher) + vec(d.detail);
   const auto& x = d.details;
   b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +

@@ -22,6 +22,48 @@ using TimeNs = int64_t;
 inline constexpr int64_t kNoId = std::numeric_limits<int64_t>::min();  // "id absent"
 inline constexpr int32_t kNoIndex = -1;                                 // "row absent"
 
+// A column of 64-bit ids (correlation, external id, sequence number), kept in
+// 4 bytes a row while every id fits in 32 bits (Kineto numbers them up from
+// 0), and in 8 for every row from the first id that does not (an Ascend flow
+// id, a hashed id). kNoId is kept as a marker in both.
+class IdColumn {
+ public:
+  int64_t operator[](size_t row) const { return wide_ ? wide_values_[row] : FromNarrow(narrow_[row]); }
+  void set(size_t row, int64_t id) {
+    if (!wide_ && !Fits(id)) Widen();
+    if (wide_) wide_values_[row] = id;
+    else narrow_[row] = ToNarrow(id);
+  }
+  void push_back(int64_t id) {
+    if (!wide_ && !Fits(id)) Widen();
+    if (wide_) wide_values_.push_back(id);
+    else narrow_.push_back(ToNarrow(id));
+  }
+  void Append(const IdColumn& other);
+  size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
+  void reserve(size_t n) { wide_ ? wide_values_.reserve(n) : narrow_.reserve(n); }
+  void clear() {
+    narrow_.clear();
+    std::vector<int64_t>().swap(wide_values_);
+    wide_ = false;
+  }
+  size_t MemoryBytes() const { return narrow_.capacity() * sizeof(int32_t) + wide_values_.capacity() * sizeof(int64_t); }
+  bool operator==(const IdColumn& other) const;  // the same ids, however kept
+
+ private:
+  static constexpr int32_t kNarrowNoId = std::numeric_limits<int32_t>::min();
+  static bool Fits(int64_t id) {
+    return id == kNoId || (id > std::numeric_limits<int32_t>::min() && id <= std::numeric_limits<int32_t>::max());
+  }
+  static int32_t ToNarrow(int64_t id) { return id == kNoId ? kNarrowNoId : static_cast<int32_t>(id); }
+  static int64_t FromNarrow(int32_t value) { return value == kNarrowNoId ? kNoId : value; }
+  void Widen();
+
+  bool wide_ = false;
+  std::vector<int32_t> narrow_;
+  std::vector<int64_t> wide_values_;
+};
+
 // ---------------------------------------------------------------- tracks
 // A track is one timeline row: a host thread or a device stream. Source
 // pid/tid tokens are kept as opaque interned text (they may be strings).
@@ -81,9 +123,9 @@ struct HostOpTable {
   std::vector<int32_t> parent;     // enclosing host op row or kNoIndex (graph builder)
   std::vector<StrId> input_dims;
   std::vector<StrId> input_types;
-  std::vector<int64_t> correlation;
-  std::vector<int64_t> external_id;
-  std::vector<int64_t> sequence_number;
+  IdColumn correlation;
+  IdColumn external_id;
+  IdColumn sequence_number;
 
   size_t size() const { return ts.size(); }
   uint32_t Add(const HostOpRow& row);
@@ -174,8 +216,8 @@ struct DeviceTaskTable {
   std::vector<uint32_t> track;     // device and stream come from the track
   std::vector<TimeNs> ts;
   std::vector<TimeNs> dur;
-  std::vector<int64_t> correlation;
-  std::vector<int64_t> external_id;
+  IdColumn correlation;
+  IdColumn external_id;
   std::vector<uint32_t> launch_dims;  // id in launch_dims_table
   LaunchDimsTable launch_dims_table;
   std::vector<int64_t> bytes;

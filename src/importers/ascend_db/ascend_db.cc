@@ -573,10 +573,10 @@ Status DbReader::ReadTorchApi() {
           }
           // op -> CANN launch -> tasks: the op's link id becomes their external id.
           if (auto c = cann_by_connection_.Find(connection); !c.empty())
-            if (p_.host_ops.external_id[c.back().second] == kNoId) p_.host_ops.external_id[c.back().second] = link;
+            if (p_.host_ops.external_id[c.back().second] == kNoId) p_.host_ops.external_id.set(c.back().second, link);
           for (const auto& [unused_connection, task] : tasks_by_connection_.Find(connection))
             if (p_.device_tasks.external_id[task] == kNoId) {
-              p_.device_tasks.external_id[task] = link;
+              p_.device_tasks.external_id.set(task, link);
               ++torch_to_task_links_;
             }
         }

@@ -1029,10 +1029,10 @@ void TraceViewReader::LinkFlows() {
       // set, is the one every linked task gets (as all kernels of one CUDA
       // graph launch share its correlation).
       int64_t value = static_cast<int64_t>(id & static_cast<uint64_t>(INT64_MAX));
-      std::vector<int64_t>& host_col = use_correlation ? p_.host_ops.correlation : p_.host_ops.external_id;
-      std::vector<int64_t>& task_col = use_correlation ? p_.device_tasks.correlation : p_.device_tasks.external_id;
-      if (host_col[from->row] == kNoId) host_col[from->row] = value;
-      if (task_col[to->row] == kNoId) task_col[to->row] = host_col[from->row];
+      IdColumn& host_col = use_correlation ? p_.host_ops.correlation : p_.host_ops.external_id;
+      IdColumn& task_col = use_correlation ? p_.device_tasks.correlation : p_.device_tasks.external_id;
+      if (host_col[from->row] == kNoId) host_col.set(from->row, value);
+      if (task_col[to->row] == kNoId) task_col.set(to->row, host_col[from->row]);
       else if (task_col[to->row] != host_col[from->row]) ++flow_link_conflicts_;
       if (use_correlation) {
         ++linked_host_to_device_;
@@ -1041,8 +1041,8 @@ void TraceViewReader::LinkFlows() {
         // Without CANN data (Level0) the op -> task flow is the only launch
         // link: let it stand in for the runtime correlation as well.
         if (p_.device_tasks.correlation[to->row] == kNoId) {
-          if (p_.host_ops.correlation[from->row] == kNoId) p_.host_ops.correlation[from->row] = value;
-          p_.device_tasks.correlation[to->row] = p_.host_ops.correlation[from->row];
+          if (p_.host_ops.correlation[from->row] == kNoId) p_.host_ops.correlation.set(from->row, value);
+          p_.device_tasks.correlation.set(to->row, p_.host_ops.correlation[from->row]);
         }
       }
     }

@@ -13,6 +13,7 @@ template <typename T>
 void AppendAll(std::vector<T>& dst, const std::vector<T>& src) {
   dst.insert(dst.end(), src.begin(), src.end());
 }
+void AppendAll(IdColumn& dst, const IdColumn& src) { dst.Append(src); }
 // The columns host ops and device tasks both have.
 template <typename Table, typename S, typename T>
 void AppendTimedRows(Table& dst, const Table& src, S s, T t) {

@@ -32,7 +32,7 @@ uint32_t ProfileBuilder::Annotation(uint32_t thread, std::string_view name, Time
 uint32_t ProfileBuilder::Runtime(uint32_t thread, std::string_view name, TimeNs ts, TimeNs dur, int64_t correlation,
                                  int64_t external_id) {
   uint32_t row = Op(thread, name, ts, dur, external_id, HostOpKind::kRuntime);
-  profile.host_ops.correlation[row] = correlation;
+  profile.host_ops.correlation.set(row, correlation);
   return row;
 }
 

@@ -206,6 +206,45 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
   EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 1 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
 }
 
+// Id columns keep 4 bytes a row while every id fits in 32 bits and widen for
+// every row at the first that does not, by push_back or by set. Expected: the
+// ids as written, kNoId included; equality by value whatever the width.
+TEST(IdColumn, ReadsBackEveryIdAcrossTheWidening) {
+  const int64_t int32_max = std::numeric_limits<int32_t>::max();
+  const int64_t int32_min = std::numeric_limits<int32_t>::min();
+  IdColumn ids;
+  const std::vector<int64_t> narrow = {0, kNoId, 17, int32_max, int32_min + 1, -5};
+  for (int64_t id : narrow) ids.push_back(id);
+  const size_t narrow_bytes = ids.MemoryBytes();
+  for (size_t i = 0; i < narrow.size(); ++i) EXPECT_EQ(ids[i], narrow[i]) << i;
+  IdColumn copy;
+  copy.Append(ids);
+  EXPECT_TRUE(copy == ids);
+
+  ids.push_back(int32_min);  // INT32_MIN is the narrow marker of kNoId: kept wide
+  ids.set(1, int32_max + 1);
+  std::vector<int64_t> all = narrow;
+  all.push_back(int32_min);
+  all[1] = int32_max + 1;
+  ASSERT_EQ(ids.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(ids[i], all[i]) << i;
+  EXPECT_GT(ids.MemoryBytes(), narrow_bytes);
+
+  // A narrow column and a wide one with the same ids are equal.
+  IdColumn narrow_again, wide_again;
+  for (int64_t id : {3, 4}) narrow_again.push_back(id);
+  wide_again.push_back(int64_t{1} << 40);
+  wide_again.set(0, 3);
+  wide_again.push_back(4);
+  EXPECT_TRUE(narrow_again == wide_again);
+  wide_again.Append(copy);
+  narrow_again.Append(copy);
+  EXPECT_TRUE(narrow_again == wide_again);
+  EXPECT_EQ(wide_again[3], kNoId);
+  narrow_again.clear();
+  EXPECT_EQ(narrow_again.size(), 0u);
+}
+
 // Launch dimensions are kept once per distinct (grid, block); each task reads
 // back the dimensions it was added with. Expected: the rows as added; three
 // distinct pairs (zeros included) among five tasks.

@@ -147,7 +147,7 @@ class Builder {
     SetDims(op, s);
     const int64_t corr = next_corr_++;
     const int64_t ext = next_ext_++;
-    p_.host_ops.external_id[op] = ext;
+    p_.host_ops.external_id.set(op, ext);
     // The launch call sits at the end of the op; online compile just before it.
     const TimeNs launch_ts = op_ts + op_dur - TimeNs((kLaunchCallUs + 1.0) * kUs);
     if (compile) {
@@ -161,8 +161,8 @@ class Builder {
     }
     uint32_t launch = HostOp(ascend_ ? "Node@launch" : "cudaLaunchKernel", launch_ts, TimeNs(kLaunchCallUs * kUs),
                              HostOpKind::kRuntime, ascend_ ? "Node" : "cuda_runtime");
-    p_.host_ops.correlation[launch] = corr;
-    p_.host_ops.external_id[launch] = ext;
+    p_.host_ops.correlation.set(launch, corr);
+    p_.host_ops.external_id.set(launch, ext);
 
     const TimeNs earliest = launch_ts + TimeNs((kLaunchCallUs + kLaunchLatencyUs) * kUs);
     const TimeNs start = std::max(dev_t_ + TimeNs(s.gap_us * kUs), earliest);
@@ -494,11 +494,11 @@ class Builder {
     // Both runtimes: the D2H copy is queued, then the host waits for the stream.
     uint32_t m = HostOp(ascend_ ? "AscendCL@aclrtMemcpyAsync" : "cudaMemcpyAsync", sync_ts, 3 * kUs,
                         HostOpKind::kRuntime, ascend_ ? "AscendCL" : "cuda_runtime");
-    p_.host_ops.correlation[m] = corr;
+    p_.host_ops.correlation.set(m, corr);
     const int64_t sc = next_corr_++;
     uint32_t s = HostOp(ascend_ ? "AscendCL@aclrtSynchronizeStream" : "cudaStreamSynchronize", sync_ts + 3 * kUs,
                         sync_end - sync_ts - 3 * kUs, HostOpKind::kRuntime, ascend_ ? "AscendCL" : "cuda_runtime");
-    p_.host_ops.correlation[s] = sc;
+    p_.host_ops.correlation.set(s, sc);
     if (ascend_) {
       copy.name = p_.Intern("MEMCPY_ASYNC");
       copy.category = p_.Intern("MEMCPY_ASYNC");
