@@ -83,8 +83,14 @@ void IdColumn::Widen() {
 }
 
 void IdColumn::Append(const IdColumn& other) {
-  reserve(size() + other.size());
-  for (size_t row = 0; row < other.size(); ++row) push_back(other[row]);
+  if (other.wide_ && !wide_) Widen();
+  if (wide_ == other.wide_) {  // the same width: one copy (the parallel Kineto import appends chunks)
+    if (wide_) wide_values_.insert(wide_values_.end(), other.wide_values_.begin(), other.wide_values_.end());
+    else narrow_.insert(narrow_.end(), other.narrow_.begin(), other.narrow_.end());
+    return;
+  }
+  wide_values_.reserve(size() + other.size());
+  for (int32_t value : other.narrow_) wide_values_.push_back(FromNarrow(value));
 }
 
 bool IdColumn::operator==(const IdColumn& other) const {
