@@ -53,16 +53,8 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
                     r.input_formats != kEmptyStr || r.output_shapes != kEmptyStr ||
                     r.output_types != kEmptyStr || r.output_formats != kEmptyStr;
   if (has_detail) {
-    detail.push_back(static_cast<int32_t>(details.size()));
-    details.block_dim.push_back(r.block_dim);
-    details.mix_block_dim.push_back(r.mix_block_dim);
-    details.op_type.push_back(r.op_type);
-    details.input_shapes.push_back(r.input_shapes);
-    details.input_types.push_back(r.input_types);
-    details.input_formats.push_back(r.input_formats);
-    details.output_shapes.push_back(r.output_shapes);
-    details.output_types.push_back(r.output_types);
-    details.output_formats.push_back(r.output_formats);
+    detail.push_back(details.RowOf({r.block_dim, r.mix_block_dim, r.op_type, r.input_shapes, r.input_types,
+                                    r.input_formats, r.output_shapes, r.output_types, r.output_formats}));
   } else {
     detail.push_back(kNoIndex);
   }
@@ -73,6 +65,44 @@ void DeviceTaskTable::Reserve(size_t n) {
   name.reserve(n); category.reserve(n); kind.reserve(n); track.reserve(n); ts.reserve(n);
   dur.reserve(n); correlation.reserve(n); external_id.reserve(n); launch_dims.reserve(n);
   bytes.reserve(n); core_type.reserve(n); graph_launched.reserve(n); launcher.reserve(n); detail.reserve(n);
+}
+
+namespace {
+// Slots of the recent-facts table: 64 KB, more than the distinct kernels of a
+// decode step (a few hundred), so a step's repeats are found.
+constexpr size_t kRecentDetailSlots = size_t{1} << 14;
+}  // namespace
+
+int32_t DeviceTaskDetailTable::RowOf(const Facts& facts) {
+  if (recent_row_.empty()) recent_row_.assign(kRecentDetailSlots, kNoIndex);
+  uint64_t hash = 0x9E3779B97F4A7C15ULL;
+  for (uint32_t field : {static_cast<uint32_t>(facts.block_dim), static_cast<uint32_t>(facts.mix_block_dim),
+                         facts.op_type, facts.input_shapes, facts.input_types, facts.input_formats,
+                         facts.output_shapes, facts.output_types, facts.output_formats}) {
+    hash = (hash ^ field) * 0x100000001B3ULL;
+    hash ^= hash >> 29;
+  }
+  int32_t& slot = recent_row_[hash & (kRecentDetailSlots - 1)];
+  if (slot != kNoIndex && Get(static_cast<size_t>(slot)) == facts) return slot;
+  slot = static_cast<int32_t>(size());
+  block_dim.push_back(facts.block_dim);
+  mix_block_dim.push_back(facts.mix_block_dim);
+  op_type.push_back(facts.op_type);
+  input_shapes.push_back(facts.input_shapes);
+  input_types.push_back(facts.input_types);
+  input_formats.push_back(facts.input_formats);
+  output_shapes.push_back(facts.output_shapes);
+  output_types.push_back(facts.output_types);
+  output_formats.push_back(facts.output_formats);
+  return slot;
+}
+
+void DeviceTaskDetailTable::Clear() {
+  for (auto* column : {&block_dim, &mix_block_dim}) column->clear();
+  for (auto* column : {&op_type, &input_shapes, &input_types, &input_formats, &output_shapes, &output_types,
+                       &output_formats})
+    column->clear();
+  std::vector<int32_t>().swap(recent_row_);
 }
 
 void IdColumn::Widen() {

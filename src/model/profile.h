@@ -171,8 +171,32 @@ struct DeviceTaskRow {
   bool graph_launched = false;     // launched by a CUDA/HIP graph replay
 };
 
-// Ascend-only facts of a task, kept aside so CUDA tasks do not pay for them.
+// Ascend-only facts of a task, kept aside so CUDA tasks do not pay for them,
+// and once per distinct set among recent tasks: the kernels of a decode step
+// repeat every step with the same facts (36 bytes a task when kept per task).
 struct DeviceTaskDetailTable {
+  struct Facts {
+    int32_t block_dim = -1;
+    int32_t mix_block_dim = -1;
+    StrId op_type = kEmptyStr;
+    StrId input_shapes = kEmptyStr;
+    StrId input_types = kEmptyStr;
+    StrId input_formats = kEmptyStr;
+    StrId output_shapes = kEmptyStr;
+    StrId output_types = kEmptyStr;
+    StrId output_formats = kEmptyStr;
+    bool operator==(const Facts&) const = default;
+  };
+  Facts Get(size_t row) const {
+    return {block_dim[row],     mix_block_dim[row], op_type[row],       input_shapes[row],  input_types[row],
+            input_formats[row], output_shapes[row], output_types[row], output_formats[row]};
+  }
+  // A row holding `facts`: the one a recent task with the same facts got
+  // (found by hash in a small table of recent rows), else a new one. Rows
+  // are never changed once added, as tasks share them.
+  int32_t RowOf(const Facts& facts);
+  void Clear();
+
   std::vector<int32_t> block_dim;
   std::vector<int32_t> mix_block_dim;
   std::vector<StrId> op_type;
@@ -183,6 +207,9 @@ struct DeviceTaskDetailTable {
   std::vector<StrId> output_types;
   std::vector<StrId> output_formats;
   size_t size() const { return op_type.size(); }
+
+ private:
+  std::vector<int32_t> recent_row_;  // by the facts' hash: the last row added with that hash, or -1
 };
 
 // CUDA/HIP launch dimensions of tasks, kept once per distinct (grid, block):

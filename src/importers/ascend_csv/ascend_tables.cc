@@ -108,17 +108,9 @@ void EnrichTask(Profile* profile, uint32_t task, const DeviceTaskRow& row) {
   DeviceTaskTable& t = profile->device_tasks;
   t.core_type[task] = row.core_type;
   if (row.core_type != kEmptyStr) t.kind[task] = row.kind;  // the trace may say "Other" (2024)
-  DeviceTaskDetailTable& d = t.details;
-  if (t.detail[task] < 0) {
-    t.detail[task] = static_cast<int32_t>(d.size());
-    d.block_dim.push_back(-1); d.mix_block_dim.push_back(-1); d.op_type.push_back(kEmptyStr);
-    d.input_shapes.push_back(kEmptyStr); d.input_types.push_back(kEmptyStr); d.input_formats.push_back(kEmptyStr);
-    d.output_shapes.push_back(kEmptyStr); d.output_types.push_back(kEmptyStr); d.output_formats.push_back(kEmptyStr);
-  }
-  size_t k = static_cast<size_t>(t.detail[task]);
-  d.block_dim[k] = row.block_dim; d.mix_block_dim[k] = row.mix_block_dim; d.op_type[k] = row.op_type;
-  d.input_shapes[k] = row.input_shapes; d.input_types[k] = row.input_types; d.input_formats[k] = row.input_formats;
-  d.output_shapes[k] = row.output_shapes; d.output_types[k] = row.output_types; d.output_formats[k] = row.output_formats;
+  // Detail rows are shared between tasks: the task gets the row of its new facts.
+  t.detail[task] = t.details.RowOf({row.block_dim, row.mix_block_dim, row.op_type, row.input_shapes, row.input_types,
+                                    row.input_formats, row.output_shapes, row.output_types, row.output_formats});
 }
 
 // The column adapter: the forced cann_version, else the run's, else the one

@@ -59,19 +59,17 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     AppendMapped(b.core_type, a.core_type, s);
     AppendAll(b.graph_launched, a.graph_launched);
     AppendAll(b.launcher, a.launcher);
-    const int32_t detail_base = static_cast<int32_t>(b.details.size());
-    AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : d + detail_base; });
+    // The chunk's detail rows, their strings mapped, found or added among the profile's.
     const DeviceTaskDetailTable& x = a.details;
-    DeviceTaskDetailTable& y = b.details;
-    AppendAll(y.block_dim, x.block_dim);
-    AppendAll(y.mix_block_dim, x.mix_block_dim);
-    AppendMapped(y.op_type, x.op_type, s);
-    AppendMapped(y.input_shapes, x.input_shapes, s);
-    AppendMapped(y.input_types, x.input_types, s);
-    AppendMapped(y.input_formats, x.input_formats, s);
-    AppendMapped(y.output_shapes, x.output_shapes, s);
-    AppendMapped(y.output_types, x.output_types, s);
-    AppendMapped(y.output_formats, x.output_formats, s);
+    std::vector<int32_t> detail_row(x.size());
+    for (size_t k = 0; k < x.size(); ++k) {
+      DeviceTaskDetailTable::Facts facts = x.Get(k);
+      for (StrId* id : {&facts.op_type, &facts.input_shapes, &facts.input_types, &facts.input_formats,
+                        &facts.output_shapes, &facts.output_types, &facts.output_formats})
+        *id = s(*id);
+      detail_row[k] = b.details.RowOf(facts);
+    }
+    AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : detail_row[d]; });
   }
   {
     const AttributeTable& a = from.attributes;
@@ -111,9 +109,7 @@ void Clear(Profile* from) {
   clear(d.name, d.category, d.kind, d.track, d.ts, d.dur, d.correlation, d.external_id, d.launch_dims, d.bytes,
         d.core_type, d.graph_launched, d.launcher, d.detail);
   d.launch_dims_table.Clear();
-  DeviceTaskDetailTable& x = d.details;
-  clear(x.block_dim, x.mix_block_dim, x.op_type, x.input_shapes, x.input_types, x.input_formats, x.output_shapes,
-        x.output_types, x.output_formats);
+  d.details.Clear();
   from->attributes.Clear();
   clear(from->flows.id, from->flows.category, from->flows.phase, from->flows.track, from->flows.ts);
   clear(from->counters.name, from->counters.track, from->counters.ts, from->counters.value);

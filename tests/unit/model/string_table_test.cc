@@ -275,6 +275,42 @@ TEST(DeviceTaskTable, LaunchDimsAreKeptOncePerDistinctPairAndReadBackPerTask) {
   EXPECT_EQ(tasks.launch_dims_table.IdOf({{50, 1, 1}, {128, 2, 1}}), 1u);
 }
 
+// Ascend facts are kept once per distinct set among recent tasks; every task
+// reads back the facts it was added with. Expected: the rows as added (tasks
+// 0 and 2 share their facts, task 3 has none, task 4 differs by one shape).
+TEST(DeviceTaskTable, RepeatedAscendFactsShareOneDetailRow) {
+  DeviceTaskTable tasks;
+  auto row_with = [](int32_t block_dim, StrId op_type, StrId shapes) {
+    DeviceTaskRow row;
+    row.block_dim = block_dim;
+    row.op_type = op_type;
+    row.input_shapes = shapes;
+    return row;
+  };
+  const DeviceTaskRow rows[] = {row_with(24, 7, 8), row_with(40, 9, 10), row_with(24, 7, 8), DeviceTaskRow{},
+                                row_with(24, 7, 11)};
+  for (const DeviceTaskRow& row : rows) tasks.Add(row);
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    EXPECT_EQ(tasks.block_dim(i), rows[i].block_dim) << i;
+    EXPECT_EQ(tasks.op_type(i), rows[i].op_type) << i;
+    EXPECT_EQ(tasks.input_shapes(i), rows[i].input_shapes) << i;
+    EXPECT_EQ(tasks.output_formats(i), kEmptyStr) << i;
+  }
+  EXPECT_EQ(tasks.detail[0], tasks.detail[2]);
+  EXPECT_EQ(tasks.detail[3], kNoIndex);
+  EXPECT_EQ(tasks.details.size(), 3u);
+  // New facts for a task (as kernel_details enriches a trace_view task): its
+  // own row changes, the task that shared the old one keeps its facts.
+  tasks.detail[2] = tasks.details.RowOf({48, -1, 12, 8, kEmptyStr, kEmptyStr, kEmptyStr, kEmptyStr, kEmptyStr});
+  EXPECT_EQ(tasks.block_dim(2), 48);
+  EXPECT_EQ(tasks.op_type(2), 12u);
+  EXPECT_EQ(tasks.block_dim(0), 24);
+  EXPECT_EQ(tasks.op_type(0), 7u);
+  tasks.details.Clear();
+  EXPECT_EQ(tasks.details.size(), 0u);
+  EXPECT_EQ(tasks.details.RowOf({24, -1, 7, 8, kEmptyStr, kEmptyStr, kEmptyStr, kEmptyStr, kEmptyStr}), 0);
+}
+
 // Keys are 1-byte slots up to 256 distinct keys, then 2-byte slots up to
 // 65536 (or until a key id too large to index); then every row keeps its key
 // id, the rows added before included. Expected: the keys as added, row by row.
