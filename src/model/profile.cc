@@ -53,8 +53,7 @@ uint32_t DeviceTaskTable::Add(const DeviceTaskRow& r) {
                     r.input_formats != kEmptyStr || r.output_shapes != kEmptyStr ||
                     r.output_types != kEmptyStr || r.output_formats != kEmptyStr;
   if (has_detail) {
-    detail.push_back(details.RowOf({r.block_dim, r.mix_block_dim, r.op_type, r.input_shapes, r.input_types,
-                                    r.input_formats, r.output_shapes, r.output_types, r.output_formats}));
+    detail.push_back(details.RowOf(DeviceTaskDetailTable::Facts::Of(r)));
   } else {
     detail.push_back(kNoIndex);
   }
@@ -134,15 +133,13 @@ bool IdColumn::operator==(const IdColumn& other) const {
 void LaunchDimsTable::Clear() {
   dims_.assign(1, Dims{});
   id_of_.clear();
-  id_of_.emplace(std::array<int32_t, 6>{}, 0);
+  id_of_.emplace(Dims{}, 0);
   last_ = 0;
 }
 
 uint32_t LaunchDimsTable::IdOf(const Dims& dims) {
   if (dims_[last_] == dims) return last_;
-  const std::array<int32_t, 6> key = {dims.grid[0], dims.grid[1], dims.grid[2],
-                                      dims.block[0], dims.block[1], dims.block[2]};
-  auto [it, inserted] = id_of_.try_emplace(key, static_cast<uint32_t>(dims_.size()));
+  auto [it, inserted] = id_of_.try_emplace(dims, static_cast<uint32_t>(dims_.size()));
   if (inserted) dims_.push_back(dims);
   last_ = it->second;
   return last_;

@@ -186,6 +186,10 @@ struct DeviceTaskDetailTable {
     StrId output_types = kEmptyStr;
     StrId output_formats = kEmptyStr;
     bool operator==(const Facts&) const = default;
+    static Facts Of(const DeviceTaskRow& r) {
+      return {r.block_dim,     r.mix_block_dim, r.op_type,      r.input_shapes,  r.input_types,
+              r.input_formats, r.output_shapes, r.output_types, r.output_formats};
+    }
   };
   Facts Get(size_t row) const {
     return {block_dim[row],     mix_block_dim[row], op_type[row],       input_shapes[row],  input_types[row],
@@ -220,7 +224,7 @@ class LaunchDimsTable {
   struct Dims {
     std::array<int32_t, 3> grid{0, 0, 0};
     std::array<int32_t, 3> block{0, 0, 0};
-    bool operator==(const Dims&) const = default;
+    auto operator<=>(const Dims&) const = default;
   };
   LaunchDimsTable() { Clear(); }
   // The id of `dims`, added when new.
@@ -232,7 +236,7 @@ class LaunchDimsTable {
 
  private:
   std::vector<Dims> dims_;
-  std::map<std::array<int32_t, 6>, uint32_t> id_of_;  // few entries
+  std::map<Dims, uint32_t> id_of_;  // few entries
   uint32_t last_ = 0;  // consecutive kernels mostly repeat the dims before them
 };
 

@@ -109,8 +109,7 @@ void EnrichTask(Profile* profile, uint32_t task, const DeviceTaskRow& row) {
   t.core_type[task] = row.core_type;
   if (row.core_type != kEmptyStr) t.kind[task] = row.kind;  // the trace may say "Other" (2024)
   // Detail rows are shared between tasks: the task gets the row of its new facts.
-  t.detail[task] = t.details.RowOf({row.block_dim, row.mix_block_dim, row.op_type, row.input_shapes, row.input_types,
-                                    row.input_formats, row.output_shapes, row.output_types, row.output_formats});
+  t.detail[task] = t.details.RowOf(DeviceTaskDetailTable::Facts::Of(row));
 }
 
 // The column adapter: the forced cann_version, else the run's, else the one
