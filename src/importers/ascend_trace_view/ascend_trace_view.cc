@@ -319,6 +319,64 @@ struct LaneRequest {
 
 class TraceViewReader;
 
+// One parse thread's sink of pass 1: the process and thread names of its
+// events, copied out of their text, and applied to the directory at Commit,
+// on the reader thread in file order (a later name overrides an earlier one,
+// as when one thread reads the file). Only events holding "M" reach OnEvent
+// (the pass's prefilter, HoldsStringM).
+class MetadataSink final : public json_stream::EventSink {
+ public:
+  explicit MetadataSink(ProcessDirectory* directory) : directory_(*directory) {}
+
+  Status OnEvent(json_stream::JsonEvent& event) override {
+    ev_.Clear();
+    args_.clear();
+    if (ReadEventFields(event.object, &ev_, &args_)) return Status::Ok();  // counted in pass 2
+    ev_.args = args_;
+    if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
+    const char* arg_key = nullptr;
+    if (ev_.name == "process_name") arg_key = "name";
+    else if (ev_.name == "process_labels") arg_key = "labels";
+    else if (ev_.name == "process_sort_index") arg_key = "sort_index";
+    else if (ev_.name == "thread_name" && ev_.has_tid) arg_key = "name";
+    if (arg_key == nullptr) return Status::Ok();
+    if (const Arg* a = ev_.FindArg(arg_key))
+      staged_.push_back({std::string(ev_.name), std::string(ev_.pid), std::string(ev_.tid), std::string(a->text)});
+    return Status::Ok();
+  }
+  // What the reader counts as damage is counted once, in pass 2.
+  Profile* loss_profile() override { return &ignored_loss_; }
+  void Commit() override {
+    for (const Entry& e : staged_) Apply(e);
+    staged_.clear();
+  }
+  void Discard() override { staged_.clear(); }
+
+ private:
+  struct Entry {
+    std::string event_name, pid, tid, value;
+  };
+  void Apply(const Entry& e) {
+    if (e.event_name == "process_name") {
+      ProcessInfo& info = directory_.processes[e.pid];
+      info.name = e.value;
+      info.role = RoleFromProcessName(info.name);
+    } else if (e.event_name == "process_labels") {
+      directory_.processes[e.pid].label = e.value;
+    } else if (e.event_name == "process_sort_index") {
+      if (auto v = IntOf(e.value)) directory_.processes[e.pid].sort_index = *v;
+    } else {
+      directory_.thread_names[{e.pid, e.tid}] = e.value;
+    }
+  }
+
+  ProcessDirectory& directory_;
+  Event ev_;
+  std::vector<Arg> args_;
+  std::vector<Entry> staged_;
+  Profile ignored_loss_;
+};
+
 // What one parse thread makes of its events in pass 2 (every event but
 // metadata): rows in a profile of its own, with its own string ids, tracks and
 // lanes (flow-binding timelines), appended to the import's profile by
@@ -392,9 +450,9 @@ class TraceViewReader {
   // Stream options of one pass over the events array; `pass` (0 or 1) places
   // its progress in the two-pass total.
   json_stream::JsonStreamOptions PassOptions(int pass) const;
-  // Pass 1: process and thread names, on one thread (few events are parsed).
+  // Pass 1: process and thread names, on DefaultParseThreads() threads (they
+  // find the events' ends; few events are parsed).
   Status ReadMetadata();
-  Status ReadMetadataEvent(json_stream::JsonEvent& event);
   // Pass 2: every other event, parsed and handled on DefaultParseThreads() threads.
   Status ReadEvents();
   // The import's track for a parse thread's request (first use in file order
@@ -404,7 +462,7 @@ class TraceViewReader {
   std::optional<LaneEntry> Bind(uint32_t lane, TimeNs ts) const;
   TimeNs StartOf(const LaneEntry& e) const { return e.is_task ? p_.device_tasks.ts[e.row] : p_.host_ops.ts[e.row]; }
   TimeNs EndOf(const LaneEntry& e) const {
-    return e.is_task ? p_.device_tasks.ts[e.row] + p_.device_tasks.dur[e.row] : p_.host_ops.ts[e.row] + p_.host_ops.dur[e.row];
+    return StartOf(e) + (e.is_task ? p_.device_tasks.dur[e.row] : p_.host_ops.dur[e.row]);
   }
   void LinkFlows();
   void DropDuplicatePlaneTasks();
@@ -413,8 +471,6 @@ class TraceViewReader {
   const ImportOptions& options_;
   Profile& p_;
 
-  Event ev_;                        // pass 1
-  std::vector<Arg> metadata_args_;  // ev_.args in pass 1
   ProcessDirectory directory_;
 
   std::map<ThreadKey, uint32_t> lanes_;
@@ -476,36 +532,17 @@ Status TraceViewReader::ReadMetadata() {
   // Cheap text filter: metadata events are the only ones with "M" as a value;
   // the others are not parsed in this pass.
   stream.prefilter = HoldsStringM;
+  std::vector<std::unique_ptr<MetadataSink>> sinks;
+  std::vector<json_stream::EventSink*> sink_pointers;
+  for (size_t i = DefaultParseThreads(); i > 0; --i) {
+    sinks.push_back(std::make_unique<MetadataSink>(&directory_));
+    sink_pointers.push_back(sinks.back().get());
+  }
   // What the reader counts as damage is counted once, in pass 2.
   Profile pass_one_loss;
   auto no_top_level_keys = [](std::string_view, od::value) { return Status::Ok(); };
-  auto on_event = [this](json_stream::JsonEvent& e) { return ReadMetadataEvent(e); };
-  return json_stream::StreamJsonEvents(*source, stream, no_top_level_keys, on_event, &pass_one_loss).status();
-}
-
-Status TraceViewReader::ReadMetadataEvent(json_stream::JsonEvent& event) {
-  // Only events holding "M" reach here (the pass's prefilter, HoldsStringM).
-  ev_.Clear();
-  metadata_args_.clear();
-  if (ReadEventFields(event.object, &ev_, &metadata_args_)) return Status::Ok();  // counted in pass 2
-  ev_.args = metadata_args_;
-  if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
-  std::string pid(ev_.pid);
-  if (ev_.name == "process_name") {
-    if (const Arg* a = ev_.FindArg("name")) {
-      ProcessInfo& info = directory_.processes[pid];
-      info.name = std::string(a->text);
-      info.role = RoleFromProcessName(info.name);
-    }
-  } else if (ev_.name == "process_labels") {
-    if (const Arg* a = ev_.FindArg("labels")) directory_.processes[pid].label = std::string(a->text);
-  } else if (ev_.name == "process_sort_index") {
-    if (const Arg* a = ev_.FindArg("sort_index"))
-      if (auto v = IntOf(a->text)) directory_.processes[pid].sort_index = *v;
-  } else if (ev_.name == "thread_name" && ev_.has_tid) {
-    if (const Arg* a = ev_.FindArg("name")) directory_.thread_names[{pid, std::string(ev_.tid)}] = std::string(a->text);
-  }
-  return Status::Ok();
+  return json_stream::StreamJsonEventsParallel(*source, stream, no_top_level_keys, sink_pointers, &pass_one_loss)
+      .status();
 }
 
 Status TraceViewReader::ReadEvents() {

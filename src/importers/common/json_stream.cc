@@ -455,6 +455,11 @@ class Reader {
   // One event on the reader thread: parse, count (events, skipped, loss).
   Status HandleEvent(const char* p, const char* stop);
   bool parallel() const { return !sinks_.empty(); }
+  // False when the options' prefilter refuses the event's text: it is then
+  // counted but not parsed (any thread; the prefilter is a pure function).
+  bool Wanted(const char* p, const char* stop) const {
+    return !options_.prefilter || options_.prefilter(std::string_view(p, static_cast<size_t>(stop - p)));
+  }
   // Parses and commits the batched events. Returns nullptr when all were
   // committed, else the start of the first event of the range that failed
   // (that range and the later ones were discarded: re-read them one by one).
@@ -539,7 +544,7 @@ Status Reader::HandleEvent(const char* p, const char* stop) {
   Status status;
   // An event the caller does not want is not parsed at all (a pass that
   // reads only a few kinds of events: trace_view's metadata pass).
-  if (options_.prefilter && !options_.prefilter(std::string_view(p, static_cast<size_t>(stop - p)))) {
+  if (!Wanted(p, stop)) {
     ++stats_.events;
     return status;
   }
@@ -581,6 +586,10 @@ StatusOr<const char*> Reader::Flush() {
     worker.status = Status::Ok();
     worker.events = 0;
     for (size_t i = bounds[w]; i < bounds[w + 1]; ++i) {
+      if (!Wanted(batch_[i].p, batch_[i].stop)) {
+        ++worker.events;
+        continue;
+      }
       Status status = ParseEvent(worker.parser, worker.scratch, batch_[i].p, batch_[i].stop, fn, sink->loss_profile());
       if (!status.ok()) {
         worker.status = std::move(status);
@@ -664,10 +673,12 @@ StatusOr<const char*> Reader::ScanInParallel(const char* p, const char* end) {
       const char* stop = nullptr;
       if (ScanContainer(q, end, options_.max_depth, &stop) != ScanResult::kComplete) return;
       if (static_cast<size_t>(stop - q) > options_.max_event_bytes) return;
-      Status status = ParseEvent(worker.parser, worker.scratch, q, stop, fn, sink->loss_profile());
-      if (!status.ok()) {
-        part.status = std::move(status);
-        return;
+      if (Wanted(q, stop)) {
+        Status status = ParseEvent(worker.parser, worker.scratch, q, stop, fn, sink->loss_profile());
+        if (!status.ok()) {
+          part.status = std::move(status);
+          return;
+        }
       }
       ++part.events;
       part.last_stop = stop;

@@ -89,9 +89,10 @@ struct JsonStreamOptions {
   // to find the event ends of their own byte ranges (kMinParallelScanBytes;
   // tests set it small to reach that path with small inputs).
   size_t min_parallel_scan_bytes = kMinParallelScanBytes;
-  // Single-thread streams: when set, an event whose text it refuses is skipped
-  // without being parsed (nor repaired, nor counted as damage). For passes
-  // that read a few kinds of events out of many.
+  // When set, an event whose text it refuses is skipped without being parsed
+  // (nor repaired, nor counted as damage), but counted in the stats' events.
+  // For passes that read a few kinds of events out of many. Parallel streams
+  // call it on every parse thread at once: it must not change shared state.
   std::function<bool(std::string_view)> prefilter;
   // (bytes of the file consumed, file size), about every kProgressIntervalBytes.
   std::function<void(uint64_t, uint64_t)> progress;
