@@ -1,0 +1,35 @@
+// Numbers written "[-]digits[.digits]" with few digits (PMU ratios "0.486",
+// cycle counts "81431", "0.000"): most cells of a kernel_details.csv. Their
+// value and their text form (model/profile.h) follow from the digits with one
+// division, where std::from_chars and std::to_chars (the general path, kept for
+// every other number) cost most of a CSV import's numeric work.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace pypto {
+
+// At most this many digits in all (DBL_DIG): any decimal of 15 significant
+// digits or fewer is a distinct double, and reads back from its double
+// unchanged (C11 5.2.4.2.2), which the text-form rule below relies on.
+inline constexpr int kMaxPlainDecimalDigits = 15;
+
+struct PlainDecimal {
+  uint64_t digits = 0;   // every digit written, as one integer (< 10^15)
+  uint8_t decimals = 0;  // digits after the point (0: no point)
+  bool negative = false;
+  bool canonical_integer = false;  // the integer part is "0" or starts with 1-9
+  // The double nearest the decimal, as std::from_chars gives it: digits and
+  // 10^decimals are exact doubles (< 2^53 and <= 10^22), so one IEEE division
+  // rounds the quotient correctly.
+  double Value() const;
+};
+
+// `text` parsed when it is exactly "[-]D+" or "[-]D+.D+" with at most
+// kMaxPlainDecimalDigits digits; nullopt for anything else ('+', exponents,
+// blanks, ".5", "5.", inf, more digits), which the general parsers handle.
+std::optional<PlainDecimal> ParsePlainDecimal(std::string_view text);
+
+}  // namespace pypto
