@@ -32,4 +32,10 @@ struct PlainDecimal {
 // blanks, ".5", "5.", inf, more digits), which the general parsers handle.
 std::optional<PlainDecimal> ParsePlainDecimal(std::string_view text);
 
+// The text form (model/profile.h: kShortestNumberText, 1 + decimals, or
+// kNoNumberTextForm) of the cell `d` was parsed from, found from its digits
+// as Profile::NumberTextForm finds it by formatting; nullopt where only
+// formatting decides (an integer part with leading zeros).
+std::optional<uint8_t> PlainDecimalTextForm(const PlainDecimal& d);
+
 }  // namespace pypto

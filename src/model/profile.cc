@@ -376,38 +376,6 @@ std::string_view FixedText(double value, int decimals, char (&buffer)[kFixedText
 }
 }  // namespace
 
-// The text form of a plain decimal's cell, found without formatting its
-// number; nullopt where NumberTextForm must format it (an integer part with
-// leading zeros). The shortest form is std::to_chars': the decimal's digits
-// without trailing zeros (it has at most 15, so no shorter string reads back
-// as the same double), in fixed or scientific notation, whichever is shorter,
-// fixed on a tie. Fixed notation with the cell's D decimals rounds the number
-// back to the cell's digits (they are within 10^-16 of it, relatively).
-namespace {
-std::optional<uint8_t> PlainDecimalTextForm(const PlainDecimal& d) {
-  if (!d.canonical_integer) return std::nullopt;
-  // |number| < 10^15, below kFixedTextMaxMagnitude.
-  const uint8_t fixed_form = d.decimals <= kMaxFixedDecimals ? static_cast<uint8_t>(1 + d.decimals) : kNoNumberTextForm;
-  if (d.digits == 0) return d.decimals == 0 ? kShortestNumberText : fixed_form;  // "0", "-0"; "0.000"
-  uint64_t significant = d.digits;
-  int trailing_zeros = 0;
-  while (significant % 10 == 0) {
-    significant /= 10;
-    ++trailing_zeros;
-  }
-  int n = 1;  // digits of `significant`
-  for (uint64_t rest = significant / 10; rest > 0; rest /= 10) ++n;
-  // The number is significant's first digit x 10^exponent, |exponent| < 100.
-  const int exponent = n - 1 + trailing_zeros - d.decimals;
-  const int fixed_length = exponent >= 0 ? exponent + 1 + (n > exponent + 1 ? n - exponent : 0)  // "81430", "12.5"
-                                         : 1 - exponent + n;                                       // "0.05"
-  const int scientific_length = n + (n > 1 ? 1 : 0) + 4;                                           // "5e-02"
-  const bool shortest_is_fixed = fixed_length <= scientific_length;
-  if (shortest_is_fixed && (d.decimals == 0 || trailing_zeros == 0)) return kShortestNumberText;
-  return d.decimals == 0 ? kNoNumberTextForm : fixed_form;
-}
-}  // namespace
-
 uint8_t Profile::NumberTextForm(std::string_view cell, double number) {
   if (std::isnan(number) || cell.empty()) return kNoNumberTextForm;
   if (const std::optional<PlainDecimal> plain = ParsePlainDecimal(cell);

@@ -13,6 +13,7 @@
 #include "importers/common/csv_values.h"
 #include "importers/common/number_text.h"
 #include "importers/common/parse_threads.h"
+#include "model/plain_decimal.h"
 
 namespace pypto::ascend {
 namespace {
@@ -392,6 +393,14 @@ csv::PreparedCell PrepareNumericCell(std::string_view cell) {
   if (csv::IsAbsent(cell)) {
     out.tag = kCellAbsent;
     return out;
+  }
+  // Most PMU cells are plain decimals: their value and form from one scan.
+  if (const std::optional<PlainDecimal> plain = ParsePlainDecimal(cell)) {
+    out.number = plain->Value();
+    if (const std::optional<uint8_t> form = PlainDecimalTextForm(*plain)) {
+      out.tag = form == kNoNumberTextForm ? kCellOtherNumber : static_cast<uint8_t>(kCellInTextForm + *form);
+      return out;
+    }
   }
   const auto number = csv::ParseDouble(cell);
   if (!number) {

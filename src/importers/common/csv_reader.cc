@@ -242,13 +242,6 @@ struct CsvReader::ReadAhead {
   std::unique_ptr<RecordBatch> current;  // the batch Next() reads (caller's thread)
   size_t record = 0;                     // next record of `current`
 
-  // Per prepared column, the helper's last cell and what it was prepared as.
-  struct PreviousCell {
-    std::string text;
-    PreparedCell prepared;
-    bool valid = false;
-  };
-  std::vector<PreviousCell> previous_cells;
 
   void Split();
   void Append(RecordBatch& batch);
@@ -277,14 +270,7 @@ void CsvReader::ReadAhead::Append(RecordBatch& batch) {
       all = false;
       continue;
     }
-    // Many cells repeat the one above (zeros, N/A, block dims): reuse its result.
-    PreviousCell& previous = previous_cells[slot];
-    if (!previous.valid || previous.text != r[column]) {
-      previous.text.assign(r[column]);
-      previous.prepared = options.prepare(r[column]);
-      previous.valid = true;
-    }
-    batch.prepared.push_back(previous.prepared);
+    batch.prepared.push_back(options.prepare(r[column]));
   }
   batch.has_prepared.push_back(all);
 }
@@ -339,7 +325,6 @@ void CsvReader::StartReadAhead(ReadAheadOptions options) {
     if (ahead->slot_of_column.size() <= static_cast<size_t>(column)) ahead->slot_of_column.resize(column + 1, -1);
     ahead->slot_of_column[column] = static_cast<int>(slot);
   }
-  ahead->previous_cells.resize(options.prepared_columns.size());
   ahead->options = std::move(options);
   ahead_ = std::move(ahead);
   ahead_->helper = std::thread([a = ahead_.get()] { a->Split(); });

@@ -59,8 +59,9 @@ inline constexpr size_t kReadAheadBatches = 4;
 
 struct ReadAheadOptions {
   // Columns whose cells `prepare` works out on the read-ahead thread, read
-  // back with CsvReader::prepared(). `prepare` must depend on the cell's text
-  // alone: a cell equal to the one above it gets that cell's result.
+  // back with CsvReader::prepared(), called on every such cell (comparing a
+  // cell with the one above, to reuse its result, cost as much as preparing
+  // a plain decimal, model/plain_decimal.h).
   std::vector<int> prepared_columns;
   PrepareCellFn prepare = nullptr;
   size_t batch_bytes = kReadAheadBatchBytes;  // smaller in tests, to cross many batches
