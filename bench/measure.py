@@ -6,7 +6,7 @@ appends the same as a JSON object to a file.
 
 usage: measure.py [--bytes N | --input FILE] [--label L] [--timeout S]
                   [--mem-limit-mb M] [--stderr-log FILE] [--json-out FILE]
-                  [--quiet] [--extra K=V ...] -- CMD ARGS...
+                  [--repeat N] [--quiet] [--extra K=V ...] -- CMD ARGS...
 
   --input FILE   throughput is over FILE's size (uncompressed size for .gz
                  files is NOT used: pass --bytes for that)
@@ -19,6 +19,11 @@ usage: measure.py [--bytes N | --input FILE] [--label L] [--timeout S]
   --stderr-log F write the command's stderr to F instead of the terminal
   --quiet        discard the command's stdout
   --extra K=V    copied into the JSON record (e.g. tool=pypto size_mb=300)
+  --repeat N     run the command N times in a row (default 1) and report the
+                 median wall time, the CPU time (user, sys) of the run with the
+                 median user+sys, and the largest peak RSS; every run's wall
+                 and CPU time go to the record as wall_runs / cpu_runs. On a
+                 shared machine one run can be off by 30 % either way.
 
 Exit status: 0 when the command ran to completion with status 0, else 1.
 """
@@ -32,24 +37,8 @@ import sys
 import time
 
 
-def main():
-    ap = argparse.ArgumentParser(add_help=True)
-    ap.add_argument("--bytes", type=int, default=0)
-    ap.add_argument("--input")
-    ap.add_argument("--label", default="")
-    ap.add_argument("--timeout", type=float, default=0)
-    ap.add_argument("--json-out")
-    ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--mem-limit-mb", type=int, default=0)
-    ap.add_argument("--stderr-log")
-    ap.add_argument("--extra", action="append", default=[])
-    ap.add_argument("cmd", nargs=argparse.REMAINDER)
-    a = ap.parse_args()
-    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
-    if not cmd:
-        ap.error("no command")
-    nbytes = a.bytes or (os.path.getsize(a.input) if a.input else 0)
-
+def run_once(cmd, a):
+    """One run: (status, wall seconds, exit code, rusage, peak RSS in MB)."""
     t0 = time.perf_counter()
     # Own process group, so a timeout can stop the command and its children.
     def limit_memory():
@@ -87,6 +76,39 @@ def main():
     # that runs its own children (e.g. a shell) is covered by RUSAGE_CHILDREN.
     rss_kib = max(ru.ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     rss_mb = rss_kib * 1024 / 1e6
+    return status, wall, proc.returncode, ru, rss_mb
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=True)
+    ap.add_argument("--bytes", type=int, default=0)
+    ap.add_argument("--input")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--timeout", type=float, default=0)
+    ap.add_argument("--json-out")
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--mem-limit-mb", type=int, default=0)
+    ap.add_argument("--stderr-log")
+    ap.add_argument("--extra", action="append", default=[])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
+    if not cmd:
+        ap.error("no command")
+    nbytes = a.bytes or (os.path.getsize(a.input) if a.input else 0)
+
+    runs = []
+    for _ in range(max(1, a.repeat)):
+        runs.append(run_once(cmd, a))
+        if runs[-1][0] != "ok":  # a failure (timeout, exit, oom) is not retried
+            break
+    status = runs[-1][0]
+    walls = sorted(r[1] for r in runs)
+    wall = walls[len(walls) // 2]
+    by_cpu = sorted(runs, key=lambda r: r[3].ru_utime + r[3].ru_stime)
+    ru = by_cpu[len(by_cpu) // 2][3]
+    rss_mb = max(r[4] for r in runs)
     res = {
         "label": a.label,
         "status": status,
@@ -100,6 +122,9 @@ def main():
         "mem_limit_mb": a.mem_limit_mb or None,
         "cmd": " ".join(cmd),
     }
+    if len(runs) > 1:
+        res["wall_runs"] = [round(r[1], 3) for r in runs]
+        res["cpu_runs"] = [round(r[3].ru_utime + r[3].ru_stime, 3) for r in runs]
     for kv in a.extra:
         k, _, v = kv.partition("=")
         res[k] = v

@@ -42,6 +42,9 @@ SEED=${BENCH_SEED:-1}
 ASCEND_ROWS=${BENCH_ASCEND_ROWS:-1000000}
 TRACE_VIEW_MB=${BENCH_TRACE_VIEW_MB:-300}
 TIMEOUT=${BENCH_TIMEOUT_S:-900}
+# pypto's own lines run this many times each; the record is the median (the
+# figures of one run on a shared 2-core machine spread by 30 % either way).
+REPEAT=${BENCH_REPEAT:-3}
 HTA_TIMEOUT=${BENCH_HTA_TIMEOUT_S:-600}
 # json.load of a 1 GB trace peaks near 6 GB RSS and HTA a little above; 16 GB
 # of address space lets both finish while keeping a shared 24 GB machine alive.
@@ -123,10 +126,12 @@ fi
 warm() { cat "$@" > /dev/null; }
 
 run() {  # run LABEL TOOL SIZE_MB BYTES [measure options] -- CMD...
-  local label=$1 tool=$2 size=$3 bytes=$4
+  local label=$1 tool=$2 size=$3 bytes=$4 repeat=1
   shift 4
+  [[ "$tool" == pypto* ]] && repeat=$REPEAT  # the peers (HTA, json.load, msprof-analyze) once: minutes each
   say "measuring $label"
-  $MEASURE --label "$label" --bytes "$bytes" --json-out "$JSONL" --extra "tool=$tool" --extra "size_mb=$size" "$@" || true
+  $MEASURE --label "$label" --bytes "$bytes" --json-out "$JSONL" --extra "tool=$tool" --extra "size_mb=$size" \
+    --repeat "$repeat" "$@" || true
 }
 
 # ---- 1. linearity (pypto analyze on each size) --------------------------------
