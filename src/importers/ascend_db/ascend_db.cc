@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "importers/ascend_db/sorted_id_multimap.h"
 #include "importers/common/ascend_vocabulary.h"
 #include "importers/pypto_db/pypto_db_format.h"
 #include "importers/common/sqlite_input.h"
@@ -28,6 +29,7 @@ namespace {
 
 using sqlite_input::kSqliteMagic;
 using sqlite_input::Row;
+using ascend_db::SortedIdMultimap;
 
 constexpr std::string_view kImporterName = "ascend-db";
 // CANN_API / PYTORCH_API globalTid = pid << 32 | tid (reference §7 "Joins").
@@ -44,30 +46,6 @@ constexpr std::string_view kRequiredTables[] = {"STRING_IDS", "TASK"};
 bool SpanNs(int64_t start, int64_t end, int64_t* dur) {
   return end >= start && !__builtin_sub_overflow(end, start, dur);
 }
-
-// A multimap from int64 ids, filled once and then only read: the pairs,
-// sorted by key once filled (stable: a key's values keep their insertion
-// order). A profiler DB links rows through millions of connection ids; as
-// std::unordered_multimap nodes they took ~56 bytes each (~250 MB of a 1 M-task
-// import's peak) and an allocation per row, as sorted pairs 16 bytes.
-template <typename V>
-class SortedIdMultimap {
- public:
-  using Pair = std::pair<int64_t, V>;
-  void Add(int64_t key, V value) { pairs_.emplace_back(key, value); }
-  // Call once every pair is added, before Find.
-  void Seal() {
-    std::stable_sort(pairs_.begin(), pairs_.end(), [](const Pair& a, const Pair& b) { return a.first < b.first; });
-  }
-  std::span<const Pair> Find(int64_t key) const {
-    auto lo = std::lower_bound(pairs_.begin(), pairs_.end(), key, [](const Pair& p, int64_t k) { return p.first < k; });
-    auto hi = std::upper_bound(lo, pairs_.end(), key, [](int64_t k, const Pair& p) { return k < p.first; });
-    return {lo, hi};
-  }
-
- private:
-  std::vector<Pair> pairs_;
-};
 
 class DbReader {
  public:
