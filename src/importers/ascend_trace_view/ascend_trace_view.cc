@@ -420,6 +420,8 @@ class EventHandler {
   // Tracks: key (side, pid, tid) -> local track; requests since the last
   // commit; local track -> the import's track and device (persist).
   std::unordered_map<std::string, uint32_t> track_cache_;
+  std::string last_track_key_;  // the last key looked up, and its track: most events
+  uint32_t last_track_ = 0;     // follow one of the same thread, so no hash is needed
   std::string key_buf_;
   std::vector<TrackRequest> track_log_;
   std::vector<uint32_t> track_remap_;
@@ -427,6 +429,8 @@ class EventHandler {
   // Lanes, the same way; entries since the last commit, by local lane, with
   // rows local to rows_.
   std::unordered_map<std::string, uint32_t> lane_cache_;
+  std::string last_lane_key_;
+  uint32_t last_lane_ = 0;
   std::vector<LaneRequest> lane_log_;
   std::vector<uint32_t> lane_remap_;
   std::vector<std::vector<LaneEntry>> lane_entries_;
@@ -708,12 +712,15 @@ uint32_t EventHandler::Track(TrackSide side, const ProcessInfo& process, std::st
     key_buf_.push_back('\x1f');
     key_buf_.append(std::to_string(stream));
   }
+  if (key_buf_ == last_track_key_) return last_track_;  // consecutive events of one thread or stream
   auto [it, inserted] = track_cache_.try_emplace(key_buf_, static_cast<uint32_t>(track_remap_.size()));
   if (inserted) {
     track_log_.push_back({it->second, side, std::string(pid), std::string(tid), process.role, process.name, device, stream});
     track_remap_.push_back(0);
     track_device_.push_back(device);
   }
+  last_track_key_ = key_buf_;
+  last_track_ = it->second;
   return it->second;
 }
 
@@ -721,12 +728,15 @@ uint32_t EventHandler::Lane(std::string_view pid, std::string_view tid) {
   key_buf_.assign(pid);
   key_buf_.push_back('\x1f');
   key_buf_.append(tid);
+  if (key_buf_ == last_lane_key_) return last_lane_;
   auto [it, inserted] = lane_cache_.try_emplace(key_buf_, static_cast<uint32_t>(lane_remap_.size()));
   if (inserted) {
     lane_log_.push_back({it->second, std::string(pid), std::string(tid)});
     lane_remap_.push_back(0);
     lane_entries_.emplace_back();
   }
+  last_lane_key_ = key_buf_;
+  last_lane_ = it->second;
   return it->second;
 }
 
