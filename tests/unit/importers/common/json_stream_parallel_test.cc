@@ -156,6 +156,24 @@ Result ReadParallel(const std::string& path, size_t threads, bool filtered = fal
   return r;
 }
 
+// The parallel read `many` handed over what the one-thread read `one` did:
+// the events in order, the stats and the data loss with first locations.
+void ExpectSameRead(const Result& one, const Result& many) {
+  ASSERT_EQ(one.events.size(), many.events.size());
+  EXPECT_TRUE(one.events == many.events);
+  EXPECT_EQ(one.stats.events, many.stats.events);
+  EXPECT_EQ(one.stats.skipped_events, many.stats.skipped_events);
+  EXPECT_EQ(one.stats.non_object_elements, many.stats.non_object_elements);
+  EXPECT_EQ(one.stats.truncated, many.stats.truncated);
+  ASSERT_EQ(one.loss.data_loss.size(), many.loss.data_loss.size());
+  for (const auto& [reason, entry] : one.loss.data_loss) {
+    auto it = many.loss.data_loss.find(reason);
+    ASSERT_NE(it, many.loss.data_loss.end()) << reason;
+    EXPECT_EQ(entry.count, it->second.count) << reason;
+    EXPECT_EQ(entry.first_location, it->second.first_location) << reason;
+  }
+}
+
 TEST(JsonStreamParallel, SameEventsAsOneThreadOnRandomTraces) {
   const std::string path = ::testing::TempDir() + "json_stream_parallel_" + std::to_string(::getpid()) + ".json";
   size_t compared = 0;
@@ -168,19 +186,7 @@ TEST(JsonStreamParallel, SameEventsAsOneThreadOnRandomTraces) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", threads " + std::to_string(threads));
       const Result many = ReadParallel(path, threads);
       ASSERT_TRUE(many.status.ok()) << many.status.ToString();
-      ASSERT_EQ(one.events.size(), many.events.size());
-      EXPECT_TRUE(one.events == many.events);
-      EXPECT_EQ(one.stats.events, many.stats.events);
-      EXPECT_EQ(one.stats.skipped_events, many.stats.skipped_events);
-      EXPECT_EQ(one.stats.non_object_elements, many.stats.non_object_elements);
-      EXPECT_EQ(one.stats.truncated, many.stats.truncated);
-      ASSERT_EQ(one.loss.data_loss.size(), many.loss.data_loss.size());
-      for (const auto& [reason, entry] : one.loss.data_loss) {
-        auto it = many.loss.data_loss.find(reason);
-        ASSERT_NE(it, many.loss.data_loss.end()) << reason;
-        EXPECT_EQ(entry.count, it->second.count) << reason;
-        EXPECT_EQ(entry.first_location, it->second.first_location) << reason;
-      }
+      ExpectSameRead(one, many);
       ++compared;
     }
   }
@@ -210,17 +216,7 @@ TEST(JsonStreamParallel, PrefilterRefusesTheSameEventsOnEveryThread) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", threads " + std::to_string(threads));
       const Result many = ReadParallel(path, threads, true);
       ASSERT_TRUE(many.status.ok()) << many.status.ToString();
-      EXPECT_TRUE(one.events == many.events);
-      EXPECT_EQ(one.stats.events, many.stats.events);
-      EXPECT_EQ(one.stats.skipped_events, many.stats.skipped_events);
-      EXPECT_EQ(one.stats.non_object_elements, many.stats.non_object_elements);
-      ASSERT_EQ(one.loss.data_loss.size(), many.loss.data_loss.size());
-      for (const auto& [reason, entry] : one.loss.data_loss) {
-        auto it = many.loss.data_loss.find(reason);
-        ASSERT_NE(it, many.loss.data_loss.end()) << reason;
-        EXPECT_EQ(entry.count, it->second.count) << reason;
-        EXPECT_EQ(entry.first_location, it->second.first_location) << reason;
-      }
+      ExpectSameRead(one, many);
       ++compared;
     }
   }
