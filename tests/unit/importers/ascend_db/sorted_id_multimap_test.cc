@@ -52,7 +52,11 @@ TEST(SortedIdMultimap, FindsEveryKeysValuesInInsertionOrder) {
     if (trial % 7 == 0) added.emplace_back(std::numeric_limits<int64_t>::max(), 9999);
     std::vector<int64_t> probes = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
                                    base - 1, base, base + static_cast<int64_t>(spread)};
-    for (const auto& [key, value] : added) probes.insert(probes.end(), {key - 1, key, key + 1});
+    for (const auto& [key, value] : added) {  // each key and its neighbours, within int64
+      probes.push_back(key);
+      if (key > std::numeric_limits<int64_t>::min()) probes.push_back(key - 1);
+      if (key < std::numeric_limits<int64_t>::max()) probes.push_back(key + 1);
+    }
     ExpectSameAsMultimap(added, probes);
   }
 }
