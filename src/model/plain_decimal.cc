@@ -3,16 +3,9 @@
 #include "model/profile.h"
 
 namespace pypto {
-namespace {
-
-// 10^0 .. 10^15, all exact doubles.
-constexpr double kPowersOfTen[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-
-}  // namespace
 
 double PlainDecimal::Value() const {
-  const double magnitude = static_cast<double>(digits) / kPowersOfTen[decimals];
+  const double magnitude = static_cast<double>(digits) / kExactPowersOfTen[decimals];
   return negative ? -magnitude : magnitude;
 }
 
@@ -23,27 +16,26 @@ std::optional<PlainDecimal> ParsePlainDecimal(std::string_view text) {
     d.negative = true;
     ++i;
   }
-  const size_t integer_start = i;
+  // Appends the run of digits at i to d.digits; how many, or -1 past the limit.
   int written = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    d.digits = d.digits * 10 + static_cast<uint64_t>(text[i] - '0');
-    ++i;
-    if (++written > kMaxPlainDecimalDigits) return std::nullopt;
-  }
-  const size_t integer_digits = i - integer_start;
-  if (integer_digits == 0) return std::nullopt;
+  auto read_digits = [&]() -> int {
+    const size_t start = i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      d.digits = d.digits * 10 + static_cast<uint64_t>(text[i] - '0');
+      if (++written > kMaxPlainDecimalDigits) return -1;
+    }
+    return static_cast<int>(i - start);
+  };
+  const size_t integer_start = i;
+  const int integer_digits = read_digits();
+  if (integer_digits <= 0) return std::nullopt;
   d.canonical_integer = integer_digits == 1 || text[integer_start] != '0';
   if (i == text.size()) return d;
   if (text[i] != '.') return std::nullopt;
   ++i;
-  const size_t fraction_start = i;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    d.digits = d.digits * 10 + static_cast<uint64_t>(text[i] - '0');
-    ++i;
-    if (++written > kMaxPlainDecimalDigits) return std::nullopt;
-  }
-  if (i != text.size() || i == fraction_start) return std::nullopt;
-  d.decimals = static_cast<uint8_t>(i - fraction_start);
+  const int fraction_digits = read_digits();
+  if (fraction_digits <= 0 || i != text.size()) return std::nullopt;
+  d.decimals = static_cast<uint8_t>(fraction_digits);
   return d;
 }
 

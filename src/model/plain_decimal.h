@@ -16,6 +16,11 @@ namespace pypto {
 // unchanged (C11 5.2.4.2.2), which the text-form rule below relies on.
 inline constexpr int kMaxPlainDecimalDigits = 15;
 
+// 10^0 .. 10^15, every one an exact double: the divisors of a plain decimal
+// and of the attribute table's decimals (model/profile.cc).
+inline constexpr double kExactPowersOfTen[kMaxPlainDecimalDigits + 1] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
 struct PlainDecimal {
   uint64_t digits = 0;   // every digit written, as one integer (< 10^15)
   uint8_t decimals = 0;  // digits after the point (0: no point)

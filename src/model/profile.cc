@@ -1,7 +1,6 @@
 #include "model/profile.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -173,8 +172,7 @@ static_assert(1 + kMaxFixedDecimals <= kEncodingLowMask, "a text form fits the e
 // a mantissa below 2^31 has at most 10 digits, so a scale beyond ~15 only
 // matters for numbers below 1e-5 written with many digits (kept whole).
 constexpr int kMaxDecimalScale = 15;
-constexpr double kPowersOfTen[kMaxDecimalScale + 1] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+constexpr const double (&kPowersOfTen)[kMaxDecimalScale + 1] = kExactPowersOfTen;
 constexpr double kMantissaLimit = 2147483648.0;  // 2^31: the mantissa is an int32
 
 // Key ids indexed directly when looking up a key's slot: 4 bytes each, so at
@@ -379,7 +377,7 @@ std::string_view FixedText(double value, int decimals, char (&buffer)[kFixedText
 uint8_t Profile::NumberTextForm(std::string_view cell, double number) {
   if (std::isnan(number) || cell.empty()) return kNoNumberTextForm;
   if (const std::optional<PlainDecimal> plain = ParsePlainDecimal(cell);
-      plain && std::bit_cast<uint64_t>(plain->Value()) == std::bit_cast<uint64_t>(number))
+      plain && BitsOf(plain->Value()) == BitsOf(number))
     if (const std::optional<uint8_t> form = PlainDecimalTextForm(*plain)) return *form;
   char buffer[32];
   if (ShortestText(number, buffer) == cell) return kShortestNumberText;

@@ -395,21 +395,22 @@ csv::PreparedCell PrepareNumericCell(std::string_view cell) {
     return out;
   }
   // Most PMU cells are plain decimals: their value and form from one scan.
+  std::optional<uint8_t> form;
   if (const std::optional<PlainDecimal> plain = ParsePlainDecimal(cell)) {
     out.number = plain->Value();
-    if (const std::optional<uint8_t> form = PlainDecimalTextForm(*plain)) {
-      out.tag = form == kNoNumberTextForm ? kCellOtherNumber : static_cast<uint8_t>(kCellInTextForm + *form);
+    form = PlainDecimalTextForm(*plain);
+  }
+  if (!form) {
+    const auto number = csv::ParseDouble(cell);
+    if (!number) {
+      out.tag = kCellNotNumeric;
       return out;
     }
+    out.number = *number;
+    form = Profile::NumberTextForm(cell, *number);
   }
-  const auto number = csv::ParseDouble(cell);
-  if (!number) {
-    out.tag = kCellNotNumeric;
-    return out;
-  }
-  out.number = *number;
-  const uint8_t form = Profile::NumberTextForm(cell, *number);
-  out.tag = form == kNoNumberTextForm ? kCellOtherNumber : static_cast<uint8_t>(kCellInTextForm + form);
+  out.tag = *form == kNoNumberTextForm ? static_cast<uint8_t>(kCellOtherNumber)
+                                       : static_cast<uint8_t>(kCellInTextForm + *form);
   return out;
 }
 

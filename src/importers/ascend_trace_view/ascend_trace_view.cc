@@ -334,14 +334,15 @@ class MetadataSink final : public json_stream::EventSink {
     if (ReadEventFields(event.object, &ev_, &args_)) return Status::Ok();  // counted in pass 2
     ev_.args = args_;
     if (ev_.ph != 'M' || !ev_.has_pid) return Status::Ok();
-    const char* arg_key = nullptr;
-    if (ev_.name == "process_name") arg_key = "name";
-    else if (ev_.name == "process_labels") arg_key = "labels";
-    else if (ev_.name == "process_sort_index") arg_key = "sort_index";
-    else if (ev_.name == "thread_name" && ev_.has_tid) arg_key = "name";
-    if (arg_key == nullptr) return Status::Ok();
+    Kind kind;
+    const char* arg_key;
+    if (ev_.name == "process_name") kind = Kind::kProcessName, arg_key = "name";
+    else if (ev_.name == "process_labels") kind = Kind::kProcessLabels, arg_key = "labels";
+    else if (ev_.name == "process_sort_index") kind = Kind::kProcessSortIndex, arg_key = "sort_index";
+    else if (ev_.name == "thread_name" && ev_.has_tid) kind = Kind::kThreadName, arg_key = "name";
+    else return Status::Ok();
     if (const Arg* a = ev_.FindArg(arg_key))
-      staged_.push_back({std::string(ev_.name), std::string(ev_.pid), std::string(ev_.tid), std::string(a->text)});
+      staged_.push_back({kind, std::string(ev_.pid), std::string(ev_.tid), std::string(a->text)});
     return Status::Ok();
   }
   // What the reader counts as damage is counted once, in pass 2.
@@ -353,20 +354,24 @@ class MetadataSink final : public json_stream::EventSink {
   void Discard() override { staged_.clear(); }
 
  private:
+  enum class Kind : uint8_t { kProcessName, kProcessLabels, kProcessSortIndex, kThreadName };
   struct Entry {
-    std::string event_name, pid, tid, value;
+    Kind kind;
+    std::string pid, tid, value;
   };
   void Apply(const Entry& e) {
-    if (e.event_name == "process_name") {
-      ProcessInfo& info = directory_.processes[e.pid];
-      info.name = e.value;
-      info.role = RoleFromProcessName(info.name);
-    } else if (e.event_name == "process_labels") {
-      directory_.processes[e.pid].label = e.value;
-    } else if (e.event_name == "process_sort_index") {
-      if (auto v = IntOf(e.value)) directory_.processes[e.pid].sort_index = *v;
-    } else {
-      directory_.thread_names[{e.pid, e.tid}] = e.value;
+    switch (e.kind) {
+      case Kind::kProcessName: {
+        ProcessInfo& info = directory_.processes[e.pid];
+        info.name = e.value;
+        info.role = RoleFromProcessName(info.name);
+        break;
+      }
+      case Kind::kProcessLabels: directory_.processes[e.pid].label = e.value; break;
+      case Kind::kProcessSortIndex:
+        if (auto v = IntOf(e.value)) directory_.processes[e.pid].sort_index = *v;
+        break;
+      case Kind::kThreadName: directory_.thread_names[{e.pid, e.tid}] = e.value; break;
     }
   }
 

@@ -242,7 +242,6 @@ struct CsvReader::ReadAhead {
   std::unique_ptr<RecordBatch> current;  // the batch Next() reads (caller's thread)
   size_t record = 0;                     // next record of `current`
 
-
   void Split();
   void Append(RecordBatch& batch);
 };
