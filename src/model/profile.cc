@@ -428,13 +428,6 @@ void FlowTable::Reserve(size_t n) {
   id.reserve(n); category.reserve(n); phase.reserve(n); track.reserve(n); ts.reserve(n);
 }
 
-void CounterTable::Add(StrId counter, uint32_t track_row, TimeNs time, double v) {
-  name.push_back(counter);
-  track.push_back(track_row);
-  ts.push_back(time);
-  value.push_back(v);
-}
-
 namespace {
 // The names of each enum in value order; Parse* searches the same list, so a
 // name and its parse cannot disagree.
@@ -570,7 +563,7 @@ size_t Profile::MemoryBytes() const {
        vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) + vec(x.output_formats);
   b += attributes.MemoryBytes();
   b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
-  b += vec(counters.name) + vec(counters.track) + vec(counters.ts) + vec(counters.value);
+  b += counters.MemoryBytes();
   return b;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/counter_table.h"
 #include "model/string_table.h"
 
 namespace pypto {
@@ -413,15 +414,7 @@ struct FlowTable {
 };
 
 // ---------------------------------------------------------------- counters
-struct CounterTable {
-  std::vector<StrId> name;     // "Total Allocated", "HBM bandwidth" …
-  std::vector<uint32_t> track;
-  std::vector<TimeNs> ts;
-  std::vector<double> value;
-
-  size_t size() const { return ts.size(); }
-  void Add(StrId counter, uint32_t track_row, TimeNs time, double v);
-};
+// CounterTable: model/counter_table.h.
 
 // ---------------------------------------------------------------- steps
 inline constexpr TimeNs kUnknownNs = std::numeric_limits<int64_t>::min();

@@ -271,9 +271,8 @@ void AppendFlows(RankMerge& m) {
 }
 
 void AppendCounters(RankMerge& m) {
-  const CounterTable& c = m.from.counters;
-  for (size_t i = 0; i < c.size(); ++i)
-    m.into->counters.Add(m.str(c.name[i]), m.track_map[c.track[i]], c.ts[i], c.value[i]);
+  CounterTable::Reader rows(m.from.counters);
+  for (CounterRow row; rows.Next(&row);) m.into->counters.Add(m.str(row.name), m.track_map[row.track], row.ts, row.value);
 }
 
 // What the import said: metadata, data loss, notes and source files.

@@ -348,12 +348,12 @@ Status WriteFlows(Db& db, const Profile& p) {
 Status WriteCounters(Db& db, const Profile& p) {
   StatusOr<sqlite3_stmt*> c = db.Prepare(pypto_db::InsertSql("counters"));
   if (!c.ok()) return c.status();
-  const CounterTable& ct = p.counters;
-  for (size_t i = 0; i < ct.size(); ++i) {
-    sqlite3_bind_int64(*c, 1, ct.name[i]);
-    sqlite3_bind_int64(*c, 2, ct.track[i]);
-    sqlite3_bind_int64(*c, 3, ct.ts[i]);
-    BindReal(*c, 4, ct.value[i]);
+  CounterTable::Reader rows(p.counters);
+  for (CounterRow row; rows.Next(&row);) {
+    sqlite3_bind_int64(*c, 1, row.name);
+    sqlite3_bind_int64(*c, 2, row.track);
+    sqlite3_bind_int64(*c, 3, row.ts);
+    BindReal(*c, 4, row.value);
     PYPTO_RETURN_IF_ERROR(db.Step(*c));
   }
   return Status::Ok();

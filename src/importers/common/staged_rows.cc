@@ -89,14 +89,8 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     AppendMapped(b.track, a.track, t);
     AppendAll(b.ts, a.ts);
   }
-  {
-    const CounterTable& a = from.counters;
-    CounterTable& b = to->counters;
-    AppendMapped(b.name, a.name, s);
-    AppendMapped(b.track, a.track, t);
-    AppendAll(b.ts, a.ts);
-    AppendAll(b.value, a.value);
-  }
+  CounterTable::Reader counters(from.counters);
+  for (CounterRow row; counters.Next(&row);) to->counters.Add(s(row.name), t(row.track), row.ts, row.value);
   for (const auto& [reason, entry] : from.data_loss) to->CountLoss(entry.kind, reason, entry.first_location, entry.count);
 }
 
@@ -112,7 +106,7 @@ void Clear(Profile* from) {
   d.details.Clear();
   from->attributes.Clear();
   clear(from->flows.id, from->flows.category, from->flows.phase, from->flows.track, from->flows.ts);
-  clear(from->counters.name, from->counters.track, from->counters.ts, from->counters.value);
+  from->counters.Clear();
   from->data_loss.clear();
 }
 

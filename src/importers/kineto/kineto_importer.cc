@@ -1016,14 +1016,14 @@ Status KinetoReader::Finish(const json_stream::JsonStreamStats& stats, bool lega
     auto shift = [&](std::vector<TimeNs>& column, size_t from) {
       for (size_t i = from; i < column.size(); ++i)
         if (__builtin_add_overflow(column[i], base_ns_, &column[i])) {
-          column[i] = std::numeric_limits<int64_t>::max();
+          column[i] = base_ns_ > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
           ++overflowed;
         }
     };
     shift(profile_->host_ops.ts, host_start_);
     shift(profile_->device_tasks.ts, device_start_);
     shift(profile_->flows.ts, flow_start_);
-    shift(profile_->counters.ts, counter_start_);
+    overflowed += profile_->counters.ShiftTimes(counter_start_, base_ns_);
     if (overflowed) profile_->CountLoss(LossKind::kValueRepaired, "ts + baseTimeNanoseconds overflows int64; clamped", display_, overflowed);
   }
   // Names from M events, keyed by the source tokens.

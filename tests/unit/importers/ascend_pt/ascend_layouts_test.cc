@@ -237,10 +237,11 @@ TEST(AscendLayouts, MemoryRecordBecomesCounters) {
   auto p = LoadProfile(dir.path() + "/run_ascend_pt");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_EQ(p->counters.size(), 5u);  // 3 + 2 (N/A skipped)
-  EXPECT_EQ(p->Str(p->counters.name[0]), "Total Allocated(MB)");
-  EXPECT_EQ(p->counters.ts[0], 1000500);
-  EXPECT_EQ(p->counters.value[0], 10.5);
-  EXPECT_EQ(p->tracks.device[p->counters.track[0]], 3);
+  const CounterRow first = p->counters.Rows().at(0);
+  EXPECT_EQ(p->Str(first.name), "Total Allocated(MB)");
+  EXPECT_EQ(first.ts, 1000500);
+  EXPECT_EQ(first.value, 10.5);
+  EXPECT_EQ(p->tracks.device[first.track], 3);
 }
 
 TEST(AscendLayouts, KernelDetailsEnrichesTheTraceViewTasks) {

@@ -229,9 +229,10 @@ TEST(AscendTraceViewTest, ReadsCurrentPidEncodingHcclCountersAndLinks) {
   EXPECT_EQ(p.device_tasks.correlation[1], kNoId);
   // Counter.
   ASSERT_EQ(p.counters.size(), 1u);
-  EXPECT_EQ(p.Str(p.counters.name[0]), "AI Core Freq/MHz");
-  EXPECT_EQ(p.counters.value[0], 1800.0);
-  EXPECT_EQ(p.counters.ts[0], 1736408883688000000);
+  const CounterRow first = p.counters.Rows().at(0);
+  EXPECT_EQ(p.Str(first.name), "AI Core Freq/MHz");
+  EXPECT_EQ(first.value, 1800.0);
+  EXPECT_EQ(first.ts, 1736408883688000000);
   // Instant event: counted, not silently dropped.
   EXPECT_EQ(p.data_loss.count("unsupported event phase 'i' (skipped)"), 1u);
   // Notify id 2^64-1 kept as text.
@@ -493,7 +494,7 @@ TEST(AscendTraceViewTest, ParallelParsingGivesTheOneThreadResult) {
     EXPECT_EQ(q->device_tasks.external_id, p.device_tasks.external_id);
     EXPECT_EQ(q->flows.id, p.flows.id);
     EXPECT_EQ(q->flows.ts, p.flows.ts);
-    EXPECT_EQ(q->counters.value, p.counters.value);
+    EXPECT_TRUE(q->counters.Rows() == p.counters.Rows());
     EXPECT_EQ(q->attributes.size(), p.attributes.size());
     EXPECT_EQ(q->strings.size(), p.strings.size());
     EXPECT_EQ(q->metadata, p.metadata);

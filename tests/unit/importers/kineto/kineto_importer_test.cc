@@ -440,7 +440,7 @@ TEST(KinetoPathologies, BaseTimeAfterEventsIsApplied) {
 TEST(KinetoPathologies, CountersAndMemory) {
   Profile p = Load(kData + "counters.json");
   std::map<std::string, double> values;
-  for (size_t i = 0; i < p.counters.size(); ++i) values[std::string(p.Str(p.counters.name[i]))] = p.counters.value[i];
+  for (const CounterRow& row : p.counters.Rows()) values[std::string(p.Str(row.name))] = row.value;
   EXPECT_EQ(values["hardware_counters sm_active"], 0.5);
   EXPECT_EQ(values["hardware_counters dram_bw"], 12);
   EXPECT_EQ(values["Total Allocated"], 2048);

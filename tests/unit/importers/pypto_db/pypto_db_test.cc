@@ -258,7 +258,7 @@ TEST(PyptoDbRoundTrip, EveryKindNameReadsBack) {
   EXPECT_EQ(back->flows.id[0], ~0ull);
   EXPECT_EQ(back->flows.phase[0], 's');
   ASSERT_EQ(back->counters.size(), 1u);
-  EXPECT_EQ(back->counters.value[0], 2.5);
+  EXPECT_EQ(back->counters.Rows().at(0).value, 2.5);
   ASSERT_EQ(back->steps.size(), 1u);
   EXPECT_EQ(back->steps.rows[0].computing, 42);
   EXPECT_EQ(back->steps.rows[0].free, kUnknownNs);
