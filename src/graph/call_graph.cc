@@ -392,7 +392,7 @@ class CallGraphBuilder {
     const HostOpTable& h = p_.host_ops;
     const size_t n = h.size();
     BuildCsr(n, h.parent, g_.host_by_track_ts_, g_.child_offsets_, g_.child_rows_);
-    g_.self_ns_.assign(n, 0);
+    g_.self_ns_.assign(n);
     for (size_t op = 0; op < n; ++op) {
       const TimeNs start = h.ts[op];
       const TimeNs end = start + std::max<TimeNs>(h.dur[op], 0);
@@ -402,7 +402,7 @@ class CallGraphBuilder {
         const uint32_t child = g_.child_rows_[c];
         covered.Add(std::max(h.ts[child], start), std::min(h.ts[child] + std::max<TimeNs>(h.dur[child], 0), end));
       }
-      g_.self_ns_[op] = std::max<TimeNs>(end - start - covered.Total(), 0);
+      g_.self_ns_.set(op, std::max<TimeNs>(end - start - covered.Total(), 0));
     }
   }
 
@@ -671,15 +671,15 @@ class CallGraphBuilder {
     const size_t n = h.size();
     // Self time per op is not kept (8 bytes per host op): DeviceSelfTime sums
     // the op's tasks on demand. Totals start from it, then add up the tree.
-    g_.device_total_ns_.assign(n, 0);
+    g_.device_total_ns_.assign(n);
     for (size_t t = 0; t < d.size(); ++t) {
       if (g_.task_operator_[t] >= 0 && CountsAsBusy(d.kind[t])) {
-        g_.device_total_ns_[g_.task_operator_[t]] += std::max<TimeNs>(d.dur[t], 0);
+        g_.device_total_ns_.add(g_.task_operator_[t], std::max<TimeNs>(d.dur[t], 0));
       }
     }
     // Bottom-up: children come after their parents in (track, ts) order.
     for (auto it = g_.host_by_track_ts_.rbegin(); it != g_.host_by_track_ts_.rend(); ++it) {
-      if (h.parent[*it] >= 0) g_.device_total_ns_[h.parent[*it]] += g_.device_total_ns_[*it];
+      if (h.parent[*it] >= 0) g_.device_total_ns_.add(h.parent[*it], g_.device_total_ns_[*it]);
     }
   }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/duration_column.h"
 #include "model/profile.h"
 
 namespace pypto {
@@ -380,8 +381,8 @@ class OperatorCallGraph {
   std::vector<uint32_t> host_by_ts_;         // host rows sorted by (ts, -dur)
   std::vector<uint32_t> child_offsets_;      // CSR: children of op i = child_rows_[offsets[i]..offsets[i+1])
   std::vector<uint32_t> child_rows_;
-  std::vector<TimeNs> self_ns_;
-  std::vector<TimeNs> device_total_ns_;
+  DurationColumn self_ns_;
+  DurationColumn device_total_ns_;
   std::vector<uint8_t> is_sync_call_;        // host row is a sync runtime call
   std::vector<int32_t> nearest_operator_;    // EnclosingOperator() of each host row
   // Links.
