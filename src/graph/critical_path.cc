@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -119,23 +120,29 @@ class CriticalPathBuilder {
     path.window = window;
     hosts_.clear();
     tasks_.clear();
-    edges_.clear();
-    skipped_edges_ = 0;
-    skewed_launches_ = 0;
-    max_launch_skew_ns_ = 0;
-    queued_tasks_ = 0;
     SelectEvents(window, device);
-    // At most: per host op one edge per child, one closing edge, one root edge
-    // and one sync edge; per task its own, launch and stream edges. Reserved
-    // so the vector never doubles (a whole 1 GB trace has ~3.5 M edges);
-    // capacity that stays unused is never touched, so it costs no memory.
-    edges_.reserve(4 * hosts_.size() + 4 * tasks_.size());
-    AddHostEdges();
-    AddDeviceEdges();
-    AddSyncEdges();
-    // Row -> local index maps are not needed any more.
+    NestPathHostOps();
+    // The edges are made twice, by the same rules in the same order: first
+    // counted per source node, then written where their source's range
+    // starts. So they are stored by source at 5 bytes an edge, in the order
+    // made, with no list of 12-byte edges beside the index (a path of the
+    // whole of a 300 MB trace has 1 M edges: its peak went 35 -> 20 MB).
+    out_offsets_.assign(node_count_ + 1, 0);
+    in_degree_.Assign(node_count_);
+    pass_ = Pass::kCount;
+    AddEveryEdge();
+    for (size_t v = 0; v < node_count_; ++v) out_offsets_[v + 1] += out_offsets_[v];
+    edge_dst_.resize(out_offsets_[node_count_]);
+    edge_rule_.resize(out_offsets_[node_count_]);
+    pass_ = Pass::kFill;
+    AddEveryEdge();  // moves out_offsets_[v] to the end of v's edges: the start of v + 1's
+    for (size_t v = node_count_; v > 0; --v) out_offsets_[v] = out_offsets_[v - 1];
+    out_offsets_[0] = 0;
+    // Row -> local index maps and the nesting are not needed any more.
     host_local_.Release();
     task_local_.Release();
+    std::vector<uint32_t>().swap(child_offsets_);
+    std::vector<uint32_t>().swap(children_);
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
     path.skewed_launches = skewed_launches_;
@@ -166,6 +173,51 @@ class CriticalPathBuilder {
     uint32_t src, dst;
     PathSegmentKind kind;
     EdgeType type;
+  };
+  // An edge's kind and rule in one byte (7 kinds, 11 rules).
+  static uint8_t PackRule(PathSegmentKind kind, EdgeType type) {
+    return static_cast<uint8_t>(static_cast<uint8_t>(kind) << 4 | static_cast<uint8_t>(type));
+  }
+  Edge EdgeAt(uint32_t src, uint32_t index) const {
+    return {src, edge_dst_[index], static_cast<PathSegmentKind>(edge_rule_[index] >> 4),
+            static_cast<EdgeType>(edge_rule_[index] & 0x0f)};
+  }
+  enum class Pass : uint8_t { kCount, kFill };
+  // Edges in per node, a byte each: a node has a few (a task: its stream
+  // predecessor, its launch, a cross-stream wait). One that many threads hand
+  // back to (or sync calls wait for) counts on aside from 255 edges.
+  class InDegrees {
+   public:
+    void Assign(size_t nodes) {
+      small_.assign(nodes, 0);
+      aside_.clear();
+    }
+    bool IsZero(uint32_t v) const { return small_[v] == 0; }
+    void Increment(uint32_t v) {
+      if (small_[v] == kAside) {
+        ++aside_[v];
+      } else if (++small_[v] == kAside) {
+        aside_[v] = kAside;
+      }
+    }
+    // True when the last edge in is taken.
+    bool Decrement(uint32_t v) {
+      if (small_[v] != kAside) return --small_[v] == 0;
+      auto it = aside_.find(v);
+      if (--it->second > 0) return false;
+      aside_.erase(it);
+      small_[v] = 0;
+      return true;
+    }
+    void Release() {
+      std::vector<uint8_t>().swap(small_);
+      aside_.clear();
+    }
+
+   private:
+    static constexpr uint8_t kAside = 255;
+    std::vector<uint8_t> small_;
+    std::unordered_map<uint32_t, uint32_t> aside_;
   };
 
   TimeNs HostEnd(uint32_t op) const { return h_.ts[op] + std::max<TimeNs>(h_.dur[op], 0); }
@@ -206,7 +258,6 @@ class CriticalPathBuilder {
     const uint32_t task = tasks_[(node - task_base_) / 2];
     return (node - task_base_) % 2 ? TaskEnd(task) : d_.ts[task];
   }
-  TimeNs Weight(const Edge& e) const { return NodeTime(e.dst) - NodeTime(e.src); }
 
   // kOther host ops are profiler spans ("PyTorch Profiler (0)"), instants and
   // unknown categories: markers, not work. Python frames (with_stack) are the
@@ -294,6 +345,16 @@ class CriticalPathBuilder {
   // up to 24 us before their launch). Those are counted apart, with the
   // largest skew, so a well-formed but skewed profile is not reported as
   // having broken edges.
+  void AddEveryEdge() {
+    skipped_edges_ = 0;
+    skewed_launches_ = 0;
+    max_launch_skew_ns_ = 0;
+    queued_tasks_ = 0;
+    AddHostEdges();
+    AddDeviceEdges();
+    AddSyncEdges();
+  }
+
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
     const TimeNs diff = NodeTime(dst) - NodeTime(src);
     if (diff < -tolerance_) {
@@ -305,7 +366,15 @@ class CriticalPathBuilder {
       }
       return;
     }
-    edges_.push_back({src, dst, kind, type});  // weight may be slightly < 0 (rounding)
+    // The weight may be slightly < 0 (rounding).
+    if (pass_ == Pass::kCount) {
+      ++out_offsets_[src + 1];
+      in_degree_.Increment(dst);
+      return;
+    }
+    const uint32_t index = out_offsets_[src]++;
+    edge_dst_[index] = dst;
+    edge_rule_[index] = PackRule(kind, type);
   }
 
   PathSegmentKind LeafKind(uint32_t op) const {
@@ -325,8 +394,10 @@ class CriticalPathBuilder {
   // (record_function's __exit__ starts inside ProfilerStep#N and ends after
   // it) break that nesting, which left a step's operators as roots and their
   // step's whole span as one host-bound edge. Fills path_parent_ and
-  // children (CSR over child_offsets, each parent's children in ts order).
-  void NestPathHostOps(std::vector<uint32_t>& child_offsets, std::vector<uint32_t>& children) {
+  // children_ (CSR over child_offsets_, each parent's children in ts order).
+  void NestPathHostOps() {
+    std::vector<uint32_t>& child_offsets = child_offsets_;
+    std::vector<uint32_t>& children = children_;
     const size_t n = hosts_.size();
     path_parent_.assign(n, -1);
     std::vector<uint32_t> order(n);
@@ -362,8 +433,8 @@ class CriticalPathBuilder {
   // start -> end; consecutive roots of a thread: end -> next start.
   void AddHostEdges() {
     const size_t n = hosts_.size();
-    std::vector<uint32_t> child_offsets, children;
-    NestPathHostOps(child_offsets, children);
+    const std::vector<uint32_t>& child_offsets = child_offsets_;
+    const std::vector<uint32_t>& children = children_;
     std::vector<int32_t> last_root_of_track(g_.profile().tracks.size(), -1);
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t op = hosts_[i];
@@ -676,20 +747,10 @@ class CriticalPathBuilder {
   void LongestPath(CriticalPath& path) {
     const size_t nodes = node_count_;
     path.nodes = nodes;
-    path.edges = edges_.size();
+    path.edges = edge_dst_.size();
     if (nodes == 0) {
       path.path_start = path.path_end = path.window.start;
       return;
-    }
-    std::vector<uint32_t> out_offsets(nodes + 1, 0), out_edges(edges_.size()), in_degree(nodes, 0);
-    for (const Edge& e : edges_) {
-      ++out_offsets[e.src + 1];
-      ++in_degree[e.dst];
-    }
-    for (size_t v = 0; v < nodes; ++v) out_offsets[v + 1] += out_offsets[v];
-    {
-      std::vector<uint32_t> fill(out_offsets.begin(), out_offsets.end() - 1);
-      for (uint32_t e = 0; e < edges_.size(); ++e) out_edges[fill[edges_[e].src]++] = e;
     }
     // Weights are time differences, so a path's length telescopes to
     // time(node) - time(first node of the path): instead of the distance
@@ -698,12 +759,15 @@ class CriticalPathBuilder {
     std::vector<uint32_t> first(nodes);
     for (uint32_t v = 0; v < nodes; ++v) first[v] = v;
     auto dist = [&](uint32_t v) { return NodeTime(v) - NodeTime(first[v]); };
-    std::vector<int32_t> pred(nodes, -1);  // edge index
+    // The node each node's longest path came from; its edge is the first of
+    // that node's edges to it (a later parallel edge has the same weight, and
+    // never wins a tie, below).
+    std::vector<int32_t> pred(nodes, -1);
     // FIFO of the nodes whose edges in are all relaxed. A deque frees its
     // blocks as they empty, so it holds the frontier, not every node.
     std::deque<uint32_t> ready;
     for (uint32_t v = 0; v < nodes; ++v) {
-      if (in_degree[v] == 0) ready.push_back(v);
+      if (in_degree_.IsZero(v)) ready.push_back(v);
     }
     // The path ends at the farthest node (latest time among equals), taken
     // among the nodes in the order they leave the queue: a node's distance
@@ -715,44 +779,45 @@ class CriticalPathBuilder {
       ready.pop_front();
       ++processed;
       if (dist(u) > dist(end) || (dist(u) == dist(end) && NodeTime(u) > NodeTime(end))) end = u;
-      for (uint32_t k = out_offsets[u]; k < out_offsets[u + 1]; ++k) {
-        const Edge& e = edges_[out_edges[k]];
-        const TimeNs candidate = dist(u) + Weight(e);
-        const TimeNs current = dist(e.dst);
+      for (uint32_t k = out_offsets_[u]; k < out_offsets_[u + 1]; ++k) {
+        const uint32_t dst = edge_dst_[k];
+        const TimeNs candidate = dist(u) + (NodeTime(dst) - NodeTime(u));
+        const TimeNs current = dist(dst);
         bool better = candidate > current;
-        if (candidate == current) {
-          better = pred[e.dst] < 0 || NodeTime(u) > NodeTime(edges_[pred[e.dst]].src);
-        }
+        // Among equal distances the predecessor that finished last wins.
+        if (candidate == current) better = pred[dst] < 0 || NodeTime(u) > NodeTime(static_cast<uint32_t>(pred[dst]));
         if (better) {
-          first[e.dst] = first[u];
-          pred[e.dst] = static_cast<int32_t>(out_edges[k]);
+          first[dst] = first[u];
+          pred[dst] = static_cast<int32_t>(u);
         }
-        if (--in_degree[e.dst] == 0) ready.push_back(e.dst);
+        if (in_degree_.Decrement(dst)) ready.push_back(dst);
       }
     }
     path.dropped_nodes = nodes - processed;
-    std::vector<uint32_t>().swap(out_offsets);
-    std::vector<uint32_t>().swap(out_edges);
-    std::vector<uint32_t>().swap(in_degree);
+    in_degree_.Release();
     std::vector<uint32_t>().swap(first);
+    // The edge from `from` to `to` that the path took: the first of them.
+    auto edge_between = [&](uint32_t from, uint32_t to) {
+      uint32_t k = out_offsets_[from];
+      while (edge_dst_[k] != to) ++k;
+      return EdgeAt(from, k);
+    };
     // Walk back twice: count, then fill, so neither list regrows.
     size_t length = 0;
-    for (uint32_t v = end; pred[v] >= 0; v = edges_[pred[v]].src) ++length;
-    std::vector<uint32_t> chain;  // edge indices, last first
-    chain.reserve(length);
+    for (uint32_t v = end; pred[v] >= 0; v = static_cast<uint32_t>(pred[v])) ++length;
+    std::vector<uint32_t> chain;  // path nodes from the end, the start last
+    chain.reserve(length + 1);
     uint32_t v = end;
-    for (int32_t e = pred[v]; e >= 0; e = pred[v]) {
-      chain.push_back(static_cast<uint32_t>(e));
-      v = edges_[e].src;
-    }
+    chain.push_back(v);
+    for (; pred[v] >= 0; v = static_cast<uint32_t>(pred[v])) chain.push_back(static_cast<uint32_t>(pred[v]));
     std::vector<int32_t>().swap(pred);
     if (keep_segments_) path.segments.reserve(length);
     path.path_start = NodeTime(v);
     // Segments in time order; a cursor absorbs the small backward steps that
     // rounding overlaps allow, so segments never overlap and sum to the latency.
     TimeNs cursor = path.path_start;
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      const Edge& edge = edges_[*it];
+    for (size_t i = chain.size() - 1; i > 0; --i) {
+      const Edge edge = edge_between(chain[i], chain[i - 1]);
       const TimeNs start = std::max(cursor, NodeTime(edge.src));
       const TimeNs stop = std::max(start, NodeTime(edge.dst));
       if (stop > start) {
@@ -778,7 +843,13 @@ class CriticalPathBuilder {
   RowMap task_local_;
   uint32_t task_base_ = 0;
   size_t node_count_ = 0;  // 2 a host op, then 2 a task
-  std::vector<Edge> edges_;
+  // The edges, by source node: node v's are [out_offsets_[v], out_offsets_[v + 1]).
+  std::vector<uint32_t> out_offsets_;
+  std::vector<uint32_t> edge_dst_;
+  std::vector<uint8_t> edge_rule_;  // PackRule(kind, type)
+  InDegrees in_degree_;
+  Pass pass_ = Pass::kCount;
+  std::vector<uint32_t> child_offsets_, children_;  // NestPathHostOps: CSR of each path op's children
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
   uint64_t skewed_launches_ = 0;

@@ -151,6 +151,39 @@ TEST(CriticalPath, WorkerThreadHandsBackToTheWaitingThread) {
   EXPECT_EQ(path.segments.back().dur, 100);
 }
 
+TEST(CriticalPath, ThreeHundredThreadsHandBackToOneOp) {
+  // "backward" [0,10000] ns on thread 1; 300 worker threads, worker i running
+  // one op [100 + i, 9000]. Each worker's end hands back to "backward" (the
+  // only op of another thread still open at 9000, 1000 ns before its end):
+  // 300 edges into backward's end, plus its own start -> end: 301, past the
+  // 255 a node's one-byte count of edges in holds. Each worker's start is
+  // handed off from the latest op started before it: worker i - 1 (worker 0:
+  // backward). Every chain to backward's end spans 0 -> 10000. The node must
+  // leave the queue once, after its 301st edge: none dropped, none twice
+  // (a wrapping byte count reaches 0 after 45 and again after 301 edges).
+  // A kernel [50,60] that nothing launches keeps the profile from being
+  // CPU-only (where each leaf op would become a task of its own). Nodes: 2
+  // per op and task, 604. Edges: per op and task its start -> end (302); per
+  // worker a hand-off in and one back (600).
+  ProfileBuilder b;
+  b.Kernel(b.Stream(0, 7), "k", 50, 10, 1);
+  uint32_t main_thread = b.Thread("1");
+  uint32_t backward = b.Op(main_thread, "backward", 0, 10000);
+  constexpr int kWorkers = 300;
+  for (int i = 0; i < kWorkers; ++i) b.Op(b.Thread(std::to_string(2 + i)), "W", 100 + i, 8900 - i);
+  CriticalPath path = PathOf(b.profile, std::nullopt);
+  EXPECT_EQ(path.nodes, 604u);
+  EXPECT_EQ(path.edges, 902u);
+  EXPECT_EQ(path.dropped_nodes, 0u);
+  EXPECT_EQ(path.latency_ns, 10000);
+  ASSERT_FALSE(path.segments.empty());
+  // The later predecessor wins the tie at backward's end: a worker's end
+  // (9000) over backward's own start (0), so the path ends with the wait.
+  EXPECT_EQ(path.segments.back().host_op, static_cast<int32_t>(backward));
+  EXPECT_EQ(path.segments.back().start, 9000);
+  EXPECT_EQ(path.segments.back().dur, 1000);
+}
+
 TEST(CriticalPath, BlockedThreadJoinsTheWorkerItStartedHoweverLongAfter) {
   // loss.backward() on the main thread [0, 1000] µs; the autograd thread
   // runs W [100, 500] µs, which launches k [200, 300] µs (L [150, 160]); the
