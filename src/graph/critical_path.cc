@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "core/free_memory.h"
 #include "core/parallel.h"
 #include "graph/call_graph.h"
 #include "graph/graph_internal.h"
@@ -95,6 +96,16 @@ class RowMap {
   std::vector<std::pair<uint32_t, int32_t>> sorted_;  // (row, local index) when the rows are far apart
 };
 
+// A path of at least this many nodes gives the heap's free pages back before
+// it builds its arrays and again before the longest-path pass (free_memory.h):
+// 13 bytes a node and 5 an edge, so 3 MB and more, where the trim's walk over
+// the free chunks costs well under a millisecond. A step of a decode trace has
+// a few thousand nodes; a whole 300 MB trace ~1 M.
+inline constexpr size_t kReleaseFreePagesNodes = size_t{1} << 18;
+
+// CriticalPathBuilder's max_segments: keep every segment of the path.
+inline constexpr size_t kAllSegments = std::numeric_limits<size_t>::max();
+
 // A thread idle at least this long between two of its root ops was waiting
 // for another thread to hand it work (AddThreadHandOffEdges). 100 µs: well
 // above the gaps between back-to-back operators of one thread (a few µs of
@@ -108,8 +119,10 @@ inline constexpr TimeNs kMaxLaunchLatencyNs = 100'000;
 
 class CriticalPathBuilder {
  public:
-  CriticalPathBuilder(const OperatorCallGraph& graph, bool keep_segments)
-      : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks), keep_segments_(keep_segments) {}
+  // `max_segments`: how many of the path's first segments to keep (0: none,
+  // the totals only; kAllSegments: every one).
+  CriticalPathBuilder(const OperatorCallGraph& graph, size_t max_segments)
+      : g_(graph), h_(graph.profile().host_ops), d_(graph.profile().device_tasks), max_segments_(max_segments) {}
 
   // `device` >= 0: the step of one device (per-device step rows, one rank of
   // a merged multi-rank profile): only that device's tasks and the host
@@ -121,6 +134,8 @@ class CriticalPathBuilder {
     hosts_.clear();
     tasks_.clear();
     SelectEvents(window, device);
+    const bool large = node_count_ >= kReleaseFreePagesNodes;
+    if (large) ReleaseFreeHeapPages();  // what the phases before freed
     NestPathHostOps();
     // The edges are made twice, by the same rules in the same order: first
     // counted per source node, then written where their source's range
@@ -143,6 +158,9 @@ class CriticalPathBuilder {
     task_local_.Release();
     std::vector<uint32_t>().swap(child_offsets_);
     std::vector<uint32_t>().swap(children_);
+    // Only the segments' owners read the nesting (Owners).
+    if (large && max_segments_ == 0) std::vector<int32_t>().swap(path_parent_);
+    if (large) ReleaseFreeHeapPages();  // the maps, the nesting and the hand-off queries
     LongestPath(path);
     path.skipped_edges = skipped_edges_;
     path.skewed_launches = skewed_launches_;
@@ -811,7 +829,7 @@ class CriticalPathBuilder {
     chain.push_back(v);
     for (; pred[v] >= 0; v = static_cast<uint32_t>(pred[v])) chain.push_back(static_cast<uint32_t>(pred[v]));
     std::vector<int32_t>().swap(pred);
-    if (keep_segments_) path.segments.reserve(length);
+    path.segments.reserve(std::min(length, max_segments_));
     path.path_start = NodeTime(v);
     // Segments in time order; a cursor absorbs the small backward steps that
     // rounding overlaps allow, so segments never overlap and sum to the latency.
@@ -821,7 +839,7 @@ class CriticalPathBuilder {
       const TimeNs start = std::max(cursor, NodeTime(edge.src));
       const TimeNs stop = std::max(start, NodeTime(edge.dst));
       if (stop > start) {
-        if (keep_segments_) {
+        if (path.segments.size() < max_segments_) {
           const auto [host_op, task] = Owners(edge);
           path.segments.push_back({edge.kind, host_op, task, start, stop - start});
         }
@@ -857,7 +875,7 @@ class CriticalPathBuilder {
   uint64_t queued_tasks_ = 0;
   std::map<int32_t, std::vector<uint8_t>> host_tracks_of_device_;  // HostTracksOfDevice's results
   std::vector<int32_t> path_parent_;  // per host op (local): local index of its parent among the path's ops, or -1
-  bool keep_segments_ = true;
+  size_t max_segments_ = kAllSegments;
 };
 
 struct OperatorCallGraph::PathTotalsCache {
@@ -881,12 +899,12 @@ OperatorCallGraph::OperatorCallGraph(OperatorCallGraph&&) noexcept = default;
 OperatorCallGraph& OperatorCallGraph::operator=(OperatorCallGraph&&) noexcept = default;
 OperatorCallGraph::~OperatorCallGraph() = default;
 
-StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, bool keep_segments,
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(TimeWindow window, size_t max_segments,
                                                                   int32_t device) const {
   if (window.end < window.start) return InvalidArgumentError("critical path: window ends before it starts");
-  if (!keep_segments)
+  if (max_segments == 0)
     if (std::optional<CriticalPath> known = path_totals_cache_->Find(window, device)) return *std::move(known);
-  CriticalPathBuilder builder(*this, keep_segments);
+  CriticalPathBuilder builder(*this, max_segments);
   CriticalPath path = builder.Run(window, device);
   // The totals of a path with segments are the same path's totals (a fixture
   // test checks every field a summary reads): kept without the segments.
@@ -909,17 +927,17 @@ TimeWindow PathWindow(const StepInfo& step, TimeWindow whole_window) {
 }  // namespace
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathImpl(std::optional<size_t> step,
-                                                                  bool keep_segments) const {
+                                                                  size_t max_segments) const {
   if (!step) {
     // Whole profile: one past the end so that the last instant is included.
     TimeWindow w = whole_window_;
     w.end += 1;
-    return ComputeCriticalPathImpl(w, keep_segments);
+    return ComputeCriticalPathImpl(w, max_segments);
   }
   if (*step >= steps_.size()) {
     return InvalidArgumentError(fmt::format("critical path: step {} out of range ({} steps)", *step, steps_.size()));
   }
-  return ComputeCriticalPathImpl(PathWindow(steps_[*step], whole_window_), keep_segments, steps_[*step].device);
+  return ComputeCriticalPathImpl(PathWindow(steps_[*step], whole_window_), max_segments, steps_[*step].device);
 }
 
 bool OperatorCallGraph::HasSeparateHostSteps() const {
@@ -949,7 +967,7 @@ std::vector<CriticalPath> OperatorCallGraph::ComputeStepCriticalPathTotals(const
   std::vector<CriticalPath> paths(which.size());
   ParallelForWithState(
       which.size(), std::min(kMaxCriticalPathThreads, DefaultParallelism()),
-      [&] { return CriticalPathBuilder(*this, /*keep_segments=*/false); },
+      [&] { return CriticalPathBuilder(*this, /*max_segments=*/0); },
       [&](CriticalPathBuilder& builder, size_t i) {
         if (which[i] >= steps_.size()) return;
         const StepInfo& step = steps_[which[i]];
@@ -966,15 +984,19 @@ std::vector<CriticalPath> OperatorCallGraph::ComputeStepCriticalPathTotals(const
 }
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(TimeWindow window) const {
-  return ComputeCriticalPathImpl(window, true);
+  return ComputeCriticalPathImpl(window, kAllSegments);
 }
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPath(std::optional<size_t> step) const {
-  return ComputeCriticalPathImpl(step, true);
+  return ComputeCriticalPathImpl(step, kAllSegments);
+}
+
+StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathHead(std::optional<size_t> step, size_t max_segments) const {
+  return ComputeCriticalPathImpl(step, max_segments);
 }
 
 StatusOr<CriticalPath> OperatorCallGraph::ComputeCriticalPathTotals(std::optional<size_t> step) const {
-  return ComputeCriticalPathImpl(step, false);
+  return ComputeCriticalPathImpl(step, 0);
 }
 
 StatusOr<TimeNs> OperatorCallGraph::CriticalPathLatency(std::optional<size_t> step) const {

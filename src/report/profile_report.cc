@@ -115,7 +115,7 @@ std::vector<std::pair<size_t, std::string>> TimelineSteps(const OperatorCallGrap
   return picks;
 }
 
-// `path`: the step's critical path with its segments.
+// `path`: the step's critical path with its first kMaxTimelineBars segments.
 StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph, const DiagnosticReport& diagnosis,
                                size_t step, const std::string& what, const StatusOr<CriticalPath>& path) {
   StepTimeline tl;
@@ -181,6 +181,7 @@ StepTimeline BuildStepTimeline(const Profile& p, const OperatorCallGraph& graph,
       add(&tl.path, path_lane, seg.start, seg.dur,
           [&] { return fmt::format("{} {}", PathSegmentKindName(seg.kind), FormatUs(double(seg.dur))); },
           fmt::format("cp{}", static_cast<int>(seg.kind)));  // .cp0 .. .cp6 in the page's CSS
+    tl.path_dropped += path->segment_count - path->segments.size();  // the path's head only was kept
   }
   // An issue's rows in this step: its evidence rows are capped (the first
   // kMaxEvidenceRows, often all in the first step), so the rows of the same
@@ -228,7 +229,8 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   // computing them again (a trace without steps is one step of every event).
   const std::vector<std::pair<size_t, std::string>> timeline_steps = TimelineSteps(graph);
   std::vector<StatusOr<CriticalPath>> timeline_paths;
-  for (const auto& [index, what] : timeline_steps) timeline_paths.push_back(graph.ComputeCriticalPath(index));
+  for (const auto& [index, what] : timeline_steps)
+    timeline_paths.push_back(graph.ComputeCriticalPathHead(index, kMaxTimelineBars));
   StatusOr<AnalysisSummary> summary = SummarizeAnalysis(graph, options.summary);
   if (!summary.ok()) return summary.status();
   d.summary = std::move(*summary);

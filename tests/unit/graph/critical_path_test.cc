@@ -184,6 +184,38 @@ TEST(CriticalPath, ThreeHundredThreadsHandBackToOneOp) {
   EXPECT_EQ(path.segments.back().dur, 1000);
 }
 
+TEST(CriticalPath, HeadKeepsTheFirstSegmentsAndEveryTotal) {
+  // The worker hand-off profile above: its path is five segments (backward
+  // 0-100, W 100-150, L 150-160, W 160-900, backward 900-1000). The head of 2
+  // keeps the first two; the head of 0 none; a head longer than the path all
+  // five. Latency, count and breakdown are the whole path's in each.
+  ProfileBuilder b;
+  uint32_t t1 = b.Thread("1");
+  uint32_t t2 = b.Thread("2");
+  b.Op(t1, "backward", 0, 1000);
+  b.Op(t2, "W", 100, 800);
+  b.Runtime(t2, "cudaLaunchKernel", 150, 10, 1);
+  b.Kernel(b.Stream(0, 7), "k", 200, 680, 1);
+  StatusOr<OperatorCallGraph> graph = OperatorCallGraph::Build(b.profile, SmallTimes());
+  ASSERT_TRUE(graph.ok());
+  StatusOr<CriticalPath> whole = graph->ComputeCriticalPath(std::nullopt);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->segments.size(), 5u);
+  for (size_t keep : {size_t{0}, size_t{2}, size_t{5}, size_t{9}}) {
+    StatusOr<CriticalPath> head = graph->ComputeCriticalPathHead(std::nullopt, keep);
+    ASSERT_TRUE(head.ok());
+    ASSERT_EQ(head->segments.size(), std::min<size_t>(keep, 5));
+    for (size_t i = 0; i < head->segments.size(); ++i) {
+      EXPECT_EQ(head->segments[i].start, whole->segments[i].start);
+      EXPECT_EQ(head->segments[i].dur, whole->segments[i].dur);
+      EXPECT_EQ(head->segments[i].host_op, whole->segments[i].host_op);
+    }
+    EXPECT_EQ(head->segment_count, 5u);
+    EXPECT_EQ(head->latency_ns, 1000);
+    EXPECT_EQ(head->breakdown_ns, whole->breakdown_ns);
+  }
+}
+
 TEST(CriticalPath, BlockedThreadJoinsTheWorkerItStartedHoweverLongAfter) {
   // loss.backward() on the main thread [0, 1000] µs; the autograd thread
   // runs W [100, 500] µs, which launches k [200, 300] µs (L [150, 160]); the
