@@ -1,5 +1,6 @@
 #include "model/counter_table.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -29,13 +30,18 @@ bool IsExactInteger(double v) {
 // has a handful (three memory counters per device, a frequency per chip).
 constexpr size_t kLinearSeries = 16;
 
-void PutVarint(std::vector<uint8_t>& out, uint64_t v) {
+// Writes v at `out`; returns the byte after it. A row is put together in a
+// local buffer and appended once (a push_back per byte cost a third of Add).
+uint8_t* PutVarint(uint8_t* out, uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<uint8_t>(v | 0x80));
+    *out++ = static_cast<uint8_t>(v | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<uint8_t>(v));
+  *out++ = static_cast<uint8_t>(v);
+  return out;
 }
+// The most a row takes: three varints of up to 10 bytes, or two and 8 bytes.
+constexpr size_t kMaxRowBytes = 30;
 
 uint64_t GetVarint(const std::vector<uint8_t>& in, size_t* offset) {
   uint64_t v = 0;
@@ -82,32 +88,53 @@ uint32_t CounterTable::SeriesOf(StrId counter, uint32_t track_row) {
 }
 
 void CounterTable::Add(StrId counter, uint32_t track_row, int64_t time_ns, double value) {
-  const uint32_t s = SeriesOf(counter, track_row);
-  const uint64_t bits = std::bit_cast<uint64_t>(value);
+  AddToSeries(SeriesOf(counter, track_row), time_ns, std::bit_cast<uint64_t>(value));
+}
+
+void CounterTable::AddToSeries(uint32_t s, int64_t time_ns, uint64_t bits) {
+  const double value = std::bit_cast<double>(bits);
   uint32_t mode = kRawBits;
   if (bits == last_bits_[s]) {
     mode = kSameAsLast;
   } else if (IsExactInteger(value)) {
     mode = kIntegerDelta;
   }
-  PutVarint(bytes_, static_cast<uint64_t>(s) << kModeBits | mode);
-  PutVarint(bytes_, ZigZag(static_cast<uint64_t>(time_ns) - static_cast<uint64_t>(last_ts_)));
+  uint8_t row[kMaxRowBytes];
+  uint8_t* at = PutVarint(row, static_cast<uint64_t>(s) << kModeBits | mode);
+  at = PutVarint(at, ZigZag(static_cast<uint64_t>(time_ns) - static_cast<uint64_t>(last_ts_)));
   if (mode == kIntegerDelta) {
     const int64_t integer = static_cast<int64_t>(value);
-    PutVarint(bytes_, ZigZag(static_cast<uint64_t>(integer) - static_cast<uint64_t>(last_integer_[s])));
+    at = PutVarint(at, ZigZag(static_cast<uint64_t>(integer) - static_cast<uint64_t>(last_integer_[s])));
   } else if (mode == kRawBits) {
-    for (int k = 0; k < 8; ++k) bytes_.push_back(static_cast<uint8_t>(bits >> (8 * k)));
+    for (int k = 0; k < 8; ++k) *at++ = static_cast<uint8_t>(bits >> (8 * k));
   }
+  bytes_.insert(bytes_.end(), row, at);
   last_ts_ = time_ns;
   last_bits_[s] = bits;
   if (IsExactInteger(value)) last_integer_[s] = static_cast<int64_t>(value);
   ++rows_;
 }
 
+void CounterTable::Append(const CounterTable& other, const SeriesRename& rename) {
+  std::vector<uint32_t> series_here(other.series_.size());
+  for (size_t s = 0; s < other.series_.size(); ++s) {
+    const auto [name, track] = rename(other.series_[s].name, other.series_[s].track);
+    series_here[s] = SeriesOf(name, track);
+  }
+  // About as many bytes again; grown geometrically, as push_back would.
+  const size_t need = bytes_.size() + other.bytes_.size() + kMaxRowBytes;
+  if (need > bytes_.capacity()) bytes_.reserve(std::max(need, 2 * bytes_.capacity()));
+  Reader reader(other);
+  uint32_t s;
+  int64_t ts;
+  uint64_t bits;
+  while (reader.NextEncoded(&s, &ts, &bits)) AddToSeries(series_here[s], ts, bits);
+}
+
 CounterTable::Reader::Reader(const CounterTable& table)
     : table_(table), last_bits_(table.series_.size(), 0), last_integer_(table.series_.size(), 0) {}
 
-bool CounterTable::Reader::Next(CounterRow* row) {
+bool CounterTable::Reader::NextEncoded(uint32_t* series, int64_t* ts, uint64_t* bits_out) {
   if (offset_ >= table_.bytes_.size()) return false;
   const uint64_t header = GetVarint(table_.bytes_, &offset_);
   const uint32_t s = static_cast<uint32_t>(header >> kModeBits);
@@ -125,10 +152,19 @@ bool CounterTable::Reader::Next(CounterRow* row) {
   const double value = std::bit_cast<double>(bits);
   last_bits_[s] = bits;
   if (IsExactInteger(value)) last_integer_[s] = static_cast<int64_t>(value);
+  *series = s;
+  *ts = ts_;
+  *bits_out = bits;
+  return true;
+}
+
+bool CounterTable::Reader::Next(CounterRow* row) {
+  uint32_t s;
+  uint64_t bits;
+  if (!NextEncoded(&s, &row->ts, &bits)) return false;
   row->name = table_.series_[s].name;
   row->track = table_.series_[s].track;
-  row->ts = ts_;
-  row->value = value;
+  row->value = std::bit_cast<double>(bits);
   return true;
 }
 

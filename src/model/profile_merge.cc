@@ -271,8 +271,8 @@ void AppendFlows(RankMerge& m) {
 }
 
 void AppendCounters(RankMerge& m) {
-  CounterTable::Reader rows(m.from.counters);
-  for (CounterRow row; rows.Next(&row);) m.into->counters.Add(m.str(row.name), m.track_map[row.track], row.ts, row.value);
+  m.into->counters.Append(m.from.counters,
+                          [&](StrId name, uint32_t track) { return std::make_pair(m.str(name), m.track_map[track]); });
 }
 
 // What the import said: metadata, data loss, notes and source files.

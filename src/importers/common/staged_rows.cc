@@ -89,8 +89,7 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     AppendMapped(b.track, a.track, t);
     AppendAll(b.ts, a.ts);
   }
-  CounterTable::Reader counters(from.counters);
-  for (CounterRow row; counters.Next(&row);) to->counters.Add(s(row.name), t(row.track), row.ts, row.value);
+  to->counters.Append(from.counters, [&](StrId name, uint32_t track) { return std::make_pair(s(name), t(track)); });
   for (const auto& [reason, entry] : from.data_loss) to->CountLoss(entry.kind, reason, entry.first_location, entry.count);
 }
 

@@ -104,6 +104,39 @@ TEST(CounterTable, MemoryEventsTakeFewBytesARow) {
   EXPECT_LT(table.MemoryBytes(), size_t{12} * 3 * kEvents);
 }
 
+TEST(CounterTable, AppendRenamesEachSeriesAndKeepsEveryRow) {
+  // A profile's table with rows of its own, then a staged chunk's rows whose
+  // string and track ids are the chunk's: name id n becomes n + 100, track k
+  // becomes 7 - k. The chunk's rows start from its own state (time 0, values
+  // 0), so each must be written again relative to the profile's last row and
+  // series values; one of its series (name 1 + 100, track 7) is one the
+  // profile already has, so its first chunk row follows the profile's 50.
+  std::mt19937_64 rng(11);
+  CounterTable into, chunk;
+  std::vector<CounterRow> expected;
+  for (int i = 0; i < 1000; ++i) {
+    const CounterRow row{101, 7, 1000 + i, 50.0 + static_cast<double>(rng() % 3)};
+    into.Add(row);
+    expected.push_back(row);
+  }
+  for (int i = 0; i < 5000; ++i) {
+    const StrId name = static_cast<StrId>(1 + rng() % 3);
+    const uint32_t track = static_cast<uint32_t>(rng() % 2);
+    const double value = rng() % 4 == 0 ? std::bit_cast<double>(rng()) : static_cast<double>(rng() % 100000);
+    const CounterRow row{name, track, static_cast<int64_t>(rng() % 1000000), value};
+    chunk.Add(row);
+    expected.push_back({name + 100, 7 - track, row.ts, value});
+  }
+  into.Append(chunk, [](StrId name, uint32_t track) { return std::make_pair(name + 100, 7 - track); });
+  ExpectRows(into, expected);
+  // Appending an empty table, or to an empty one, changes nothing else.
+  into.Append(CounterTable(), [](StrId name, uint32_t track) { return std::make_pair(name, track); });
+  ExpectRows(into, expected);
+  CounterTable empty;
+  empty.Append(chunk, [](StrId name, uint32_t track) { return std::make_pair(name, track); });
+  EXPECT_TRUE(empty == chunk);
+}
+
 TEST(CounterTable, ShiftTimesMovesTheRowsFromOneOnAndClampsAtTheEnds) {
   // Rows 0-1 stay; rows 2-4 move by +100 ns; row 3 (max - 50) would pass
   // INT64_MAX and is clamped to it; then a shift by -2^62 moves rows 4 on:
