@@ -354,15 +354,9 @@ class CriticalPathBuilder {
     node_count_ = task_base_ + 2 * tasks_.size();
   }
 
-  // Weights are time differences, so any path's length is its time span.
-  // An edge that would go back in time by more than the rounding tolerance
-  // (siblings around a partial overlap, clock skew) is left out: it would
-  // count the same wall time twice. A launch edge back in time is a task
-  // that starts before the call that launched it (linked by the format's own
-  // ids): the host and device clocks disagree (seen on CANN DB exports: tasks
-  // up to 24 us before their launch). Those are counted apart, with the
-  // largest skew, so a well-formed but skewed profile is not reported as
-  // having broken edges.
+  // Every edge of the window, by the rules below, in one fixed order (Run
+  // calls it once to count and once to write); the counts it reports start
+  // from 0 each time.
   void AddEveryEdge() {
     skipped_edges_ = 0;
     skewed_launches_ = 0;
@@ -373,6 +367,15 @@ class CriticalPathBuilder {
     AddSyncEdges();
   }
 
+  // Weights are time differences, so any path's length is its time span.
+  // An edge that would go back in time by more than the rounding tolerance
+  // (siblings around a partial overlap, clock skew) is left out: it would
+  // count the same wall time twice. A launch edge back in time is a task
+  // that starts before the call that launched it (linked by the format's own
+  // ids): the host and device clocks disagree (seen on CANN DB exports: tasks
+  // up to 24 us before their launch). Those are counted apart, with the
+  // largest skew, so a well-formed but skewed profile is not reported as
+  // having broken edges.
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
     const TimeNs diff = NodeTime(dst) - NodeTime(src);
     if (diff < -tolerance_) {

@@ -3,7 +3,7 @@
 //
 // A Kineto trace recorded with profile_memory writes a [memory] event per
 // allocation and free, three counter rows each: 634 k rows in a 300 MB trace,
-// 15 MB at 24 bytes a row, a fifth of the profile, that no analysis reads
+// 15 MB at 24 bytes a row, a quarter of the profile, that no analysis reads
 // (only export and merge walk them, in order). In the stream a row takes about
 // 5 bytes: the next sample of a series is close to its last (an allocation
 // changes "Total Allocated" by its size; "Total Reserved" rarely changes), and
