@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace pypto {
@@ -105,13 +104,13 @@ void CounterTable::AddToSeries(uint32_t s, int64_t time_ns, uint64_t bits) {
   if (mode == kIntegerDelta) {
     const int64_t integer = static_cast<int64_t>(value);
     at = PutVarint(at, ZigZag(static_cast<uint64_t>(integer) - static_cast<uint64_t>(last_integer_[s])));
+    last_integer_[s] = integer;
   } else if (mode == kRawBits) {
     for (int k = 0; k < 8; ++k) *at++ = static_cast<uint8_t>(bits >> (8 * k));
   }
   bytes_.insert(bytes_.end(), row, at);
   last_ts_ = time_ns;
   last_bits_[s] = bits;
-  if (IsExactInteger(value)) last_integer_[s] = static_cast<int64_t>(value);
   ++rows_;
 }
 
@@ -145,13 +144,12 @@ bool CounterTable::Reader::NextEncoded(uint32_t* series, int64_t* ts, uint64_t* 
     const int64_t integer = static_cast<int64_t>(static_cast<uint64_t>(last_integer_[s]) +
                                                  UnZigZag(GetVarint(table_.bytes_, &offset_)));
     bits = std::bit_cast<uint64_t>(static_cast<double>(integer));
+    last_integer_[s] = integer;
   } else if (mode == kRawBits) {
     bits = 0;
     for (int k = 0; k < 8; ++k) bits |= static_cast<uint64_t>(table_.bytes_[offset_++]) << (8 * k);
   }
-  const double value = std::bit_cast<double>(bits);
   last_bits_[s] = bits;
-  if (IsExactInteger(value)) last_integer_[s] = static_cast<int64_t>(value);
   *series = s;
   *ts = ts_;
   *bits_out = bits;

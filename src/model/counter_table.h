@@ -80,7 +80,9 @@ class CounterTable {
   std::vector<Series> series_;
   std::unordered_map<uint64_t, uint32_t> series_index_;  // (name, track) -> series, past kLinearSeries
   // The encoder's state, which Reader rebuilds as it goes: the last row's time,
-  // and per series the last value's bits and the last integral value.
+  // and per series the last value's bits and the last integral value. Only an
+  // integer row changes the latter: a raw row's value is never an exact
+  // integer, and a repeated value leaves both as they were.
   int64_t last_ts_ = 0;
   std::vector<uint64_t> last_bits_;
   std::vector<int64_t> last_integer_;
