@@ -85,6 +85,7 @@ class PlainSource final : public ByteSource {
   uint64_t file_size() const override { return file_.size; }
   Compression compression() const override { return Compression::kNone; }
   const std::string& path() const override { return path_; }
+  std::unique_ptr<FileMapping> MapWhole() override { return FileMapping::Map(file_.fd.get(), file_.size, path_); }
 
  private:
   std::string path_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/file_mapping.h"
 #include "io/limits.h"
 
 namespace pypto::io {
@@ -29,6 +30,10 @@ class ByteSource {
   virtual uint64_t file_size() const = 0;
   virtual Compression compression() const = 0;
   virtual const std::string& path() const = 0;
+  // The whole file mapped read-only, for a reader that parses in place
+  // rather than copying (file_mapping.h); nullptr for compressed input or
+  // when the system refuses, and then the caller reads.
+  virtual std::unique_ptr<FileMapping> MapWhole() { return nullptr; }
 };
 
 // Opens `path` for streaming. Compression is sniffed from the content (gzip

@@ -1005,7 +1005,57 @@ void AppendCompactJson(std::string_view json, std::string* out) {
 
 namespace {
 
+// Parses a mapped plain file in place, in windows of options.buffer_bytes:
+// the reader sees the regions it would see through the ring (the unconsumed
+// tail, then the next window) without a byte copied. simdjson may read up to
+// SIMDJSON_PADDING bytes past a region's end; inside the file those are the
+// bytes that follow, so only the last region, which ends within that distance
+// of the file's end, is copied into a padded buffer.
+StatusOr<JsonStreamStats> StreamMapped(io::FileMapping& mapping, io::ByteSource& source,
+                                       const JsonStreamOptions& options, Reader& reader) {
+  const char* data = mapping.data();
+  const uint64_t size = mapping.size();
+  const uint64_t window = std::max<size_t>(options.buffer_bytes, 1);
+  std::vector<char> last;       // the final region and its padding
+  uint64_t tail = 0;            // the first byte the reader has not consumed
+  uint64_t window_end = 0;
+  uint64_t next_progress = kProgressIntervalBytes;
+  bool eof = false;
+  while (!eof) {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      return CancelledError(options.display_name + ": import cancelled at byte " + std::to_string(window_end));
+    window_end = std::min(size, window_end + window);
+    const char* begin = data + tail;
+    const char* end = data + window_end;
+    if (size - window_end < simdjson::SIMDJSON_PADDING) {
+      window_end = size;
+      eof = true;
+      last.assign(data + tail, data + size);
+      last.resize(last.size() + simdjson::SIMDJSON_PADDING);
+      begin = last.data();
+      end = begin + (size - tail);
+    }
+    auto used = reader.Process(begin, end, tail, eof);
+    PYPTO_RETURN_IF_ERROR(mapping.Intact());
+    if (!used.ok()) return used.status();
+    tail += *used;
+    mapping.ReleaseBefore(tail);
+    if (options.progress && window_end >= next_progress) {
+      options.progress(window_end, source.file_size());
+      next_progress = window_end + kProgressIntervalBytes;
+    }
+  }
+  PYPTO_RETURN_IF_ERROR(reader.Finish(size));
+  PYPTO_RETURN_IF_ERROR(mapping.Intact());
+  if (options.progress) options.progress(source.file_size(), source.file_size());
+  return reader.stats();
+}
+
 StatusOr<JsonStreamStats> Stream(io::ByteSource& source, const JsonStreamOptions& options, Reader& reader) {
+  if (options.map_plain_files) {
+    if (std::unique_ptr<io::FileMapping> mapping = source.MapWhole())
+      return StreamMapped(*mapping, source, options, reader);
+  }
   BufferRing ring(source, options.buffer_bytes, std::max<size_t>(options.buffer_count, 2));
   std::vector<char> carry;        // region for tails longer than the headroom
   const char* tail = nullptr;     // unconsumed bytes of the previous region

@@ -113,16 +113,17 @@ struct Result {
 // Keeps the events holding the string "M" (a metadata pass's filter).
 bool HoldsM(std::string_view text) { return text.find("\"M\"") != std::string_view::npos; }
 
-JsonStreamOptions SmallOptions(bool filtered = false) {
+JsonStreamOptions SmallOptions(bool filtered = false, bool mapped = true) {
   JsonStreamOptions options;
   if (filtered) options.prefilter = HoldsM;
+  options.map_plain_files = mapped;
   options.display_name = "t.json";
   options.buffer_bytes = 16u << 10;         // many buffer edges
   options.min_parallel_scan_bytes = 1024;  // the threads' own scans on almost every buffer
   return options;
 }
 
-Result ReadSerial(const std::string& path, bool filtered = false) {
+Result ReadSerial(const std::string& path, bool filtered = false, bool mapped = true) {
   Result r;
   auto source = io::OpenByteSource(path);
   EXPECT_TRUE(source.ok());
@@ -133,13 +134,13 @@ Result ReadSerial(const std::string& path, bool filtered = false) {
     sink.Commit();
     return s;
   };
-  auto stats = StreamJsonEvents(**source, SmallOptions(filtered), on_key, on_event, &r.loss);
+  auto stats = StreamJsonEvents(**source, SmallOptions(filtered, mapped), on_key, on_event, &r.loss);
   r.status = stats.status();
   if (stats.ok()) r.stats = *stats;
   return r;
 }
 
-Result ReadParallel(const std::string& path, size_t threads, bool filtered = false) {
+Result ReadParallel(const std::string& path, size_t threads, bool filtered = false, bool mapped = true) {
   Result r;
   auto source = io::OpenByteSource(path);
   EXPECT_TRUE(source.ok());
@@ -150,7 +151,7 @@ Result ReadParallel(const std::string& path, size_t threads, bool filtered = fal
     sinks.push_back(owned.back().get());
   }
   auto on_key = [](std::string_view, simdjson::ondemand::value) { return Status::Ok(); };
-  auto stats = StreamJsonEventsParallel(**source, SmallOptions(filtered), on_key, sinks, &r.loss);
+  auto stats = StreamJsonEventsParallel(**source, SmallOptions(filtered, mapped), on_key, sinks, &r.loss);
   r.status = stats.status();
   if (stats.ok()) r.stats = *stats;
   return r;
@@ -191,6 +192,36 @@ TEST(JsonStreamParallel, SameEventsAsOneThreadOnRandomTraces) {
     }
   }
   EXPECT_EQ(compared, 120u);
+  if (!HasFailure()) std::remove(path.c_str());
+}
+
+TEST(JsonStreamParallel, MappedFileGivesWhatTheReadFileGives) {
+  // A plain file is parsed in place through a mapping, in windows of
+  // buffer_bytes (16 KiB here); gzip input and map_plain_files = false read
+  // it into the ring of buffers. Both must hand over the same events, stats
+  // and data loss, serial and parallel. Trailing spaces put the file's end
+  // 0 to 79 bytes past a window's end: within simdjson's padding (64 bytes)
+  // that window's end moves to the file's end and the last region is copied
+  // into a padded buffer; beyond it the window is parsed in place.
+  const std::string path = ::testing::TempDir() + "json_stream_mapped_" + std::to_string(::getpid()) + ".json";
+  constexpr size_t kWindow = 16u << 10;
+  size_t compared = 0;
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
+    std::string text = RandomTrace(seed, 500 + static_cast<int>(seed) * 29);
+    // The file ends `past` bytes after a window's end: 0 to 79, so both sides of 64.
+    const size_t past = (seed * 7) % 80;
+    text.append(kWindow - text.size() % kWindow + past, ' ');
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(text.size()) + " bytes");
+    const Result read = ReadSerial(path, false, false);
+    ASSERT_TRUE(read.status.ok()) << read.status.ToString();
+    ASSERT_GT(read.events.size(), 100u);
+    ExpectSameRead(read, ReadSerial(path, false, true));
+    ExpectSameRead(read, ReadParallel(path, 2, false, true));
+    ExpectSameRead(ReadParallel(path, 3, true, false), ReadParallel(path, 3, true, true));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 24u);
   if (!HasFailure()) std::remove(path.c_str());
 }
 
