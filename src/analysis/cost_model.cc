@@ -736,7 +736,42 @@ CostFigures WithMeasuredTime(CostFigures f, TimeNs measured_ns) {
 size_t HashNumber(double v) { return std::isnan(v) ? 0x7ff8u : std::hash<double>{}(v); }
 }  // namespace
 
-size_t TaskCostTable::SharedSetHash::operator()(const CostFigures& f) const {
+namespace {
+TaskCostTable::SharedFigures ToShared(const CostFigures& f) {
+  return {f.status, f.cls,   f.dtype, f.unit,   f.phase,     f.bound,        f.sub_kind,   f.batch,
+          f.m,      f.n,     f.k,     f.heads,  f.s_q,       f.s_kv,         f.head_dim,   f.flops,
+          f.bytes,  f.intensity, f.peak_flops, f.bandwidth, f.roofline_ns};
+}
+
+// The figures of ShapeFigures back: the measured part unset.
+CostFigures FromShared(const TaskCostTable::SharedFigures& s) {
+  CostFigures f;
+  f.status = s.status;
+  f.cls = s.cls;
+  f.sub_kind = s.sub_kind;
+  f.dtype = s.dtype;
+  f.unit = s.unit;
+  f.batch = s.batch;
+  f.m = s.m;
+  f.n = s.n;
+  f.k = s.k;
+  f.heads = s.heads;
+  f.s_q = s.s_q;
+  f.s_kv = s.s_kv;
+  f.head_dim = s.head_dim;
+  f.phase = s.phase;
+  f.flops = s.flops;
+  f.bytes = s.bytes;
+  f.intensity = s.intensity;
+  f.peak_flops = s.peak_flops;
+  f.bandwidth = s.bandwidth;
+  f.roofline_ns = s.roofline_ns;
+  f.bound = s.bound;
+  return f;
+}
+}  // namespace
+
+size_t TaskCostTable::SetRefHash::operator()(const SharedFigures& f) const {
   size_t h = 0;
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(static_cast<size_t>(f.status));
@@ -748,38 +783,47 @@ size_t TaskCostTable::SharedSetHash::operator()(const CostFigures& f) const {
   return h;
 }
 
-bool TaskCostTable::SharedSetEqual::operator()(const CostFigures& a, const CostFigures& b) const {
-  return SameFiguresButTime(a, b);
+bool TaskCostTable::SetRefEqual::operator()(const SharedFigures& a, const SharedFigures& b) const {
+  return a.status == b.status && a.cls == b.cls && a.sub_kind.data() == b.sub_kind.data() &&
+         a.sub_kind.size() == b.sub_kind.size() && a.dtype == b.dtype && a.unit == b.unit && a.batch == b.batch &&
+         a.m == b.m && a.n == b.n && a.k == b.k && a.heads == b.heads && a.s_q == b.s_q && a.s_kv == b.s_kv &&
+         a.head_dim == b.head_dim && a.phase == b.phase && SameNumber(a.flops, b.flops) &&
+         SameNumber(a.bytes, b.bytes) && SameNumber(a.intensity, b.intensity) &&
+         SameNumber(a.peak_flops, b.peak_flops) && SameNumber(a.bandwidth, b.bandwidth) &&
+         SameNumber(a.roofline_ns, b.roofline_ns) && a.bound == b.bound;
 }
 
 void TaskCostTable::Reset(size_t tasks, const std::vector<TimeNs>* durations) {
   durations_ = durations;
   slot_.assign(tasks, 0);
   whole_.clear();
-  shared_sets_.clear();
   shared_index_.clear();
+  shared_chunks_.clear();
+  shared_count_ = 0;
 }
 
-int32_t TaskCostTable::SharedSet(const CostFigures& key) {
+TaskCostTable::SetRef TaskCostTable::SharedSet(const SharedFigures& key) {
   std::lock_guard<std::mutex> lock(shared_mutex_);
-  auto [it, inserted] = shared_index_.try_emplace(key, static_cast<int32_t>(shared_sets_.size()));
-  if (inserted) shared_sets_.push_back(key);
-  return it->second;
+  if (auto it = shared_index_.find(key); it != shared_index_.end()) return *it;
+  if (shared_count_ % kSharedChunk == 0) shared_chunks_.push_back(std::make_unique_for_overwrite<SharedFigures[]>(kSharedChunk));
+  SharedFigures& kept = shared_chunks_.back()[shared_count_ % kSharedChunk];
+  kept = key;
+  const SetRef added{&kept, static_cast<int32_t>(shared_count_++)};
+  shared_index_.insert(added);
+  return added;
 }
 
 void TaskCostTable::Batch::Add(uint32_t task, CostFigures figures) {
   const bool time_is_duration = task < table_->durations_->size() && figures.measured_ns == (*table_->durations_)[task];
   int32_t set = -1;
   if (time_is_duration) {
-    CostFigures key = ShapeFigures(figures);
+    const CostFigures shape = ShapeFigures(figures);
     // Shared only when reading the set back gives these very figures.
-    if (SameFiguresButTime(WithMeasuredTime(key, figures.measured_ns), figures)) {
+    if (SameFiguresButTime(WithMeasuredTime(shape, figures.measured_ns), figures)) {
+      const SharedFigures key = ToShared(shape);
       auto it = seen_.find(key);
-      if (it == seen_.end()) {
-        const int32_t id = table_->SharedSet(key);
-        it = seen_.emplace(std::move(key), id).first;
-      }
-      set = it->second;
+      if (it == seen_.end()) it = seen_.insert(table_->SharedSet(key)).first;
+      set = it->id;
     }
   }
   if (set >= 0) shared_.emplace_back(task, static_cast<uint32_t>(set));
@@ -800,7 +844,7 @@ CostFigures TaskCostTable::operator[](size_t task) const {
   const uint32_t slot = slot_[task];
   if (slot == 0) return CostFigures{};
   if ((slot & kShared) == 0) return whole_[slot - 1];
-  return WithMeasuredTime(shared_sets_[slot & ~kShared], (*durations_)[task]);
+  return WithMeasuredTime(FromShared(shared_set(slot & ~kShared)), (*durations_)[task]);
 }
 
 size_t TaskCostMemo::KeyHash::operator()(const Key& k) const {
@@ -848,14 +892,16 @@ CostFigures TaskCostMemo::Figures(uint32_t task) {
   const DeviceTaskTable& t = profile_.device_tasks;
   const std::optional<Key> key = KeyOf(task);
   if (key) {
-    if (auto it = shape_figures_.find(*key); it != shape_figures_.end()) return WithMeasuredTime(it->second, t.dur[task]);
+    if (auto it = shape_figures_.find(*key); it != shape_figures_.end())
+      return WithMeasuredTime(FromShared(it->second), t.dur[task]);
   }
   const CostInput in = CostInputForTask(profile_, graph_, classes_, task);
   CostFigures figures = EstimateCost(in, hw_);
   // Kept only when the figures came from the source the key names.
   if (key && in.shape_origin == key->origin && figures.measured_ns == t.dur[task]) {
     CostFigures set = ShapeFigures(figures);
-    if (SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures)) shape_figures_.emplace(*key, set);
+    if (shape_figures_.size() < kMaxMemoShapes && SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures))
+      shape_figures_.emplace(*key, ToShared(set));
   }
   return figures;
 }

@@ -20,11 +20,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -129,13 +131,44 @@ struct CostFigures {
 // is read; any other row is stored whole. Whole, the table took ~200 bytes a
 // task: 219 MB of the diagnosis of a 1 M-task profiler DB.
 class TaskCostTable {
-  // Hash and equality of shared sets (NaN equals NaN; sub_kind by identity).
-  struct SharedSetHash {
-    size_t operator()(const CostFigures& f) const;
+ public:
+  // A shared set as kept: the figures but their measured part (measured_ns,
+  // achieved rates, efficiencies), which is made again from each task's
+  // duration: 136 of CostFigures' 208 bytes.
+  struct SharedFigures {
+    CostStatus status;
+    OpClass cls;
+    DType dtype;
+    ComputeUnit unit;
+    AttentionPhase phase;
+    Bound bound;
+    std::string_view sub_kind;
+    int64_t batch, m, n, k, heads, s_q, s_kv, head_dim;
+    double flops, bytes, intensity, peak_flops, bandwidth, roofline_ns;
   };
-  struct SharedSetEqual {
-    bool operator()(const CostFigures& a, const CostFigures& b) const;
+
+ private:
+  // A shared set, kept once and found by its figures: the index holds a
+  // pointer, not a second copy (with 10^5 distinct shapes, continuous
+  // batching, the copies in the index and the batches were half of the
+  // table's 28 MB). NaN equals NaN; sub_kind by identity.
+  struct SetRef {
+    const SharedFigures* figures;
+    int32_t id;
   };
+  struct SetRefHash {
+    using is_transparent = void;
+    size_t operator()(const SharedFigures& f) const;
+    size_t operator()(const SetRef& r) const { return (*this)(*r.figures); }
+  };
+  struct SetRefEqual {
+    using is_transparent = void;
+    bool operator()(const SharedFigures& a, const SharedFigures& b) const;
+    bool operator()(const SetRef& a, const SetRef& b) const { return (*this)(*a.figures, *b.figures); }
+    bool operator()(const SharedFigures& a, const SetRef& b) const { return (*this)(a, *b.figures); }
+    bool operator()(const SetRef& a, const SharedFigures& b) const { return (*this)(*a.figures, b); }
+  };
+  using SetIndex = std::unordered_set<SetRef, SetRefHash, SetRefEqual>;
 
  public:
   // `durations`: the tasks' durations (DeviceTaskTable::dur), read back as
@@ -150,7 +183,7 @@ class TaskCostTable {
     friend class TaskCostTable;
     explicit Batch(TaskCostTable* table) : table_(table) {}
     TaskCostTable* table_;
-    std::unordered_map<CostFigures, int32_t, SharedSetHash, SharedSetEqual> seen_;  // sets this batch has met (no lock)
+    SetIndex seen_;  // sets this batch has met (no lock): the table's own, which never move nor change
     std::vector<std::pair<uint32_t, uint32_t>> shared_;  // (task, shared set)
     std::vector<std::pair<uint32_t, CostFigures>> whole_;
   };
@@ -161,18 +194,23 @@ class TaskCostTable {
   // Never-costed rows read as CostFigures{} (measured_ns -1).
   CostFigures operator[](size_t task) const;
   size_t size() const { return slot_.size(); }
-  size_t shared_set_count() const { return shared_sets_.size(); }
+  size_t shared_set_count() const { return shared_count_; }
   size_t whole_row_count() const { return whole_.size(); }
 
  private:
-  // The shared set `key` (a ShapeFigures), added when new. Thread-safe.
-  int32_t SharedSet(const CostFigures& key);
+  // The shared set `key`, added when new. Thread-safe.
+  SetRef SharedSet(const SharedFigures& key);
+  const SharedFigures& shared_set(size_t id) const { return shared_chunks_[id / kSharedChunk][id % kSharedChunk]; }
   static constexpr uint32_t kShared = 0x80000000u;  // slot: shared set | kShared; else whole row + 1; 0 never costed
+  // Shared sets a chunk: they stay where they are (the index and the batches
+  // point at them), without a deque's per-block slack (3 of 136 bytes in 512).
+  static constexpr size_t kSharedChunk = 1024;
   const std::vector<TimeNs>* durations_ = nullptr;
   std::vector<uint32_t> slot_;
   std::vector<CostFigures> whole_;
-  std::vector<CostFigures> shared_sets_;
-  std::unordered_map<CostFigures, int32_t, SharedSetHash, SharedSetEqual> shared_index_;
+  std::vector<std::unique_ptr<SharedFigures[]>> shared_chunks_;
+  size_t shared_count_ = 0;
+  SetIndex shared_index_;
   std::mutex shared_mutex_;
 };
 
@@ -223,6 +261,12 @@ OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph,
 // set is kept only when that gives back exactly the figures EstimateCost
 // gave. Every other task is estimated on its own. Not thread-safe: one per
 // worker.
+//
+// The memo keeps at most kMaxMemoShapes sets, the first ones met: a trace of
+// continuous batching has a new batch size every step, so 10^5 distinct
+// shapes that never come back (12 MB of memo a worker on the bench's
+// many_shapes trace, kept whole), while a trace whose shapes repeat has a few
+// thousand, all kept.
 class TaskCostMemo {
  public:
   TaskCostMemo(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
@@ -230,6 +274,9 @@ class TaskCostMemo {
       : profile_(profile), graph_(graph), classes_(classes), hw_(hw) {}
   CostFigures Figures(uint32_t task);
   size_t shape_set_count() const { return shape_figures_.size(); }  // distinct detail rows kept
+  // 4096 sets (~250 bytes each with the map's node: 1 MB a worker): the
+  // distinct rows of a 400k-row kernel_details.csv are a few thousand.
+  static constexpr size_t kMaxMemoShapes = 4096;
 
  private:
   struct Key {
@@ -256,7 +303,7 @@ class TaskCostMemo {
   const OperatorCallGraph& graph_;
   const OpClassification& classes_;
   const HardwareSpec& hw_;
-  std::unordered_map<Key, CostFigures, KeyHash> shape_figures_;
+  std::unordered_map<Key, TaskCostTable::SharedFigures, KeyHash> shape_figures_;
 };
 OpCost EstimateHostOpCost(const Profile& profile, const OperatorCallGraph& graph,
                           const OpClassification& classes, const HardwareSpec& hw, uint32_t host_op);

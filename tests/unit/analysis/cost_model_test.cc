@@ -2,11 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "analysis/cost_model.h"
 #include "analysis/shapes.h"
 #include "importers/detect.h"
+#include "unit/distinct_shapes_trace.h"
 
 namespace pypto {
 namespace {
@@ -254,8 +258,26 @@ TEST(CostModel, InconsistentShapesAreFlagged) {
 // Kineto trace whose tasks take their operator's: expected values are
 // EstimateTaskCost's, task by task. On the CANN 8.3 and Kineto ones it reuses
 // figures: fewer distinct sets than costed tasks.
-TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
+// The memo's figures for a task against EstimateTaskCost's: every field (NaN equal to NaN).
+void ExpectSameFigures(const CostFigures& got, const OpCost& want, const std::string& where) {
   auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  ASSERT_EQ(got.status, want.status) << where;
+  ASSERT_EQ(got.cls, want.cls) << where;
+  ASSERT_EQ(got.sub_kind, want.sub_kind) << where;
+  ASSERT_EQ(got.measured_ns, want.measured_ns) << where;
+  ASSERT_EQ(got.m, want.m) << where;
+  ASSERT_EQ(got.n, want.n) << where;
+  ASSERT_EQ(got.k, want.k) << where;
+  ASSERT_EQ(got.s_kv, want.s_kv) << where;
+  ASSERT_EQ(got.bound, want.bound) << where;
+  for (auto [a, b] : {std::pair{got.flops, want.flops}, {got.bytes, want.bytes}, {got.roofline_ns, want.roofline_ns},
+                      {got.achieved_flops, want.achieved_flops}, {got.achieved_bandwidth, want.achieved_bandwidth},
+                      {got.efficiency, want.efficiency}, {got.compute_efficiency, want.compute_efficiency},
+                      {got.bandwidth_efficiency, want.bandwidth_efficiency}})
+    ASSERT_TRUE(same(a, b)) << where << ": " << a << " vs " << b;
+}
+
+TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
   for (const std::string path : {"/ascend/pta_level2_llm_cann83", "/ascend/pta_db_level0_2rank_allreduce",
                                   "/ascend/pta_db_level1_alexnet_cann8", "/ascend/pta_trace_view_2024",
                                   "/ascend/pta_vit_patch_embed_910b_conv_fractal_z",
@@ -270,22 +292,9 @@ TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
     TaskCostMemo memo(*p, *g, classes, hw);
     size_t costed = 0;
     for (uint32_t t = 0; t < p->device_tasks.size(); ++t) {
-      const CostFigures got = memo.Figures(t);
       const OpCost want = EstimateTaskCost(*p, *g, classes, hw, t);
-      ASSERT_EQ(got.status, want.status) << path << " task " << t;
-      ASSERT_EQ(got.cls, want.cls) << path << " task " << t;
-      ASSERT_EQ(got.sub_kind, want.sub_kind) << path << " task " << t;
-      ASSERT_EQ(got.measured_ns, want.measured_ns) << path << " task " << t;
-      ASSERT_EQ(got.m, want.m) << path << " task " << t;
-      ASSERT_EQ(got.n, want.n) << path << " task " << t;
-      ASSERT_EQ(got.k, want.k) << path << " task " << t;
-      ASSERT_EQ(got.s_kv, want.s_kv) << path << " task " << t;
-      ASSERT_EQ(got.bound, want.bound) << path << " task " << t;
-      for (auto [a, b] : {std::pair{got.flops, want.flops}, {got.bytes, want.bytes}, {got.roofline_ns, want.roofline_ns},
-                          {got.achieved_flops, want.achieved_flops}, {got.achieved_bandwidth, want.achieved_bandwidth},
-                          {got.efficiency, want.efficiency}, {got.compute_efficiency, want.compute_efficiency},
-                          {got.bandwidth_efficiency, want.bandwidth_efficiency}})
-        ASSERT_TRUE(same(a, b)) << path << " task " << t << ": " << a << " vs " << b;
+      ExpectSameFigures(memo.Figures(t), want, path + " task " + std::to_string(t));
+      if (HasFatalFailure()) return;
       costed += want.has_costs();
     }
     // Level 0 collections (the DB and trace_view fixtures) record no shapes: nothing is costed there.
@@ -295,6 +304,34 @@ TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
       EXPECT_LT(memo.shape_set_count() * 2, costed) << path << ": figures reused";
     }
   }
+}
+
+// Continuous batching: every GEMM has a shape of its own (k = 64 + i). The
+// memo keeps the first kMaxMemoShapes sets and no more, and every task still
+// gets exactly EstimateTaskCost's figures, those past the cap included.
+TEST(TaskCostMemo, KeepsTheFirstSetsOfShapesThatDoNotRepeat) {
+  constexpr int kOps = static_cast<int>(TaskCostMemo::kMaxMemoShapes) + 904;
+  const std::string path = testing::WriteDistinctGemmTrace(kOps);
+  ASSERT_FALSE(path.empty());
+  auto p = LoadProfile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->device_tasks.size(), static_cast<size_t>(kOps));
+  auto g = OperatorCallGraph::Build(*p);
+  ASSERT_TRUE(g.ok());
+  const OpClassification classes = ClassifyProfile(*p, *g);
+  const HardwareSpec hw = DetectHardware(*p);
+  TaskCostMemo memo(*p, *g, classes, hw);
+  size_t costed = 0;
+  for (uint32_t t = 0; t < p->device_tasks.size(); ++t) {
+    const OpCost want = EstimateTaskCost(*p, *g, classes, hw, t);
+    ExpectSameFigures(memo.Figures(t), want, "task " + std::to_string(t));
+    if (HasFatalFailure()) return;
+    costed += want.status == CostStatus::kOk;
+    EXPECT_EQ(want.k, 64 + static_cast<int64_t>(t));  // the task's own shape: [[8, k], [k, 64]]
+  }
+  EXPECT_EQ(costed, static_cast<size_t>(kOps));
+  EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes);
 }
 
 // tracelens_h100: aten::mm [[8944, 1024], [1024, 2816]] (raw Input Dims) -> its sm90 GEMM kernel
@@ -526,6 +563,43 @@ TEST(TaskCostTable, CostedTasksOfOneShapeShareASetAndKeepTheirOwnTimes) {
   EXPECT_EQ(table.whole_row_count(), 1u);   // task 3
   EXPECT_EQ(table[3].efficiency, 0.5);  // kept whole, as added
   EXPECT_NE(table[0].efficiency, table[1].efficiency);  // one set, two durations
+}
+
+// Thousands of distinct sets (past a storage chunk of 1024), met by two
+// workers at once, each set by two tasks: one set per shape, and each task
+// reads back its own shape and duration.
+TEST(TaskCostTable, DistinctSetsFromTwoWorkersReadBackTheirOwn) {
+  constexpr uint32_t kShapes = 3000;
+  std::vector<TimeNs> durations(2 * kShapes);
+  for (size_t t = 0; t < durations.size(); ++t) durations[t] = 1000 + static_cast<TimeNs>(t);
+  auto figures = [&](uint32_t task) {  // task t: m = t mod kShapes + 1 (no costs), measured at its duration
+    CostFigures f;
+    f.status = CostStatus::kNoShapes;
+    f.cls = OpClass::kMatmul;
+    f.m = task % kShapes + 1;
+    f.measured_ns = durations[task];
+    return f;
+  };
+  TaskCostTable table;
+  table.Reset(durations.size(), &durations);
+  std::mutex merge;
+  auto worker = [&](uint32_t first) {  // worker 0: even tasks, worker 1: odd ones; both meet every shape
+    TaskCostTable::Batch batch = table.NewBatch();
+    for (uint32_t t = first; t < durations.size(); t += 2) batch.Add(t, figures(t));
+    std::lock_guard<std::mutex> lock(merge);
+    table.Merge(std::move(batch));
+  };
+  std::thread other(worker, 1u);
+  worker(0);
+  other.join();
+  EXPECT_EQ(table.shared_set_count(), kShapes);
+  EXPECT_EQ(table.whole_row_count(), 0u);
+  for (uint32_t t = 0; t < durations.size(); ++t) {
+    const CostFigures got = table[t];
+    ASSERT_EQ(got.m, t % kShapes + 1) << t;
+    ASSERT_EQ(got.measured_ns, durations[t]) << t;
+    ASSERT_EQ(got.cls, OpClass::kMatmul) << t;
+  }
 }
 
 }  // namespace
