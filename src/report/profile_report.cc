@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "advisor/model_config.h"
 #include "advisor/optimizers.h"
@@ -294,7 +295,18 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   d.hardware = hw.display_name.empty() ? hw.id : hw.display_name;
   if (hw.HeadlinePeak() > 0) d.peak_flops = hw.HeadlinePeak();
   if (hw.memory_bandwidth.value > 0) d.memory_bandwidth = hw.memory_bandwidth.value;
-  std::map<std::pair<StrId, StrId>, RooflineOp> groups;
+  // Groups are summed by string id, and only the kMaxRooflineOps drawn get
+  // their texts: a continuous-batching trace has 10^5 distinct shapes, and a
+  // RooflineOp with its four strings for each group held 38 MB of a 300 MB
+  // trace's report to draw 200 of them.
+  struct Group {
+    uint32_t first_row;  // the class and bound shown are those of the group's first task
+    uint64_t count = 0;
+    TimeNs time_ns = 0;
+    double flops = 0;
+    double bytes = 0;
+  };
+  std::unordered_map<uint64_t, Group> groups;  // (name << 32 | shape) -> sums, in row order
   const DeviceTaskTable& t = profile.device_tasks;
   const std::vector<RooflineCost> costs = RooflineCosts(profile, graph, classes, hw);
   for (uint32_t row = 0; row < t.size(); ++row) {
@@ -308,27 +320,39 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
     if (name == kEmptyStr) name = t.name[row];
     StrId shape = t.input_shapes(row);
     if (shape == kEmptyStr && graph.OperatorOf(row) >= 0) shape = profile.host_ops.input_dims[graph.OperatorOf(row)];
-    RooflineOp& op = groups[{name, shape}];
-    if (op.count == 0) {
-      op.name = std::string(profile.Str(name));
-      op.shape = std::string(profile.Str(shape));
-      op.op_class = OpClassName(classes.task_class[row]);
-      op.bound = BoundName(cost.bound);
-    }
-    ++op.count;
-    op.time_ns += t.dur[row];
-    op.flops += cost.flops;
-    op.bytes += cost.bytes;
+    Group& group = groups.try_emplace(uint64_t{name} << 32 | shape, Group{row}).first->second;
+    ++group.count;
+    group.time_ns += t.dur[row];
+    group.flops += cost.flops;
+    group.bytes += cost.bytes;
   }
-  for (auto& [key, op] : groups) {
+  // By time, then name and shape as text (distinct groups differ in one of them).
+  std::vector<std::pair<uint64_t, const Group*>> order;
+  order.reserve(groups.size());
+  for (const auto& [key, group] : groups) order.emplace_back(key, &group);
+  auto name_of = [&](uint64_t key) { return profile.Str(static_cast<StrId>(key >> 32)); };
+  auto shape_of = [&](uint64_t key) { return profile.Str(static_cast<StrId>(key & 0xFFFFFFFFu)); };
+  auto drawn_first = [&](const std::pair<uint64_t, const Group*>& a, const std::pair<uint64_t, const Group*>& b) {
+    if (a.second->time_ns != b.second->time_ns) return a.second->time_ns > b.second->time_ns;
+    return std::pair(name_of(a.first), shape_of(a.first)) < std::pair(name_of(b.first), shape_of(b.first));
+  };
+  const size_t drawn = std::min(order.size(), kMaxRooflineOps);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(drawn), order.end(), drawn_first);
+  for (size_t i = 0; i < drawn; ++i) {
+    const auto& [key, group] = order[i];
+    RooflineOp op;
+    op.name = std::string(name_of(key));
+    op.shape = std::string(shape_of(key));
+    op.op_class = OpClassName(classes.task_class[group->first_row]);
+    op.bound = BoundName(costs[group->first_row].bound);
+    op.count = group->count;
+    op.time_ns = group->time_ns;
+    op.flops = group->flops;
+    op.bytes = group->bytes;
     op.intensity = op.flops / op.bytes;
     op.achieved_flops = op.flops / (double(op.time_ns) * 1e-9);
     d.roofline.push_back(std::move(op));
   }
-  std::sort(d.roofline.begin(), d.roofline.end(), [](const RooflineOp& a, const RooflineOp& b) {
-    return std::tie(b.time_ns, a.name, a.shape) < std::tie(a.time_ns, b.name, b.shape);
-  });
-  if (d.roofline.size() > kMaxRooflineOps) d.roofline.resize(kMaxRooflineOps);
 
   d.recommendations = CollectRecommendations(d.diagnosis, &d.advisor_available);
 

@@ -4,9 +4,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include "report/html_charts.h"
 #include "report/profile_report.h"
 #include "report/sqlite_export.h"
+#include "unit/distinct_shapes_trace.h"
 
 namespace pypto::report {
 namespace {
@@ -195,6 +198,35 @@ TEST(ProfileHtml, AWholeWindowStepDrawsABoundedCriticalPath) {
                                   tl.path_dropped, kMaxTimelineBars)),
             std::string::npos);
   EXPECT_LT(html.size(), 8u << 20) << "the page should stay a few MB";
+}
+
+TEST(ProfileHtml, RooflineDrawsTheLongestOfManyDistinctShapes) {
+  // 1,000 GEMMs, each a shape of its own (continuous batching): 1,000 (kernel,
+  // shape) groups of one task each. The chart draws kMaxRooflineOps of them:
+  // the longest, ties by kernel name, then shape text. Expected from the
+  // trace's own figures: time = the kernel's duration, FLOPs = 2·M·N·K with
+  // M = 8, N = 64 and K from the op's Input Dims.
+  constexpr int kOps = 1000;
+  const std::string path = testing::WriteDistinctGemmTrace(kOps);
+  ASSERT_FALSE(path.empty());
+  StatusOr<ProfileReportData> d = CollectReport(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  std::vector<testing::DistinctGemm> want = testing::DistinctGemms(kOps);
+  std::sort(want.begin(), want.end(), [](const testing::DistinctGemm& a, const testing::DistinctGemm& b) {
+    return std::tie(b.dur_us, a.kernel, a.dims) < std::tie(a.dur_us, b.kernel, b.dims);
+  });
+  ASSERT_EQ(d->roofline.size(), kMaxRooflineOps);
+  EXPECT_EQ(d->roofline_tasks_without_costs, 0u);
+  for (size_t i = 0; i < kMaxRooflineOps; ++i) {
+    const RooflineOp& got = d->roofline[i];
+    ASSERT_EQ(got.name, want[i].kernel) << i;
+    ASSERT_EQ(got.shape, want[i].dims) << i;
+    EXPECT_EQ(got.count, 1u) << i;
+    EXPECT_EQ(got.time_ns, want[i].dur_us * 1000) << i;
+    EXPECT_DOUBLE_EQ(got.flops, 2.0 * 8 * 64 * static_cast<double>(want[i].k)) << i;
+    EXPECT_EQ(got.op_class, "matmul") << i;
+  }
 }
 
 TEST(ProfileHtml, AKvCacheFindingBringsTheLayoutPicture) {
