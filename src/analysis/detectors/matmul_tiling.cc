@@ -65,9 +65,18 @@ constexpr int64_t kLargeShapeDim = 1024;
 // (elements). Source: diagnosis-rules §1.2 (msprof-analyze FA affinity).
 constexpr int64_t kFlashAttentionAlignment = 128;
 
+// What a group's causes and messages read of its first costed task's figures
+// (73 of CostFigures' 208 bytes: there is a group per distinct shape).
+struct GroupCost {
+  int64_t m = 0, n = 0, k = 0, heads = 0, s_q = 0, s_kv = 0, head_dim = 0;
+  double peak_flops = 0;
+  DType dtype = DType::kUnknown;
+  static GroupCost Of(const CostFigures& c) { return {c.m, c.n, c.k, c.heads, c.s_q, c.s_kv, c.head_dim, c.peak_flops, c.dtype}; }
+};
+
 struct Group {
-  std::string label;
-  std::string shape;
+  std::string_view label;  // views into the group's key (a map node's key does not move)
+  std::string_view shape;
   std::string core_type;
   std::vector<uint32_t> tasks;
   TimeNs total_ns = 0;
@@ -78,10 +87,11 @@ struct Group {
   int costed = 0;
   int impossible = 0;
   int decode = 0, prefill = 0;
-  CostFigures cost;   // first task with costs
+  GroupCost cost;     // first task with costs
   bool has_cost = false;
-  OpShapes shapes;
-  bool has_shapes = false;
+  // The input shapes are those of tasks[0], parsed again for the groups whose
+  // causes are asked (a parsed OpShapes is ~870 bytes: with 10^5 distinct
+  // shapes, kept per group, it was most of this detector's 15 MB).
   int32_t block_dim = -1, mix_block_dim = -1;
   bool attention = false;  // a fused attention kernel judged against its FLOP roofline
 };
@@ -109,7 +119,7 @@ bool IsComputeBoundFusedAttention(const DiagnosisContext& ctx, uint32_t task, Op
 }
 
 // The group's fixed facts, taken from its first task.
-void InitGroup(const MatmulRun& run, uint32_t task, bool attention, const std::string& label, const std::string& shape,
+void InitGroup(const MatmulRun& run, uint32_t task, bool attention, std::string_view label, std::string_view shape,
                Group& g) {
   g.attention = attention;
   g.label = label;
@@ -117,9 +127,6 @@ void InitGroup(const MatmulRun& run, uint32_t task, bool attention, const std::s
   g.core_type = std::string(run.p.Str(run.t.core_type[task]));
   g.block_dim = run.t.block_dim(task);
   g.mix_block_dim = run.t.mix_block_dim(task);
-  CostInput in = CostInputForTask(run.p, *run.ctx.graph, *run.ctx.classes, task);
-  g.shapes = in.shapes;
-  g.has_shapes = in.has_shapes;
 }
 
 // Adds one task's time, PMU ratios, roofline figures and step phase to its group.
@@ -132,7 +139,7 @@ void AddTaskToGroup(const MatmulRun& run, uint32_t task, const CostFigures& cost
   g.mac.Add(ctx.TaskAttribute(task, "aic_mac_ratio"), w);
   g.mte2.Add(ctx.TaskAttribute(task, "aic_mte2_ratio"), w);
   if (ctx.hardware_known && cost.status == CostStatus::kOk && cost.measured_ns > 0 && !std::isnan(cost.roofline_ns)) {
-    if (!g.has_cost) { g.cost = cost; g.has_cost = true; }
+    if (!g.has_cost) { g.cost = GroupCost::Of(cost); g.has_cost = true; }
     // A task faster than its roofline is counted, and nothing else of it (its step phase neither).
     if (cost.efficiency > kImpossibleEfficiency) { ++g.impossible; return; }
     g.flops += cost.flops;
@@ -161,8 +168,12 @@ std::map<std::string, Group> GroupGemmTasks(const MatmulRun& run) {
     std::string label(ctx.TaskLabel(task));
     std::string shape = detectors::TaskShapeText(ctx, task);
     std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
-    Group& g = groups[key];
-    if (g.tasks.empty()) InitGroup(run, task, attention, label, shape, g);
+    const auto [it, added] = groups.try_emplace(std::move(key));
+    Group& g = it->second;
+    if (added) {
+      const std::string_view kept = it->first;
+      InitGroup(run, task, attention, kept.substr(0, label.size()), kept.substr(label.size() + 1, shape.size()), g);
+    }
     AddTaskToGroup(run, task, cost, g);
   }
   return groups;
@@ -212,8 +223,8 @@ Issue NewTilingIssue(const MatmulRun& run, const Group& g, const Utilization& u,
   const DeviceTaskTable& t = run.t;
   Issue issue;
   issue.type = IssueType::kMatmulTiling;
-  issue.op_name = g.label;
-  issue.op_type = g.has_cost ? OpClassName(g.attention ? OpClass::kAttention : OpClass::kMatmul) : g.label;
+  issue.op_name = std::string(g.label);
+  issue.op_type = g.has_cost ? OpClassName(g.attention ? OpClass::kAttention : OpClass::kMatmul) : std::string(g.label);
   if (t.op_type(g.tasks[0]) != kEmptyStr) issue.op_type = std::string(run.p.Str(t.op_type(g.tasks[0])));
   issue.compute_ratio = u.util;
   issue.memory_ratio = u.mte2;
@@ -383,9 +394,12 @@ class MatmulTiling final : public Detector {
         }
       }
     }
-    if (ascend && hw.inner_axis_multiple_elems > 0 && g.has_shapes) {
+    const CostInput in = ascend && hw.inner_axis_multiple_elems > 0
+                             ? CostInputForTask(*ctx.profile, *ctx.graph, *ctx.classes, g.tasks[0])
+                             : CostInput{};
+    if (ascend && hw.inner_axis_multiple_elems > 0 && in.has_shapes) {
       for (int i = 0; i < 2; ++i) {
-        const TensorShape* s = g.shapes.tensor(i);
+        const TensorShape* s = in.shapes.tensor(i);
         if (!s || s->rank < 2) continue;
         int64_t inner = s->dim(-1);
         if (inner > 0 && inner % hw.inner_axis_multiple_elems != 0) {
