@@ -194,21 +194,24 @@ if ! skipped trace_view; then
 fi
 
 # ---- 3d. Kineto trace shapes: analyze / diagnose / report ----------------------------
-# The same generator at BENCH_SHAPE_MB in four shapes (docs/bench.md): the default
+# The same generator at BENCH_SHAPE_MB in five shapes (docs/bench.md): the default
 # (28 layers, input shapes on), thin (no input shapes, 6 layers: ~380 steps in
-# 300 MB), no ProfilerStep marks at all (the whole window is one step), and
+# 300 MB), no ProfilerStep marks at all (the whole window is one step),
 # continuous batching (each step's batch drawn from 1..4096, so op shapes differ
-# step to step). Labels shape:NAME:COMMAND; report.py gives diagnose and report
-# as multiples of analyze on the same file.
+# step to step) and many shapes (one layer a step and a batch drawn from
+# 1..10^6: ~1500 steps, 10^5 distinct Input Dims in 300 MB). Labels
+# shape:NAME:COMMAND; report.py gives diagnose and report as multiples of
+# analyze on the same file.
 SHAPE_MB=${BENCH_SHAPE_MB:-300}
 if ! skipped shapes; then
   shape_report=$DATA/shape_report.tmp.html
-  for shape in default thin no_step vary_batch; do
+  for shape in default thin no_step vary_batch many_shapes; do
     case $shape in
       default) flags=() ;;
       thin) flags=(--thin --layers 6) ;;
       no_step) flags=(--thin --layers 6 --no-profiler-step) ;;
       vary_batch) flags=(--layers 6 --vary-batch 4096) ;;
+      many_shapes) flags=(--layers 1 --vary-batch 1000000) ;;
     esac
     sf=$DATA/llm_decode_${SHAPE_MB}MB_seed${SEED}_${shape}.pt.trace.json
     if ! fresh "$sf" "$GEN"; then
