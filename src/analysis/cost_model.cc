@@ -888,20 +888,32 @@ std::optional<TaskCostMemo::Key> TaskCostMemo::KeyOf(uint32_t task) const {
   return key;
 }
 
+void TaskCostMemo::Remember(const Key& key, const TaskCostTable::SharedFigures& set) {
+  if (recent_.size() >= kMaxMemoShapes) {
+    older_ = std::move(recent_);
+    recent_.clear();
+  }
+  recent_.emplace(key, set);
+}
+
 CostFigures TaskCostMemo::Figures(uint32_t task) {
   const DeviceTaskTable& t = profile_.device_tasks;
   const std::optional<Key> key = KeyOf(task);
   if (key) {
-    if (auto it = shape_figures_.find(*key); it != shape_figures_.end())
-      return WithMeasuredTime(FromShared(it->second), t.dur[task]);
+    if (auto it = recent_.find(*key); it != recent_.end()) return WithMeasuredTime(FromShared(it->second), t.dur[task]);
+    if (auto it = older_.find(*key); it != older_.end()) {
+      const TaskCostTable::SharedFigures set = it->second;
+      older_.erase(it);
+      Remember(*key, set);
+      return WithMeasuredTime(FromShared(set), t.dur[task]);
+    }
   }
   const CostInput in = CostInputForTask(profile_, graph_, classes_, task);
   CostFigures figures = EstimateCost(in, hw_);
   // Kept only when the figures came from the source the key names.
   if (key && in.shape_origin == key->origin && figures.measured_ns == t.dur[task]) {
     CostFigures set = ShapeFigures(figures);
-    if (shape_figures_.size() < kMaxMemoShapes && SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures))
-      shape_figures_.emplace(*key, ToShared(set));
+    if (SameFiguresButTime(WithMeasuredTime(set, figures.measured_ns), figures)) Remember(*key, ToShared(set));
   }
   return figures;
 }

@@ -262,21 +262,25 @@ OpCost EstimateTaskCost(const Profile& profile, const OperatorCallGraph& graph,
 // gave. Every other task is estimated on its own. Not thread-safe: one per
 // worker.
 //
-// The memo keeps at most kMaxMemoShapes sets, the first ones met: a trace of
-// continuous batching has a new batch size every step, so 10^5 distinct
-// shapes that never come back (12 MB of memo a worker on the bench's
-// many_shapes trace, kept whole), while a trace whose shapes repeat has a few
-// thousand, all kept.
+// The memo is bounded, in two generations: sets go to the recent one; when
+// it holds kMaxMemoShapes, it becomes the older one and the one before is
+// dropped; a set found in the older one moves back to the recent one. A
+// trace of continuous batching has new shapes every step (10^5 distinct in
+// the bench's many_shapes trace, 12 MB of memo a worker kept whole) that
+// repeat within the step only: the recent ones stay. Shapes that repeat
+// every step stay while there are fewer than 2 x kMaxMemoShapes of them.
 class TaskCostMemo {
  public:
   TaskCostMemo(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
                const HardwareSpec& hw)
       : profile_(profile), graph_(graph), classes_(classes), hw_(hw) {}
   CostFigures Figures(uint32_t task);
-  size_t shape_set_count() const { return shape_figures_.size(); }  // distinct detail rows kept
-  // 4096 sets (~250 bytes each with the map's node: 1 MB a worker): the
-  // distinct rows of a 400k-row kernel_details.csv are a few thousand.
-  static constexpr size_t kMaxMemoShapes = 4096;
+  size_t shape_set_count() const { return recent_.size() + older_.size(); }  // distinct sets kept
+  // Sets a generation: 2048 (~250 bytes each with the map's node, at most
+  // 1 MB a worker in two generations). The bench's 1 M-row kernel_details.csv
+  // has 3,391 distinct rows, repeated every step: all stay (fewer than two
+  // generations). One step of its varying-batch trace has a few dozen.
+  static constexpr size_t kMaxMemoShapes = 2048;
 
  private:
   struct Key {
@@ -303,7 +307,9 @@ class TaskCostMemo {
   const OperatorCallGraph& graph_;
   const OpClassification& classes_;
   const HardwareSpec& hw_;
-  std::unordered_map<Key, TaskCostTable::SharedFigures, KeyHash> shape_figures_;
+  using Sets = std::unordered_map<Key, TaskCostTable::SharedFigures, KeyHash>;
+  void Remember(const Key& key, const TaskCostTable::SharedFigures& set);
+  Sets recent_, older_;
 };
 OpCost EstimateHostOpCost(const Profile& profile, const OperatorCallGraph& graph,
                           const OpClassification& classes, const HardwareSpec& hw, uint32_t host_op);

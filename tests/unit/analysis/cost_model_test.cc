@@ -307,10 +307,12 @@ TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
 }
 
 // Continuous batching: every GEMM has a shape of its own (k = 64 + i). The
-// memo keeps the first kMaxMemoShapes sets and no more, and every task still
-// gets exactly EstimateTaskCost's figures, those past the cap included.
-TEST(TaskCostMemo, KeepsTheFirstSetsOfShapesThatDoNotRepeat) {
-  constexpr int kOps = static_cast<int>(TaskCostMemo::kMaxMemoShapes) + 904;
+// memo keeps two generations of kMaxMemoShapes sets at most: after
+// 2 x kMaxMemoShapes + 904 distinct sets, the older generation holds
+// kMaxMemoShapes and the recent one 904.
+// Every task still gets exactly EstimateTaskCost's figures.
+TEST(TaskCostMemo, KeepsTheRecentSetsOfShapesThatDoNotRepeat) {
+  constexpr int kOps = 2 * static_cast<int>(TaskCostMemo::kMaxMemoShapes) + 904;
   const std::string path = testing::WriteDistinctGemmTrace(kOps);
   ASSERT_FALSE(path.empty());
   auto p = LoadProfile(path);
@@ -331,7 +333,16 @@ TEST(TaskCostMemo, KeepsTheFirstSetsOfShapesThatDoNotRepeat) {
     EXPECT_EQ(want.k, 64 + static_cast<int64_t>(t));  // the task's own shape: [[8, k], [k, 64]]
   }
   EXPECT_EQ(costed, static_cast<size_t>(kOps));
-  EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes);
+  EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes + 904);
+  // The older generation holds tasks kMaxMemoShapes .. 2 kMaxMemoShapes - 1.
+  // One of them is found there and moved to the recent one (count
+  // unchanged). Task 0's set was dropped with the first generation:
+  // estimated again and added (one more).
+  const uint32_t older = TaskCostMemo::kMaxMemoShapes + TaskCostMemo::kMaxMemoShapes / 2;
+  ExpectSameFigures(memo.Figures(older), EstimateTaskCost(*p, *g, classes, hw, older), "an older task again");
+  EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes + 904);
+  ExpectSameFigures(memo.Figures(0), EstimateTaskCost(*p, *g, classes, hw, 0), "task 0 again");
+  EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes + 905);
 }
 
 // tracelens_h100: aten::mm [[8944, 1024], [1024, 2816]] (raw Input Dims) -> its sm90 GEMM kernel
