@@ -697,15 +697,22 @@ std::vector<ClassCostSummary> SummarizeCosts(const Profile& profile, const Opera
 namespace {
 bool SameNumber(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
-// Every field but measured_ns.
-bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
+// The fields of a shared set (TaskCostTable::SharedFigures), compared on
+// either struct: sub_kind by identity, NaN equal to NaN.
+template <class A, class B>
+bool SameShapePart(const A& a, const B& b) {
   return a.status == b.status && a.cls == b.cls && a.sub_kind.data() == b.sub_kind.data() &&
          a.sub_kind.size() == b.sub_kind.size() && a.dtype == b.dtype && a.unit == b.unit && a.batch == b.batch &&
          a.m == b.m && a.n == b.n && a.k == b.k && a.heads == b.heads && a.s_q == b.s_q && a.s_kv == b.s_kv &&
          a.head_dim == b.head_dim && a.phase == b.phase && SameNumber(a.flops, b.flops) &&
          SameNumber(a.bytes, b.bytes) && SameNumber(a.intensity, b.intensity) &&
          SameNumber(a.peak_flops, b.peak_flops) && SameNumber(a.bandwidth, b.bandwidth) &&
-         SameNumber(a.roofline_ns, b.roofline_ns) && a.bound == b.bound && SameNumber(a.achieved_flops, b.achieved_flops) &&
+         SameNumber(a.roofline_ns, b.roofline_ns) && a.bound == b.bound;
+}
+
+// Every field but measured_ns.
+bool SameFiguresButTime(const CostFigures& a, const CostFigures& b) {
+  return SameShapePart(a, b) && SameNumber(a.achieved_flops, b.achieved_flops) &&
          SameNumber(a.achieved_bandwidth, b.achieved_bandwidth) && SameNumber(a.compute_efficiency, b.compute_efficiency) &&
          SameNumber(a.bandwidth_efficiency, b.bandwidth_efficiency) && SameNumber(a.efficiency, b.efficiency);
 }
@@ -738,36 +745,18 @@ size_t HashNumber(double v) { return std::isnan(v) ? 0x7ff8u : std::hash<double>
 
 namespace {
 TaskCostTable::SharedFigures ToShared(const CostFigures& f) {
-  return {f.status, f.cls,   f.dtype, f.unit,   f.phase,     f.bound,        f.sub_kind,   f.batch,
-          f.m,      f.n,     f.k,     f.heads,  f.s_q,       f.s_kv,         f.head_dim,   f.flops,
-          f.bytes,  f.intensity, f.peak_flops, f.bandwidth, f.roofline_ns};
+  return {.status = f.status, .cls = f.cls, .dtype = f.dtype, .unit = f.unit, .phase = f.phase, .bound = f.bound,
+          .sub_kind = f.sub_kind, .batch = f.batch, .m = f.m, .n = f.n, .k = f.k, .heads = f.heads, .s_q = f.s_q,
+          .s_kv = f.s_kv, .head_dim = f.head_dim, .flops = f.flops, .bytes = f.bytes, .intensity = f.intensity,
+          .peak_flops = f.peak_flops, .bandwidth = f.bandwidth, .roofline_ns = f.roofline_ns};
 }
 
 // The figures of ShapeFigures back: the measured part unset.
 CostFigures FromShared(const TaskCostTable::SharedFigures& s) {
-  CostFigures f;
-  f.status = s.status;
-  f.cls = s.cls;
-  f.sub_kind = s.sub_kind;
-  f.dtype = s.dtype;
-  f.unit = s.unit;
-  f.batch = s.batch;
-  f.m = s.m;
-  f.n = s.n;
-  f.k = s.k;
-  f.heads = s.heads;
-  f.s_q = s.s_q;
-  f.s_kv = s.s_kv;
-  f.head_dim = s.head_dim;
-  f.phase = s.phase;
-  f.flops = s.flops;
-  f.bytes = s.bytes;
-  f.intensity = s.intensity;
-  f.peak_flops = s.peak_flops;
-  f.bandwidth = s.bandwidth;
-  f.roofline_ns = s.roofline_ns;
-  f.bound = s.bound;
-  return f;
+  return {.status = s.status, .cls = s.cls, .sub_kind = s.sub_kind, .dtype = s.dtype, .unit = s.unit,
+          .batch = s.batch, .m = s.m, .n = s.n, .k = s.k, .heads = s.heads, .s_q = s.s_q, .s_kv = s.s_kv,
+          .head_dim = s.head_dim, .phase = s.phase, .flops = s.flops, .bytes = s.bytes, .intensity = s.intensity,
+          .peak_flops = s.peak_flops, .bandwidth = s.bandwidth, .roofline_ns = s.roofline_ns, .bound = s.bound};
 }
 }  // namespace
 
@@ -784,13 +773,7 @@ size_t TaskCostTable::SetRefHash::operator()(const SharedFigures& f) const {
 }
 
 bool TaskCostTable::SetRefEqual::operator()(const SharedFigures& a, const SharedFigures& b) const {
-  return a.status == b.status && a.cls == b.cls && a.sub_kind.data() == b.sub_kind.data() &&
-         a.sub_kind.size() == b.sub_kind.size() && a.dtype == b.dtype && a.unit == b.unit && a.batch == b.batch &&
-         a.m == b.m && a.n == b.n && a.k == b.k && a.heads == b.heads && a.s_q == b.s_q && a.s_kv == b.s_kv &&
-         a.head_dim == b.head_dim && a.phase == b.phase && SameNumber(a.flops, b.flops) &&
-         SameNumber(a.bytes, b.bytes) && SameNumber(a.intensity, b.intensity) &&
-         SameNumber(a.peak_flops, b.peak_flops) && SameNumber(a.bandwidth, b.bandwidth) &&
-         SameNumber(a.roofline_ns, b.roofline_ns) && a.bound == b.bound;
+  return SameShapePart(a, b);
 }
 
 void TaskCostTable::Reset(size_t tasks, const std::vector<TimeNs>* durations) {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "analysis/cost_model.h"
@@ -258,6 +260,30 @@ TEST(CostModel, InconsistentShapesAreFlagged) {
 // Kineto trace whose tasks take their operator's: expected values are
 // EstimateTaskCost's, task by task. On the CANN 8.3 and Kineto ones it reuses
 // figures: fewer distinct sets than costed tasks.
+// A profile with what costing its tasks reads: its graph, op classes and hardware.
+struct CostingInputs {
+  Profile profile;
+  std::optional<OperatorCallGraph> graph;
+  OpClassification classes;
+  HardwareSpec hw;
+  TaskCostMemo Memo() const { return TaskCostMemo(profile, *graph, classes, hw); }
+  OpCost Estimate(uint32_t task) const { return EstimateTaskCost(profile, *graph, classes, hw, task); }
+};
+
+// nullptr when the file does not load or its graph does not build.
+std::unique_ptr<CostingInputs> LoadForCosting(const std::string& path) {
+  auto loaded = LoadProfile(path);
+  if (!loaded.ok()) return nullptr;
+  auto in = std::make_unique<CostingInputs>();
+  in->profile = std::move(*loaded);
+  auto graph = OperatorCallGraph::Build(in->profile);
+  if (!graph.ok()) return nullptr;
+  in->graph.emplace(std::move(*graph));
+  in->classes = ClassifyProfile(in->profile, *in->graph);
+  in->hw = DetectHardware(in->profile);
+  return in;
+}
+
 // The memo's figures for a task against EstimateTaskCost's: every field (NaN equal to NaN).
 void ExpectSameFigures(const CostFigures& got, const OpCost& want, const std::string& where) {
   auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
@@ -283,16 +309,12 @@ TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
                                   "/ascend/pta_vit_patch_embed_910b_conv_fractal_z",
                                   "/kineto/tracelens_h100_qwen1.5_0.5b_hf_inference",
                                   "/kineto/hta_trace_diff_control_a100_2022"}) {
-    auto p = LoadProfile(kFixtures + path);
-    ASSERT_TRUE(p.ok()) << path;
-    auto g = OperatorCallGraph::Build(*p);
-    ASSERT_TRUE(g.ok()) << path;
-    const OpClassification classes = ClassifyProfile(*p, *g);
-    const HardwareSpec hw = DetectHardware(*p);
-    TaskCostMemo memo(*p, *g, classes, hw);
+    const std::unique_ptr<CostingInputs> in = LoadForCosting(kFixtures + path);
+    ASSERT_NE(in, nullptr) << path;
+    TaskCostMemo memo = in->Memo();
     size_t costed = 0;
-    for (uint32_t t = 0; t < p->device_tasks.size(); ++t) {
-      const OpCost want = EstimateTaskCost(*p, *g, classes, hw, t);
+    for (uint32_t t = 0; t < in->profile.device_tasks.size(); ++t) {
+      const OpCost want = in->Estimate(t);
       ExpectSameFigures(memo.Figures(t), want, path + " task " + std::to_string(t));
       if (HasFatalFailure()) return;
       costed += want.has_costs();
@@ -315,18 +337,14 @@ TEST(TaskCostMemo, KeepsTheRecentSetsOfShapesThatDoNotRepeat) {
   constexpr int kOps = 2 * static_cast<int>(TaskCostMemo::kMaxMemoShapes) + 904;
   const std::string path = testing::WriteDistinctGemmTrace(kOps);
   ASSERT_FALSE(path.empty());
-  auto p = LoadProfile(path);
+  const std::unique_ptr<CostingInputs> in = LoadForCosting(path);
   std::remove(path.c_str());
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  ASSERT_EQ(p->device_tasks.size(), static_cast<size_t>(kOps));
-  auto g = OperatorCallGraph::Build(*p);
-  ASSERT_TRUE(g.ok());
-  const OpClassification classes = ClassifyProfile(*p, *g);
-  const HardwareSpec hw = DetectHardware(*p);
-  TaskCostMemo memo(*p, *g, classes, hw);
+  ASSERT_NE(in, nullptr);
+  ASSERT_EQ(in->profile.device_tasks.size(), static_cast<size_t>(kOps));
+  TaskCostMemo memo = in->Memo();
   size_t costed = 0;
-  for (uint32_t t = 0; t < p->device_tasks.size(); ++t) {
-    const OpCost want = EstimateTaskCost(*p, *g, classes, hw, t);
+  for (uint32_t t = 0; t < in->profile.device_tasks.size(); ++t) {
+    const OpCost want = in->Estimate(t);
     ExpectSameFigures(memo.Figures(t), want, "task " + std::to_string(t));
     if (HasFatalFailure()) return;
     costed += want.status == CostStatus::kOk;
@@ -339,9 +357,9 @@ TEST(TaskCostMemo, KeepsTheRecentSetsOfShapesThatDoNotRepeat) {
   // unchanged). Task 0's set was dropped with the first generation:
   // estimated again and added (one more).
   const uint32_t older = TaskCostMemo::kMaxMemoShapes + TaskCostMemo::kMaxMemoShapes / 2;
-  ExpectSameFigures(memo.Figures(older), EstimateTaskCost(*p, *g, classes, hw, older), "an older task again");
+  ExpectSameFigures(memo.Figures(older), in->Estimate(older), "an older task again");
   EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes + 904);
-  ExpectSameFigures(memo.Figures(0), EstimateTaskCost(*p, *g, classes, hw, 0), "task 0 again");
+  ExpectSameFigures(memo.Figures(0), in->Estimate(0), "task 0 again");
   EXPECT_EQ(memo.shape_set_count(), TaskCostMemo::kMaxMemoShapes + 905);
 }
 
