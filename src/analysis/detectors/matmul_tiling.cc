@@ -394,11 +394,9 @@ class MatmulTiling final : public Detector {
         }
       }
     }
-    const CostInput in = ascend && hw.inner_axis_multiple_elems > 0
-                             ? CostInputForTask(*ctx.profile, *ctx.graph, *ctx.classes, g.tasks[0])
-                             : CostInput{};
-    if (ascend && hw.inner_axis_multiple_elems > 0 && in.has_shapes) {
-      for (int i = 0; i < 2; ++i) {
+    if (ascend && hw.inner_axis_multiple_elems > 0) {
+      const CostInput in = CostInputForTask(*ctx.profile, *ctx.graph, *ctx.classes, g.tasks[0]);
+      for (int i = 0; i < 2 && in.has_shapes; ++i) {
         const TensorShape* s = in.shapes.tensor(i);
         if (!s || s->rank < 2) continue;
         int64_t inner = s->dim(-1);
