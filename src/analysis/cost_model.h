@@ -193,6 +193,8 @@ class TaskCostTable {
 
   // Never-costed rows read as CostFigures{} (measured_ns -1).
   CostFigures operator[](size_t task) const;
+  // Whether `task` was added (a diagnosis costs only the tasks of its windows).
+  bool costed(size_t task) const { return task < slot_.size() && slot_[task] != 0; }
   size_t size() const { return slot_.size(); }
   size_t shared_set_count() const { return shared_count_; }
   size_t whole_row_count() const { return whole_.size(); }

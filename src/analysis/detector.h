@@ -287,6 +287,9 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
 struct DiagnosisInputs {
   const OpClassification* classes = nullptr;
   const StatusOr<ModelStructure>* structure = nullptr;
+  // Where the diagnosis leaves its task costs, for a caller that reads them
+  // after it (the report's roofline); null: they go with the diagnosis.
+  TaskCostTable* task_costs = nullptr;
 };
 StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& options,
                                          const DiagnosisInputs& inputs);

@@ -460,7 +460,7 @@ void IndexTaskAttributes(const Profile& profile, DiagnosisContext& ctx) {
 struct DiagnosisState {
   HardwareSpec hardware;
   std::optional<OpClassification> own_classes;        // when the caller passed none
-  TaskCostTable costs;                                // per device task row
+  TaskCostTable costs;  // per device task row, unless the caller keeps them (DiagnosisInputs::task_costs)
   std::optional<StatusOr<ModelStructure>> own_structure;  // when the caller passed none
 };
 
@@ -515,11 +515,10 @@ void SetOpClasses(const OperatorCallGraph& graph, const DiagnosisInputs& inputs,
 constexpr size_t kTaskCostChunk = 1024;
 
 // Roofline costs of the tasks in the windows; a note when matmul / attention tasks lack the shapes for them.
-void EstimateTaskCosts(const OperatorCallGraph& graph, DiagnosisState& state, DiagnosisContext& ctx,
-                       DiagnosticReport& report) {
+void EstimateTaskCosts(const OperatorCallGraph& graph, const DiagnosisState& state, TaskCostTable& costs,
+                       DiagnosisContext& ctx, DiagnosticReport& report) {
   const Profile& profile = *ctx.profile;
   const OpClassification& classes = *ctx.classes;
-  TaskCostTable& costs = state.costs;
   costs.Reset(profile.device_tasks.size(), &profile.device_tasks.dur);
   // Each task's cost reads only const tables, so the tasks are costed side by
   // side in chunks (shape parsing dominates); each chunk's rows join the table
@@ -676,7 +675,10 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   SetHardware(profile, state.hardware, ctx, report);
   SetWorkload(profile, ctx, report);
   { PhaseTimer t("diagnose.op_classes"); SetOpClasses(graph, inputs, state, ctx); }
-  { PhaseTimer t("diagnose.task_costs"); EstimateTaskCosts(graph, state, ctx, report); }
+  {
+    PhaseTimer t("diagnose.task_costs");
+    EstimateTaskCosts(graph, state, inputs.task_costs ? *inputs.task_costs : state.costs, ctx, report);
+  }
   NoteMissingPmuRatios(state.hardware, ctx, report);
   { PhaseTimer t("diagnose.structure"); SetModelStructure(graph, inputs, state, ctx, report); }
 

@@ -74,32 +74,55 @@ struct RooflineCost {
   Bound bound = Bound::kUnknown;
 };
 
-// Tasks per work item when costing every task for the roofline: a task costs
+// Tasks per work item when costing tasks for the roofline: a task costs
 // up to ~2 us (shape parsing, notes; less when its detail row was costed
 // before, TaskCostMemo), so 1024 make an item worth a thread's wake-up.
 constexpr size_t kRooflineCostChunk = 1024;
 
-// Every busy task's roofline cost, computed on all cores (each task reads only
-// const tables and writes its own slot); only what the chart uses is kept, so
-// a million tasks cost 24 MB, not the full OpCost with its notes.
-std::vector<RooflineCost> RooflineCosts(const Profile& profile, const OperatorCallGraph& graph,
-                                        const OpClassification& classes, const HardwareSpec& hw) {
-  const DeviceTaskTable& t = profile.device_tasks;
-  std::vector<RooflineCost> costs(t.size());
-  const size_t chunks = (t.size() + kRooflineCostChunk - 1) / kRooflineCostChunk;
-  ParallelForWithState(
-      chunks, DefaultParallelism(), [&] { return TaskCostMemo(profile, graph, classes, hw); },
-      [&](TaskCostMemo& memo, size_t chunk) {
-        const size_t end = std::min(t.size(), (chunk + 1) * kRooflineCostChunk);
-        for (size_t row = chunk * kRooflineCostChunk; row < end; ++row) {
-          if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
-          const CostFigures cost = memo.Figures(static_cast<uint32_t>(row));
-          if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0)) continue;
-          costs[row] = {true, cost.flops, cost.bytes, cost.bound};
-        }
-      });
-  return costs;
+RooflineCost RooflineCostOf(const CostFigures& cost) {
+  if (cost.status != CostStatus::kOk || !(cost.flops > 0) || !(cost.bytes > 0)) return {};
+  return {true, cost.flops, cost.bytes, cost.bound};
 }
+
+// Every busy task's roofline cost. The diagnosis's figures serve the tasks it
+// costed (`diagnosed`, may be null: the tasks of its windows); costing them
+// again was a quarter of the report's time on a trace whose every task has a
+// shape of its own. The other tasks are costed here on all cores (each reads
+// only const tables and writes its own slot), and only what the chart uses
+// is kept of them.
+class RooflineCosts {
+ public:
+  RooflineCosts(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
+                const HardwareSpec& hw, const TaskCostTable* diagnosed)
+      : diagnosed_(diagnosed) {
+    const DeviceTaskTable& t = profile.device_tasks;
+    for (uint32_t row = 0; row < t.size(); ++row) {
+      if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
+      if (!Diagnosed(row)) own_rows_.push_back(row);
+    }
+    own_.resize(own_rows_.size());
+    const size_t chunks = (own_rows_.size() + kRooflineCostChunk - 1) / kRooflineCostChunk;
+    ParallelForWithState(
+        chunks, DefaultParallelism(), [&] { return TaskCostMemo(profile, graph, classes, hw); },
+        [&](TaskCostMemo& memo, size_t chunk) {
+          const size_t end = std::min(own_rows_.size(), (chunk + 1) * kRooflineCostChunk);
+          for (size_t i = chunk * kRooflineCostChunk; i < end; ++i) own_[i] = RooflineCostOf(memo.Figures(own_rows_[i]));
+        });
+  }
+  // Rows are read in ascending order, each once (the tasks the roofline draws).
+  RooflineCost Next(uint32_t row) {
+    if (Diagnosed(row)) return RooflineCostOf((*diagnosed_)[row]);
+    while (next_own_ < own_rows_.size() && own_rows_[next_own_] < row) ++next_own_;
+    return next_own_ < own_rows_.size() && own_rows_[next_own_] == row ? own_[next_own_] : RooflineCost{};
+  }
+
+ private:
+  bool Diagnosed(uint32_t row) const { return diagnosed_ != nullptr && diagnosed_->costed(row); }
+  const TaskCostTable* diagnosed_;
+  std::vector<uint32_t> own_rows_;  // ascending
+  std::vector<RooflineCost> own_;   // by own_rows_
+  size_t next_own_ = 0;
+};
 
 // The steps drawn in detail: the median and the slowest by latency.
 std::vector<std::pair<size_t, std::string>> TimelineSteps(const OperatorCallGraph& graph) {
@@ -301,6 +324,7 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   // trace's report to draw 200 of them.
   struct Group {
     uint32_t first_row;  // the class and bound shown are those of the group's first task
+    Bound first_bound;
     uint64_t count = 0;
     TimeNs time_ns = 0;
     double flops = 0;
@@ -308,10 +332,10 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   };
   std::unordered_map<uint64_t, Group> groups;  // (name << 32 | shape) -> sums, in row order
   const DeviceTaskTable& t = profile.device_tasks;
-  const std::vector<RooflineCost> costs = RooflineCosts(profile, graph, classes, hw);
+  RooflineCosts costs(profile, graph, classes, hw, session.DiagnosisTaskCosts(options.diagnose));
   for (uint32_t row = 0; row < t.size(); ++row) {
     if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
-    const RooflineCost& cost = costs[row];
+    const RooflineCost cost = costs.Next(row);
     if (!cost.ok || t.dur[row] <= 0) {
       ++d.roofline_tasks_without_costs;
       continue;
@@ -320,7 +344,7 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
     if (name == kEmptyStr) name = t.name[row];
     StrId shape = t.input_shapes(row);
     if (shape == kEmptyStr && graph.OperatorOf(row) >= 0) shape = profile.host_ops.input_dims[graph.OperatorOf(row)];
-    Group& group = groups.try_emplace(uint64_t{name} << 32 | shape, Group{row}).first->second;
+    Group& group = groups.try_emplace(uint64_t{name} << 32 | shape, Group{row, cost.bound}).first->second;
     ++group.count;
     group.time_ns += t.dur[row];
     group.flops += cost.flops;
@@ -344,7 +368,7 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
     op.name = std::string(name_of(key));
     op.shape = std::string(shape_of(key));
     op.op_class = OpClassName(classes.task_class[group->first_row]);
-    op.bound = BoundName(costs[group->first_row].bound);
+    op.bound = BoundName(group->first_bound);
     op.count = group->count;
     op.time_ns = group->time_ns;
     op.flops = group->flops;

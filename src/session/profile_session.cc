@@ -79,18 +79,28 @@ StatusOr<const DiagnosticReport*> ProfileSession::Diagnosis(const DiagnoseOption
 }
 
 StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const DiagnoseOptions& options) {
-  for (const auto& [key, report] : diagnoses_) {
-    if (key == options) return report.get();
+  for (const KeptDiagnosis& kept : diagnoses_) {
+    if (kept.options == options) return kept.report.get();
   }
   PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
   DiagnosisInputs inputs;
   inputs.classes = &ClassesLocked();
   inputs.structure = &StructureLocked(options.model_arch);
+  auto task_costs = std::make_unique<TaskCostTable>();
+  inputs.task_costs = task_costs.get();
   PhaseTimer timer("diagnose");
   PYPTO_ASSIGN_OR_RETURN(DiagnosticReport report, DiagnoseGraph(*graph_, options, inputs));
   if (report.source_path.empty()) report.source_path = source_path();
-  diagnoses_.emplace_back(options, std::make_unique<DiagnosticReport>(std::move(report)));
-  return diagnoses_.back().second.get();
+  diagnoses_.push_back({options, std::make_unique<DiagnosticReport>(std::move(report)), std::move(task_costs)});
+  return diagnoses_.back().report.get();
+}
+
+const TaskCostTable* ProfileSession::DiagnosisTaskCosts(const DiagnoseOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const KeptDiagnosis& kept : diagnoses_) {
+    if (kept.options == options) return kept.task_costs.get();
+  }
+  return nullptr;
 }
 
 StatusOr<advisor::AdviseProfileResult> ProfileSession::Advise(const advisor::AdviseProfileOptions& options) {

@@ -60,6 +60,10 @@ class ProfileSession {
   // The diagnosis for these options; the same options give the same report
   // object (computed once). Its source_path is the session's.
   StatusOr<const DiagnosticReport*> Diagnosis(const DiagnoseOptions& options = {});
+  // The task costs that diagnosis computed (the tasks of its windows), kept
+  // with it so that the report's roofline does not cost them again; null
+  // before Diagnosis(options).
+  const TaskCostTable* DiagnosisTaskCosts(const DiagnoseOptions& options);
   // Advice for the diagnosis of `options.diagnose` (model_arch taken from the
   // user's model when empty), artifacts written when options.output_dir is set.
   StatusOr<advisor::AdviseProfileResult> Advise(const advisor::AdviseProfileOptions& options);
@@ -75,7 +79,12 @@ class ProfileSession {
   std::mutex mutex_;
   std::optional<OpClassification> classes_;
   std::map<std::string, StatusOr<ModelStructure>> structures_;  // by model_arch
-  std::vector<std::pair<DiagnoseOptions, std::unique_ptr<DiagnosticReport>>> diagnoses_;
+  struct KeptDiagnosis {
+    DiagnoseOptions options;
+    std::unique_ptr<DiagnosticReport> report;
+    std::unique_ptr<TaskCostTable> task_costs;  // not movable (its lock), hence the pointer
+  };
+  std::vector<KeptDiagnosis> diagnoses_;
 };
 
 // Open then diagnose (tests and one-shot callers).

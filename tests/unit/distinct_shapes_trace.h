@@ -35,11 +35,21 @@ inline std::vector<DistinctGemm> DistinctGemms(int count) {
   return ops;
 }
 
-// The trace of DistinctGemms(count), written to a temporary file; returns its path.
-inline std::string WriteDistinctGemmTrace(int count) {
+// The trace of DistinctGemms(count), written to a temporary file; returns its
+// path. With ops_per_step > 0, ProfilerStep#s (s from 0) spans ops
+// [s·ops_per_step, (s+1)·ops_per_step): from 1 µs before the first op's start
+// to 1 µs before the next step's first op (each op's kernel ends 17 µs after
+// its op starts, inside its step).
+inline std::string WriteDistinctGemmTrace(int count, int ops_per_step = 0) {
   std::string json = R"({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","numSms":132}],)"
                      "\n\"traceEvents\":[\n";
   const std::vector<DistinctGemm> ops = DistinctGemms(count);
+  for (int first = 0; ops_per_step > 0 && first < count; first += ops_per_step) {
+    json += fmt::format(
+        R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{},"dur":{}}},)"
+        "\n",
+        first / ops_per_step, 100 + 20 * first - 1, 20 * ops_per_step);
+  }
   for (size_t i = 0; i < ops.size(); ++i) {
     const int64_t ts = 100 + 20 * static_cast<int64_t>(i);
     const size_t correlation = i + 1;
@@ -62,7 +72,7 @@ inline std::string WriteDistinctGemmTrace(int count) {
   json += R"({"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}}]})"
           "\n";
   const std::string path = (std::filesystem::temp_directory_path() /
-                            fmt::format("pypto_distinct_gemms_{}_{}.json", ::getpid(), count))
+                            fmt::format("pypto_distinct_gemms_{}_{}_{}.json", ::getpid(), count, ops_per_step))
                                .string();
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return "";

@@ -229,6 +229,69 @@ TEST(ProfileHtml, RooflineDrawsTheLongestOfManyDistinctShapes) {
   }
 }
 
+TEST(ProfileHtml, RooflineCostsTheTasksTheDiagnosisLeftOut) {
+  // 150 GEMMs of shapes of their own in ProfilerSteps 0-2 of 50 each. A
+  // diagnosis of step 1 costs that step's 50 kernels, and the session keeps
+  // those costs for the roofline; the roofline costs the other 100 itself.
+  // The chart must not depend on who costed what: all 150 groups (fewer than
+  // kMaxRooflineOps) with time = the kernel's dur and FLOPs = 2·8·64·K, as
+  // in RooflineDrawsTheLongestOfManyDistinctShapes, and the same chart as
+  // the report of every step, where the diagnosis costs all 150.
+  constexpr int kOps = 150, kOpsPerStep = 50;
+  const std::string path = testing::WriteDistinctGemmTrace(kOps, kOpsPerStep);
+  ASSERT_FALSE(path.empty());
+  StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_EQ((*session)->graph().Steps().size(), 3u);
+  ReportOptions one_step;
+  one_step.diagnose.step = 1;
+  StatusOr<ProfileReportData> d = CollectProfileReport(**session, one_step);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+
+  // What the diagnosis costed: the kernels of step 1, ops 50-99, whose
+  // kernels start at 100 + 20 i + 6 µs.
+  const TaskCostTable* diagnosed = (*session)->DiagnosisTaskCosts(one_step.diagnose);
+  ASSERT_NE(diagnosed, nullptr);
+  const DeviceTaskTable& t = (*session)->profile().device_tasks;
+  size_t costed = 0;
+  for (uint32_t row = 0; row < t.size(); ++row) {
+    if (!diagnosed->costed(row)) continue;
+    ++costed;
+    const int64_t op = (t.ts[row] / 1000 - 106) / 20;
+    EXPECT_GE(op, kOpsPerStep) << row;
+    EXPECT_LT(op, 2 * kOpsPerStep) << row;
+  }
+  EXPECT_EQ(costed, static_cast<size_t>(kOpsPerStep));
+
+  std::vector<testing::DistinctGemm> want = testing::DistinctGemms(kOps);
+  std::sort(want.begin(), want.end(), [](const testing::DistinctGemm& a, const testing::DistinctGemm& b) {
+    return std::tie(b.dur_us, a.kernel, a.dims) < std::tie(a.dur_us, b.kernel, b.dims);
+  });
+  ASSERT_EQ(d->roofline.size(), static_cast<size_t>(kOps));
+  EXPECT_EQ(d->roofline_tasks_without_costs, 0u);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const RooflineOp& got = d->roofline[i];
+    ASSERT_EQ(got.name, want[i].kernel) << i;
+    ASSERT_EQ(got.shape, want[i].dims) << i;
+    EXPECT_EQ(got.time_ns, want[i].dur_us * 1000) << i;
+    EXPECT_DOUBLE_EQ(got.flops, 2.0 * 8 * 64 * static_cast<double>(want[i].k)) << i;
+  }
+
+  StatusOr<ProfileReportData> every_step = CollectProfileReport(**session, ReportOptions{});
+  ASSERT_TRUE(every_step.ok()) << every_step.status().message();
+  ASSERT_EQ(every_step->roofline.size(), d->roofline.size());
+  for (size_t i = 0; i < d->roofline.size(); ++i) {
+    const RooflineOp& a = every_step->roofline[i];
+    const RooflineOp& b = d->roofline[i];
+    EXPECT_EQ(std::tie(a.name, a.shape, a.op_class, a.bound, a.count, a.time_ns),
+              std::tie(b.name, b.shape, b.op_class, b.bound, b.count, b.time_ns))
+        << i;
+    EXPECT_EQ(a.flops, b.flops) << i;
+    EXPECT_EQ(a.bytes, b.bytes) << i;
+  }
+}
+
 TEST(ProfileHtml, AKvCacheFindingBringsTheLayoutPicture) {
   // When the diagnosis has a KV-cache finding, the report carries the
   // picture of the cache the profile shows (here a BNSD cache of 4 KV heads
