@@ -90,4 +90,8 @@ std::string TaskSymbol(const DiagnosisContext& ctx, uint32_t task);
 // ancestor is not an operator (a top-level aten call).
 bool IsTopOperator(const DiagnosisContext& ctx, uint32_t op);
 
+// The fusible_sequence rule patterns as written (msprof-analyze's regexes
+// over "-tok-" text), in rule order; a test reads each with TokenSequencePattern.
+std::vector<std::string_view> FusionRulePatterns();
+
 }  // namespace pypto::detectors

@@ -8,7 +8,8 @@
 // each pattern is searched with a regex. Here the tokens are the top-level
 // aten operators of each host thread in the analysed steps (children such as
 // aten::bmm under aten::matmul are not tokens, so a pattern sees the calls the
-// model code makes), and a pattern must match whole tokens. Single-op
+// model code makes), and a pattern must match whole tokens (it is matched
+// token by token: TokenSequencePattern). Single-op
 // patterns (gelu) are not sequences.
 // Optimizer rules (`<Optimizer>.step` -> torch_npu.optim.NpuFused<Optimizer>,
 // Ascend only): each `Optimizer.step#SGD.step` range of the analysed steps is
@@ -22,10 +23,8 @@
 // Saving (measured): the device idle between the kernels of each occurrence,
 // which one kernel does not have; the launch time saved is a metric.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "analysis/detectors/token_sequence_pattern.h"
 #include "graph/interval_union.h"
 
 namespace pypto {
@@ -109,77 +109,30 @@ const FusionPattern kPatterns[] = {
     {"moe_token_unpermute", "mindspeed.ops.npu_moe_token_unpermute", "8.0.RC3", "index_select-mul-reduce_sum"},
 };
 
-bool IsTokenChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// The literals one of which every match of `pattern` starts with: the first
-// token, or each alternative of a leading group, plus what follows a leading
-// group quantified {0,n} / ? / * (it may be skipped). nullopt when the start
-// is anything else (nested groups, escapes, a quantified single character):
-// then every position is tried. A superset is always safe: the regex itself
-// decides; the literals only skip positions where no match can start.
-std::optional<std::vector<std::string>> FirstLiterals(std::string_view pattern) {
-  std::vector<std::string> literals;
-  size_t i = 0;
-  while (i < pattern.size()) {
-    if (pattern[i] != '(') {
-      size_t j = i;
-      while (j < pattern.size() && IsTokenChar(pattern[j])) ++j;
-      if (j == i || (j < pattern.size() && std::string_view("{?*+").find(pattern[j]) != std::string_view::npos))
-        return std::nullopt;
-      literals.emplace_back(pattern.substr(i, j - i));
-      return literals;
-    }
-    const size_t close = pattern.find(')', i);
-    if (close == std::string_view::npos || pattern.substr(i + 1, close - i - 1).find('(') != std::string_view::npos)
-      return std::nullopt;
-    std::string_view group = pattern.substr(i + 1, close - i - 1);
-    for (size_t from = 0;;) {
-      const size_t bar = std::min(group.find('|', from), group.size());
-      size_t j = from;
-      while (j < bar && IsTokenChar(group[j])) ++j;
-      if (j == from) return std::nullopt;
-      literals.emplace_back(group.substr(from, j - from));
-      if (bar == group.size()) break;
-      from = bar + 1;
-    }
-    i = close + 1;
-    const bool optional = pattern.substr(i).starts_with("{0,") || (i < pattern.size() && (pattern[i] == '?' || pattern[i] == '*'));
-    if (!optional) return literals;
-    i = pattern.find_first_not_of("{0123456789,}?*", i);  // past the quantifier
-    if (i == std::string_view::npos) return std::nullopt;
-  }
-  return std::nullopt;
+// The patterns, read once (each is checked to be a sequence of whole tokens
+// by TokenSequencePattern::Parse; a unit test reads every one).
+const std::vector<std::optional<detectors::TokenSequencePattern>>& ParsedPatterns() {
+  static const std::vector<std::optional<detectors::TokenSequencePattern>> parsed = [] {
+    std::vector<std::optional<detectors::TokenSequencePattern>> v;
+    for (const FusionPattern& pat : kPatterns) v.push_back(detectors::TokenSequencePattern::Parse(pat.regex));
+    return v;
+  }();
+  return parsed;
 }
 
-// Calls found(position, length) for each match of `re` in `text`, left to
-// right and not overlapping, as std::sregex_iterator would. Every pattern
-// starts with the '-' in front of a token, so a match is tried only at the
-// '-' separators, and only where the token starts with one of `first` (when
-// known): std::regex would try, and fail, at every character, which cost a
-// fifth of a diagnosis on a long trace.
+// Calls found(first, count) for each match of `pattern` in `tokens`, left to
+// right and not overlapping: what std::sregex_iterator finds with the
+// pattern's regex on the text "-tok-tok-…-" (each match starts at a '-').
 template <typename Found>
-void ForEachTokenMatch(const std::string& text, const std::regex& re,
-                       const std::optional<std::vector<std::string>>& first, Found found) {
-  constexpr auto kAnchored = std::regex_constants::match_continuous;
-  auto may_start = [&](size_t dash) {
-    if (!first) return true;
-    const std::string_view token = std::string_view(text).substr(dash + 1);
-    for (const std::string& literal : *first)
-      if (token.starts_with(literal)) return true;
-    return false;
-  };
-  std::smatch m;
-  size_t pos = text.find('-');
-  while (pos != std::string::npos && pos < text.size()) {
-    const auto flags = pos > 0 ? kAnchored | std::regex_constants::match_prev_avail : kAnchored;
-    if (may_start(pos) &&
-        std::regex_search(text.cbegin() + static_cast<std::ptrdiff_t>(pos), text.cend(), m, re, flags) &&
-        m.length(0) > 0) {
-      const size_t length = static_cast<size_t>(m.length(0));
-      found(pos, length);
-      pos = text.find('-', pos + length);  // the next search starts where this match ended
+void ForEachTokenMatch(const std::vector<std::string_view>& tokens, const detectors::TokenSequencePattern& pattern,
+                       Found found) {
+  for (size_t i = 0; i < tokens.size();) {
+    const std::optional<size_t> count = pattern.MatchAt(tokens, i);
+    if (count && *count > 0) {
+      found(i, *count);
+      i += *count;  // the next search starts where this match ended
     } else {
-      pos = text.find('-', pos + 1);
+      ++i;
     }
   }
 }
@@ -245,22 +198,29 @@ class FusibleSequence final : public Detector {
     };
     std::map<std::string, Group> groups;
     std::vector<uint8_t> used;  // per (stream, token): a token belongs to one occurrence per key
-    std::vector<std::regex> compiled;
-    std::vector<std::optional<std::vector<std::string>>> first_literals;
-    for (const FusionPattern& pat : kPatterns) {
-      compiled.emplace_back(std::string("-(") + pat.regex + ")(?=-)");
-      first_literals.push_back(FirstLiterals(pat.regex));
-    }
+    const std::vector<std::optional<detectors::TokenSequencePattern>>& parsed = ParsedPatterns();
     for (auto& stream_entry : streams) {
       Stream& s = stream_entry.second;  // not a structured binding: clang 14 cannot capture one in a lambda
+      // The text's tokens: what lies between its '-' (an op name with a '-'
+      // in it is two tokens, as it is to the rule's regex).
+      std::vector<std::string_view> pieces;
+      std::vector<size_t> piece_start;
+      for (size_t from = 1; from < s.text.size();) {
+        const size_t dash = s.text.find('-', from);
+        pieces.push_back(std::string_view(s.text).substr(from, dash - from));
+        piece_start.push_back(from);
+        from = dash + 1;
+      }
       std::map<std::string, std::vector<uint8_t>> taken;
       for (size_t pi = 0; pi < std::size(kPatterns); ++pi) {
         const FusionPattern& pat = kPatterns[pi];
+        if (!parsed[pi]) continue;
         std::vector<uint8_t>& tk = taken[pat.key];
         if (tk.empty()) tk.assign(s.ops.size(), 0);
-        ForEachTokenMatch(s.text, compiled[pi], first_literals[pi], [&](size_t match_begin, size_t match_length) {
-          const size_t begin = match_begin + 1;
-          const size_t end = begin + match_length - 1;
+        ForEachTokenMatch(pieces, *parsed[pi], [&](size_t first_piece, size_t piece_count) {
+          const size_t begin = piece_start[first_piece];
+          const size_t last = first_piece + piece_count - 1;
+          const size_t end = piece_start[last] + pieces[last].size();
           auto lo = std::lower_bound(s.token_start.begin(), s.token_start.end(), begin) - s.token_start.begin();
           auto hi = std::lower_bound(s.token_start.begin(), s.token_start.end(), end) - s.token_start.begin();
           if (lo >= static_cast<long>(s.ops.size()) || hi <= lo) return;
@@ -455,6 +415,12 @@ class FusibleSequence final : public Detector {
 };
 
 }  // namespace
+
+std::vector<std::string_view> detectors::FusionRulePatterns() {
+  std::vector<std::string_view> texts;
+  for (const FusionPattern& pat : kPatterns) texts.emplace_back(pat.regex);
+  return texts;
+}
 
 const Detector& FusibleSequenceDetector() {
   static const FusibleSequence detector;
