@@ -48,6 +48,13 @@ bool Contains(std::string_view hay, std::string_view needle) {
   return false;
 }
 
+// Sets `note` to the formatted text, unless notes are skipped (then the
+// arguments are not formatted: CostNotes).
+template <typename... Args>
+void WriteNote(CostNotes notes, std::string& note, fmt::format_string<Args...> format, Args&&... args) {
+  if (notes == CostNotes::kWrite) note = fmt::format(format, std::forward<Args>(args)...);
+}
+
 std::string Dims(const TensorShape& t) {
   std::string s = "[";
   for (int i = 0; i < t.rank; ++i) s += (i ? "," : "") + std::to_string(t.dims[i]);
@@ -88,7 +95,8 @@ void GemmOperands(std::string_view name, const OpShapes& shapes, const TensorSha
 
 }  // namespace
 
-GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes, const OpShapes* outputs) {
+GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes, const OpShapes* outputs,
+                       CostNotes notes) {
   GemmDims g;
   const TensorShape* a = nullptr;
   const TensorShape* b = nullptr;
@@ -103,13 +111,13 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
     // PyTorch semantics are exact: no transpose ambiguity.
     if (linear) {  // input [..., K], weight [N, K]
       if (b->rank != 2 || a->dim(-1) != b->dim(1)) {
-        g.note = fmt::format("linear: input {} and weight {} do not share K", Dims(*a), Dims(*b));
+        WriteNote(notes, g.note, "linear: input {} and weight {} do not share K", Dims(*a), Dims(*b));
         return g;
       }
       g.m = Prod(*a, 0, a->rank - 1);
       g.k = a->dim(-1);
       g.n = b->dim(0);
-      g.note = fmt::format("linear: M = rows of input {}, K = its last dim, N = weight {} rows", Dims(*a), Dims(*b));
+      WriteNote(notes, g.note, "linear: M = rows of input {}, K = its last dim, N = weight {} rows", Dims(*a), Dims(*b));
     } else {
       if (a->rank == 1 && b->rank == 1) {  // dot
         g.m = 1; g.n = 1; g.k = a->dim(0);
@@ -118,7 +126,7 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
       } else {
         int64_t ka = a->dim(-1), kb = b->dim(-2);
         if (ka != kb) {
-          g.note = fmt::format("A {} and B {}: A's last dim != B's second-to-last", Dims(*a), Dims(*b));
+          WriteNote(notes, g.note, "A {} and B {}: A's last dim != B's second-to-last", Dims(*a), Dims(*b));
           return g;
         }
         g.k = ka;
@@ -132,7 +140,7 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
           g.batch = std::max(ba, bb);  // broadcast
         }
       }
-      g.note = fmt::format("A {} x B {}", Dims(*a), Dims(*b));
+      WriteNote(notes, g.note, "A {} x B {}", Dims(*a), Dims(*b));
     }
     g.ok = g.m > 0 && g.n > 0 && g.k > 0;
     return g;
@@ -147,7 +155,7 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
   int ra = a->rank, rb = b->rank;
   int64_t a0 = a->dim(-2), a1 = a->dim(-1), b0 = b->dim(-2), b1 = b->dim(-1);
   if (ra < 2 || rb < 2) {
-    g.note = fmt::format("A {} / B {}: rank < 2", Dims(*a), Dims(*b));
+    WriteNote(notes, g.note, "A {} / B {}: rank < 2", Dims(*a), Dims(*b));
     return g;
   }
   int64_t batch = std::max(ra > 2 ? Prod(*a, 0, ra - 2) : 1, rb > 2 ? Prod(*b, 0, rb - 2) : 1);
@@ -161,11 +169,11 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
       if (k_ok[i] && cands[i].m == om && cands[i].n == on) {
         g.m = om; g.n = on; g.k = cands[i].k; g.batch = batch;
         g.ok = true;
-        g.note = fmt::format("A {}, B {}, output {}: {} (M, N from the output, K shared by A and B)", Dims(*a), Dims(*b),
+        WriteNote(notes, g.note, "A {}, B {}, output {}: {} (M, N from the output, K shared by A and B)", Dims(*a), Dims(*b),
                              Dims(*out), cands[i].how);
         return g;
       }
-    g.note = fmt::format("A {}, B {}, output {}: no transpose combination gives the output with a shared K",
+    WriteNote(notes, g.note, "A {}, B {}, output {}: no transpose combination gives the output with a shared K",
                          Dims(*a), Dims(*b), Dims(*out));
     return g;
   }
@@ -173,12 +181,12 @@ GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const O
   for (int i = 0; i < 4; ++i)
     if (k_ok[i]) { if (first < 0) first = i; ++n_ok; }
   if (first < 0) {
-    g.note = fmt::format("A {} and B {} share no dimension: K cannot be inferred", Dims(*a), Dims(*b));
+    WriteNote(notes, g.note, "A {} and B {} share no dimension: K cannot be inferred", Dims(*a), Dims(*b));
     return g;
   }
   g.m = cands[first].m; g.k = cands[first].k; g.n = cands[first].n; g.batch = batch;
   g.ok = true;
-  g.note = fmt::format("A {}, B {}: {}{}", Dims(*a), Dims(*b), cands[first].how,
+  WriteNote(notes, g.note, "A {}, B {}: {}{}", Dims(*a), Dims(*b), cands[first].how,
                        n_ok > 1 ? " (transpose flags unknown; several orientations fit, FLOPs may differ)" : "");
   // FLOPs depend on the orientation only through M·N·K when candidates differ.
   if (n_ok > 1) {
@@ -210,7 +218,7 @@ struct AttnDims {
 // lengths) are values, not shapes: the KV length read is taken as its upper
 // bound max_blocks x block_size, so the bytes (and the roofline floor) are
 // never understated.
-AttnDims InferPagedAttention(const OpShapes& s) {
+AttnDims InferPagedAttention(const OpShapes& s, CostNotes notes) {
   AttnDims r;
   r.paged = true;
   const TensorShape* q = nullptr;
@@ -250,17 +258,17 @@ AttnDims InferPagedAttention(const OpShapes& s) {
     block_size = cache->dim(3);
   }
   if (block_size <= 0 || r.hkv <= 0) {
-    r.note = fmt::format("paged attention: cache {} does not fit query {}", Dims(*cache), Dims(*q));
+    WriteNote(notes, r.note, "paged attention: cache {} does not fit query {}", Dims(*cache), Dims(*q));
     return r;
   }
   r.skv = table->dim(1) * block_size;
-  r.note = fmt::format("paged: query {}, cache {}, block table {}: S_kv <= {} blocks x {} = {} (seq_lens are values: "
+  WriteNote(notes, r.note, "paged: query {}, cache {}, block table {}: S_kv <= {} blocks x {} = {} (seq_lens are values: "
                        "an upper bound)", Dims(*q), Dims(*cache), Dims(*table), table->dim(1), block_size, r.skv);
   r.ok = r.b > 0 && r.h > 0 && r.d > 0 && r.skv > 0;
   return r;
 }
 
-AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const CostInput& in) {
+AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const CostInput& in, CostNotes notes) {
   AttnDims r;
   const OpShapes& s = in.shapes;
   const TensorShape* q = s.tensor(0);
@@ -269,11 +277,11 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
     r.note = "attention: query/key shapes missing";
     return r;
   }
-  if (sub_kind == "paged" || Contains(name, "paged")) return InferPagedAttention(s);
+  if (sub_kind == "paged" || Contains(name, "paged")) return InferPagedAttention(s, notes);
   const bool aten = Contains(name, "aten::");
   if (aten) {
     if (q->rank != 4 || k->rank != 4) {
-      r.note = fmt::format("attention: query {} / key {} are not 4-D", Dims(*q), Dims(*k));
+      WriteNote(notes, r.note, "attention: query {} / key {} are not 4-D", Dims(*q), Dims(*k));
       return r;
     }
     // _flash_attention_forward / _efficient_attention_forward take [B, S, H, D];
@@ -285,7 +293,7 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
     r.h = bshd ? q->dim(2) : q->dim(1);
     r.skv = bshd ? k->dim(1) : k->dim(2);
     r.hkv = bshd ? k->dim(2) : k->dim(1);
-    r.note = fmt::format("query {} key {} ({} layout)", Dims(*q), Dims(*k), bshd ? "BSND" : "BNSD");
+    WriteNote(notes, r.note, "query {} key {} ({} layout)", Dims(*q), Dims(*k), bshd ? "BSND" : "BNSD");
     r.ok = r.b > 0 && r.h > 0 && r.sq > 0 && r.skv > 0 && r.d > 0;
     return r;
   }
@@ -306,13 +314,13 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
       if (bsh && (!sbh || k->dim(1) != B)) { r.sq = S; r.b = B; r.skv = k->dim(1); r.note = "BSH"; }
       else if (sbh) { r.sq = S; r.b = B; r.skv = k->dim(0); r.note = "SBH"; }
       else {
-        r.note = fmt::format("query {} does not fit softmax_max {}", Dims(*q), Dims(*smax));
+        WriteNote(notes, r.note, "query {} does not fit softmax_max {}", Dims(*q), Dims(*smax));
         return r;
       }
       r.h = N;
       r.d = N > 0 ? hq / N : 0;
       r.hkv = r.d > 0 ? hk / r.d : 0;
-      r.note = fmt::format("query {} key {} layout {} (B, N, S_q from softmax_max {})", Dims(*q), Dims(*k), r.note,
+      WriteNote(notes, r.note, "query {} key {} layout {} (B, N, S_q from softmax_max {})", Dims(*q), Dims(*k), r.note,
                            Dims(*smax));
     } else {
       // The attention mask ([S_q, S_kv], [1|B, 1|N, S_q, S_kv]) fixes the
@@ -337,7 +345,8 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
       }
       // Heads unknown, but FLOPs need only N·D = H.
       r.h = 1; r.d = hq; r.hkv = 1;
-      r.note = sbh ? fmt::format("query {} key {} read as SBH (the attention mask gives S = {})", Dims(*q), Dims(*k),
+      if (notes == CostNotes::kWrite)
+        r.note = sbh ? fmt::format("query {} key {} read as SBH (the attention mask gives S = {})", Dims(*q), Dims(*k),
                                  mask_sq)
                    : fmt::format("query {} key {} read as BSH (torch_npu default layout; no softmax_max output or "
                                  "attention mask to check)", Dims(*q), Dims(*k));
@@ -351,9 +360,9 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
     r.d = q->dim(3);
     r.hkv = bsnd ? k->dim(2) : k->dim(1);
     r.skv = bsnd ? k->dim(1) : k->dim(2);
-    r.note = fmt::format("query {} key {} read as {}", Dims(*q), Dims(*k), bsnd ? "BSND" : "BNSD");
+    WriteNote(notes, r.note, "query {} key {} read as {}", Dims(*q), Dims(*k), bsnd ? "BSND" : "BNSD");
   } else {
-    r.note = fmt::format("attention: query {} has rank {}", Dims(*q), q->rank);
+    WriteNote(notes, r.note, "attention: query {} has rank {}", Dims(*q), q->rank);
     return r;
   }
   r.ok = r.b > 0 && r.h > 0 && r.sq > 0 && r.skv > 0 && r.d > 0;
@@ -362,7 +371,7 @@ AttnDims InferAttention(std::string_view name, std::string_view sub_kind, const 
 
 }  // namespace
 
-OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
+OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw, CostNotes notes) {
   OpCost c;
   c.cls = in.cls;
   c.sub_kind = in.sub_kind;
@@ -371,12 +380,13 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
   c.dtype = in.shapes.first_dtype();
   auto fail = [&](CostStatus st, std::string note) {
     c.status = st;
-    c.note = std::move(note);
+    if (notes == CostNotes::kWrite) c.note = std::move(note);
     return c;
   };
   switch (in.cls) {
     case OpClass::kOther: case OpClass::kCommunication: case OpClass::kSampling:
-      return fail(CostStatus::kUnsupported, fmt::format("no cost model for class {}", OpClassName(in.cls)));
+      return fail(CostStatus::kUnsupported,
+                  notes == CostNotes::kWrite ? fmt::format("no cost model for class {}", OpClassName(in.cls)) : "");
     default: break;
   }
   if (in.cls == OpClass::kMatmul && in.sub_kind == "conv")
@@ -395,23 +405,24 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
   switch (in.cls) {
     case OpClass::kMatmul: {
       if (in.sub_kind == "splitk_reduce") return fail(CostStatus::kUnsupported, "split-K reduction: part of a GEMM");
-      GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
-      if (!g.ok) return fail(CostStatus::kBadShapes, "GEMM: " + g.note);
+      GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr, notes);
+      if (!g.ok) return fail(CostStatus::kBadShapes, notes == CostNotes::kWrite ? "GEMM: " + g.note : "");
       c.batch = g.batch; c.m = g.m; c.n = g.n; c.k = g.k;
       c.flops = 2.0 * g.batch * g.m * g.n * g.k;
       c.bytes = s * g.batch * (static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n + static_cast<double>(g.m) * g.n);
-      how = fmt::format("GEMM 2·B·M·N·K with B={} M={} N={} K={} ({}); bytes s·B·(MK+KN+MN) lower bound", g.batch, g.m,
+      WriteNote(notes, how, "GEMM 2·B·M·N·K with B={} M={} N={} K={} ({}); bytes s·B·(MK+KN+MN) lower bound", g.batch, g.m,
                         g.n, g.k, g.note);
       break;
     }
     case OpClass::kAttention: {
       if (in.sub_kind == "qk_bmm" || in.sub_kind == "pv_bmm") {
-        GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr);
-        if (!g.ok) return fail(CostStatus::kBadShapes, "unfused attention bmm: " + g.note);
+        GemmDims g = InferGemmDims(in.name, in.sub_kind, in.shapes, in.has_outputs ? &in.outputs : nullptr, notes);
+        if (!g.ok)
+          return fail(CostStatus::kBadShapes, notes == CostNotes::kWrite ? "unfused attention bmm: " + g.note : "");
         c.batch = g.batch; c.m = g.m; c.n = g.n; c.k = g.k;
         c.flops = 2.0 * g.batch * g.m * g.n * g.k;
         c.bytes = s * g.batch * (static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n + static_cast<double>(g.m) * g.n);
-        how = fmt::format("unfused attention {}: GEMM B={} M={} N={} K={}", in.sub_kind, g.batch, g.m, g.n, g.k);
+        WriteNote(notes, how, "unfused attention {}: GEMM B={} M={} N={} K={}", in.sub_kind, g.batch, g.m, g.n, g.k);
         break;
       }
       if (in.sub_kind == "scores_softmax") {
@@ -419,7 +430,7 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
         c.m = x->elements();
         c.flops = kSoftmaxFlopsPerElement * n;
         c.bytes = 2.0 * x->bytes();
-        how = fmt::format("scores softmax {} elements x {} FLOP", c.m, kSoftmaxFlopsPerElement);
+        WriteNote(notes, how, "scores softmax {} elements x {} FLOP", c.m, kSoftmaxFlopsPerElement);
         break;
       }
       if (in.sub_kind == "kv_materialize") {
@@ -429,12 +440,12 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
         double written = !std::isnan(out_bytes) ? out_bytes : read;
         c.m = x->elements();
         c.bytes = read + written;
-        how = fmt::format("K/V materialised for the unfused attention: read {:.0f} B + write {:.0f} B", read, written);
+        WriteNote(notes, how, "K/V materialised for the unfused attention: read {:.0f} B + write {:.0f} B", read, written);
         break;
       }
       if (in.sub_kind == "flash_grad")
         return fail(CostStatus::kUnsupported, "attention backward: no cost model (inference tool)");
-      AttnDims a = InferAttention(in.name, in.sub_kind, in);
+      AttnDims a = InferAttention(in.name, in.sub_kind, in, notes);
       if (!a.ok) return fail(CostStatus::kBadShapes, a.note);
       c.batch = a.b; c.heads = a.h; c.s_q = a.sq; c.s_kv = a.skv; c.head_dim = a.d;
       c.phase = a.sq == 1 ? AttentionPhase::kDecode : AttentionPhase::kPrefill;
@@ -452,7 +463,7 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
         kv_bytes = s * static_cast<double>(key->elements() + value->elements());
       }
       c.bytes = 2.0 * q_bytes + kv_bytes;  // Q read + O written + K, V read
-      how = fmt::format("attention 4·B·H·S_q·S_kv·D with B={} H={} S_q={} S_kv={} D={} ({}; causal masking not "
+      WriteNote(notes, how, "attention 4·B·H·S_q·S_kv·D with B={} H={} S_q={} S_kv={} D={} ({}; causal masking not "
                         "subtracted); bytes Q+O+K+V{}",
                         a.b, a.h, a.sq, a.skv, a.d, a.note, c.phase == AttentionPhase::kDecode ? " (KV cache read)" : "");
       break;
@@ -478,7 +489,7 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
                        : in.sub_kind == "swiglu"        ? x->bytes() / 2
                                                         : x->bytes();
       c.bytes = inputs + written;
-      how = fmt::format("{} elements x {} FLOP/element; bytes = inputs {:.0f} + outputs {:.0f}{}", n, per, inputs, written,
+      WriteNote(notes, how, "{} elements x {} FLOP/element; bytes = inputs {:.0f} + outputs {:.0f}{}", n, per, inputs, written,
                         std::isnan(out_bytes) ? " (output assumed like input 0)" : "");
       break;
     }
@@ -491,13 +502,13 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
         double row = static_cast<double>(w->dim(1)) * DTypeBytes(w->dtype);
         c.m = idx->elements();
         c.bytes = 2.0 * row * static_cast<double>(idx->elements()) + idx->bytes();
-        how = fmt::format("embedding: {} rows of {:.0f} B read and written", c.m, row);
+        WriteNote(notes, how, "embedding: {} rows of {:.0f} B read and written", c.m, row);
       } else {
         double inputs = (in.sub_kind == "cat" || in.shapes.tensor_count() == 1) ? SumBytes(in.shapes) : x->bytes();
         double written = !std::isnan(out_bytes) ? out_bytes : inputs;
         c.m = x->elements();
         c.bytes = inputs + written;
-        how = fmt::format("copy/layout: read {:.0f} B + write {:.0f} B{}", inputs, written,
+        WriteNote(notes, how, "copy/layout: read {:.0f} B + write {:.0f} B{}", inputs, written,
                           std::isnan(out_bytes) ? " (write assumed = read)" : "");
       }
       break;
@@ -505,7 +516,9 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
     default:
       return fail(CostStatus::kUnsupported, "no cost model");
   }
-  if (!know_dtypes || s <= 0) return fail(CostStatus::kBadShapes, "input dtypes unknown: bytes not computable (" + how + ")");
+  if (!know_dtypes || s <= 0)
+    return fail(CostStatus::kBadShapes,
+                notes == CostNotes::kWrite ? "input dtypes unknown: bytes not computable (" + how + ")" : "");
   c.intensity = c.bytes > 0 ? c.flops / c.bytes : kNaN;
 
   // Roofline.
@@ -514,10 +527,13 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
   double bw = hw.memory_bandwidth.value;
   if (used != nullptr) {
     c.peak_flops = peak;
-    c.peak_note = fmt::format("{} {} {} {:.4g} TFLOP/s{} ({})", hw.id, ComputeUnitName(used->unit), DTypeName(used->dtype),
-                              peak / 1e12, used->marks.empty() ? "" : " [" + used->marks + "]", used->source);
-    if (used->unit != c.unit || used->dtype != c.dtype)
-      c.peak_note += fmt::format("; fallback for {} {}", ComputeUnitName(c.unit), DTypeName(c.dtype));
+    if (notes == CostNotes::kWrite) {
+      c.peak_note = fmt::format("{} {} {} {:.4g} TFLOP/s{} ({})", hw.id, ComputeUnitName(used->unit),
+                                DTypeName(used->dtype), peak / 1e12, used->marks.empty() ? "" : " [" + used->marks + "]",
+                                used->source);
+      if (used->unit != c.unit || used->dtype != c.dtype)
+        c.peak_note += fmt::format("; fallback for {} {}", ComputeUnitName(c.unit), DTypeName(c.dtype));
+    }
   }
   if (bw > 0) c.bandwidth = bw;
   double t_c = (c.flops > 0 && peak > 0) ? c.flops / peak : (c.flops == 0 ? 0.0 : kNaN);
@@ -526,7 +542,9 @@ OpCost EstimateCost(const CostInput& in, const HardwareSpec& hw) {
     c.roofline_ns = std::max(t_c, t_m) * 1e9;
     c.bound = t_c >= t_m ? Bound::kCompute : Bound::kMemory;
   } else {
-    how += "; roofline not computed: " + std::string(std::isnan(t_m) ? "bandwidth unknown" : "peak unknown") + " for " + hw.id;
+    if (notes == CostNotes::kWrite)
+      how += "; roofline not computed: " + std::string(std::isnan(t_m) ? "bandwidth unknown" : "peak unknown") + " for " +
+             hw.id;
   }
   c.note = how;
   if (in.measured_ns <= 0) {
@@ -571,10 +589,10 @@ TaskOperator OperatorOfTask(const Profile& profile, const OperatorCallGraph& gra
   return to;
 }
 
-void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in) {
+void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in, CostNotes notes) {
   StrId dims = p.host_ops.input_dims[op];
   if (dims == kEmptyStr) {
-    in->shape_source = fmt::format("operator {} has no Input Dims (record_shapes off?)", p.Str(p.host_ops.name[op]));
+    WriteNote(notes, in->shape_source, "operator {} has no Input Dims (record_shapes off?)", p.Str(p.host_ops.name[op]));
     return;
   }
   Status st = ParseHostOpShapes(p.Str(dims), p.Str(p.host_ops.input_types[op]), &in->shapes);
@@ -583,13 +601,13 @@ void FillFromHostOp(const Profile& p, uint32_t op, CostInput* in) {
     return;
   }
   in->has_shapes = true;
-  in->shape_source = fmt::format("operator {} Input Dims", p.Str(p.host_ops.name[op]));
+  WriteNote(notes, in->shape_source, "operator {} Input Dims", p.Str(p.host_ops.name[op]));
 }
 
 }  // namespace
 
 CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& graph, const OpClassification& classes,
-                           uint32_t task) {
+                           uint32_t task, CostNotes notes) {
   CostInput in;
   const DeviceTaskTable& t = profile.device_tasks;
   in.cls = task < classes.task_class.size() ? classes.task_class[task] : OpClass::kOther;
@@ -630,7 +648,7 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
     return in;
   }
   if (!source.same_work) {
-    in.shape_source = fmt::format("operator {} has {} kernels and this one ({}) does not do its {} work: its shapes "
+    WriteNote(notes, in.shape_source, "operator {} has {} kernels and this one ({}) does not do its {} work: its shapes "
                                   "are not this kernel's",
                                   profile.Str(profile.host_ops.name[op]), source.busy_tasks, OpClassName(in.cls),
                                   OpClassName(op_cls));
@@ -640,7 +658,7 @@ CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& grap
   in.name = profile.Str(profile.host_ops.name[op]);
   if (op_cls == in.cls && static_cast<size_t>(op) < classes.host_sub_kind.size() && !classes.host_sub_kind[op].empty())
     in.sub_kind = classes.host_sub_kind[op];
-  FillFromHostOp(profile, static_cast<uint32_t>(op), &in);
+  FillFromHostOp(profile, static_cast<uint32_t>(op), &in, notes);
   in.shape_origin = CostInput::ShapeOrigin::kOperator;
   return in;
 }
@@ -654,7 +672,7 @@ CostInput CostInputForHostOp(const Profile& profile, const OperatorCallGraph& gr
   TimeNs dev = graph.DeviceTotalTime(host_op);
   if (dev > 0) in.measured_ns = dev;
   else if (hw.family == HardwareFamily::kCpu) in.measured_ns = profile.host_ops.dur[host_op];
-  FillFromHostOp(profile, host_op, &in);
+  FillFromHostOp(profile, host_op, &in, CostNotes::kWrite);
   return in;
 }
 
@@ -891,8 +909,8 @@ CostFigures TaskCostMemo::Figures(uint32_t task) {
       return WithMeasuredTime(FromShared(set), t.dur[task]);
     }
   }
-  const CostInput in = CostInputForTask(profile_, graph_, classes_, task);
-  CostFigures figures = EstimateCost(in, hw_);
+  const CostInput in = CostInputForTask(profile_, graph_, classes_, task, CostNotes::kSkip);
+  CostFigures figures = EstimateCost(in, hw_, CostNotes::kSkip);
   // Kept only when the figures came from the source the key names.
   if (key && in.shape_origin == key->origin && figures.measured_ns == t.dur[task]) {
     CostFigures set = ShapeFigures(figures);

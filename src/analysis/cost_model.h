@@ -68,6 +68,13 @@ const char* AttentionPhaseName(AttentionPhase phase);
 
 // What the cost model needs about one op (filled from a task or a host op by
 // the helpers below, or by hand in tests).
+// Whether the cost functions write their explanations or skip them: then
+// OpCost::note and peak_note are empty, and GemmDims::note and
+// CostInput::shape_source keep only texts that need no formatting. The
+// figures are the same either way. TaskCostMemo keeps figures only, and
+// formatting the texts was a third of costing a task of a shape of its own.
+enum class CostNotes : bool { kSkip, kWrite };
+
 struct CostInput {
   OpClass cls = OpClass::kOther;
   std::string_view sub_kind;
@@ -232,16 +239,16 @@ struct GemmDims {
 };
 // `outputs` (may be null) gives M and N directly when present ([..., M, N]).
 GemmDims InferGemmDims(std::string_view name, std::string_view sub_kind, const OpShapes& shapes,
-                       const OpShapes* outputs = nullptr);
+                       const OpShapes* outputs = nullptr, CostNotes notes = CostNotes::kWrite);
 
 // Pure cost model on the given inputs.
-OpCost EstimateCost(const CostInput& input, const HardwareSpec& hw);
+OpCost EstimateCost(const CostInput& input, const HardwareSpec& hw, CostNotes notes = CostNotes::kWrite);
 
 // Builds the input of a device task: class from `classes`, shapes from the
 // Ascend detail table, else from the operator the task is attributed to
 // (Kineto Input Dims), duration = task duration.
 CostInput CostInputForTask(const Profile& profile, const OperatorCallGraph& graph,
-                           const OpClassification& classes, uint32_t task);
+                           const OpClassification& classes, uint32_t task, CostNotes notes = CostNotes::kWrite);
 // Builds the input of a host op: its own shapes; duration = device time of
 // the op and its descendants (DeviceTotalTime) when > 0, else the host
 // duration if `hw` is a CPU, else unknown.

@@ -328,6 +328,55 @@ TEST(TaskCostMemo, GivesEachTaskExactlyItsOwnEstimate) {
   }
 }
 
+// Costing without notes (CostNotes::kSkip, what TaskCostMemo asks for) gives
+// every figure costing with notes gives, and no text: every field of every
+// device task's and host op's cost on real Ascend and Kineto profiles (the
+// expected values are the written ones, task by task and op by op).
+TEST(EstimateCost, SkippedNotesLeaveEveryFigureAsItIs) {
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  auto expect_same = [&](const OpCost& got, const OpCost& want, const std::string& where) {
+    EXPECT_EQ(std::tie(got.status, got.cls, got.sub_kind, got.dtype, got.unit, got.phase, got.bound, got.measured_ns),
+              std::tie(want.status, want.cls, want.sub_kind, want.dtype, want.unit, want.phase, want.bound,
+                       want.measured_ns))
+        << where;
+    EXPECT_EQ(std::tie(got.batch, got.m, got.n, got.k, got.heads, got.s_q, got.s_kv, got.head_dim),
+              std::tie(want.batch, want.m, want.n, want.k, want.heads, want.s_q, want.s_kv, want.head_dim))
+        << where;
+    for (auto [a, b] : {std::pair{got.flops, want.flops}, {got.bytes, want.bytes}, {got.intensity, want.intensity},
+                        {got.peak_flops, want.peak_flops}, {got.bandwidth, want.bandwidth},
+                        {got.roofline_ns, want.roofline_ns}, {got.achieved_flops, want.achieved_flops},
+                        {got.achieved_bandwidth, want.achieved_bandwidth}, {got.efficiency, want.efficiency},
+                        {got.compute_efficiency, want.compute_efficiency},
+                        {got.bandwidth_efficiency, want.bandwidth_efficiency}})
+      EXPECT_TRUE(same(a, b)) << where << ": " << a << " vs " << b;
+    EXPECT_TRUE(got.note.empty() && got.peak_note.empty()) << where << ": " << got.note << got.peak_note;
+  };
+  for (const std::string path : {"/ascend/pta_level2_llm_cann83", "/ascend/pta_db_level1_alexnet_cann8",
+                                  "/ascend/pta_vit_patch_embed_910b_conv_fractal_z",
+                                  "/kineto/tracelens_h100_qwen1.5_0.5b_hf_inference",
+                                  "/kineto/hta_trace_diff_control_a100_2022"}) {
+    const std::unique_ptr<CostingInputs> in = LoadForCosting(kFixtures + path);
+    ASSERT_NE(in, nullptr) << path;
+    size_t written_notes = 0;
+    for (uint32_t t = 0; t < in->profile.device_tasks.size(); ++t) {
+      const CostInput skipped = CostInputForTask(in->profile, *in->graph, in->classes, t, CostNotes::kSkip);
+      EXPECT_EQ(skipped.shape_origin,
+                CostInputForTask(in->profile, *in->graph, in->classes, t, CostNotes::kWrite).shape_origin);
+      const OpCost want = in->Estimate(t);
+      written_notes += !want.note.empty();
+      expect_same(EstimateCost(skipped, in->hw, CostNotes::kSkip), want, path + " task " + std::to_string(t));
+      if (HasFailure()) return;
+    }
+    EXPECT_GT(written_notes, 0u) << path;
+    for (uint32_t op = 0; op < in->profile.host_ops.size(); ++op) {
+      const CostInput input = CostInputForHostOp(in->profile, *in->graph, in->classes, op, in->hw);
+      expect_same(EstimateCost(input, in->hw, CostNotes::kSkip), EstimateCost(input, in->hw),
+                  path + " host op " + std::to_string(op));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // Continuous batching: every GEMM has a shape of its own (k = 64 + i). The
 // memo keeps two generations of kMaxMemoShapes sets at most: after
 // 2 x kMaxMemoShapes + 904 distinct sets, the older generation holds
