@@ -56,8 +56,10 @@ class DbReader {
  private:
   Status Open();
   // Runs SELECT of `columns` from `table`; columns the table lacks read as NULL.
+  // `text_only_columns`: sqlite_input::SelectRows's.
   Status Select(const std::string& table, const std::vector<std::string>& columns,
-                const std::function<Status(const Row&)>& on_row, const std::string& tail = "");
+                const std::function<Status(const Row&)>& on_row, const std::string& tail = "",
+                uint64_t text_only_columns = 0);
   // Rows `table` holds (sqlite_input::RowCountHint), for reserving the columns
   // its rows go to: growing them by doubling copied them again and again (a
   // tenth of a 1M-task import) and held the old and new buffers at once.
@@ -123,8 +125,9 @@ Status DbReader::Open() {
 }
 
 Status DbReader::Select(const std::string& table, const std::vector<std::string>& columns,
-                        const std::function<Status(const Row&)>& on_row, const std::string& tail) {
-  return sqlite_input::SelectRows(db_.get(), path_, table, columns, on_row, tail, options_.cancel);
+                        const std::function<Status(const Row&)>& on_row, const std::string& tail,
+                        uint64_t text_only_columns) {
+  return sqlite_input::SelectRows(db_.get(), path_, table, columns, on_row, tail, options_.cancel, text_only_columns);
 }
 
 StrId DbReader::Str(const Row& row, int col) {
@@ -489,6 +492,8 @@ Status DbReader::ReadTorchApi() {
         cat_trace = p_.Intern("python_function"), cat_mstx = p_.Intern("mstx"), cat_queue = p_.Intern("async_task_queue");
   StrId fwd_thread_key = kEmptyStr, callchain_key = kEmptyStr;  // interned at first use, as before
   auto key = [&](StrId& id, std::string_view text) { return id != kEmptyStr ? id : (id = p_.Intern(text)); };
+  // startNs and endNs (columns 0 and 1) are read as text when they are TEXT.
+  constexpr uint64_t kStartAndEndNs = 0b11;
   return Select(
       "PYTORCH_API",
       {"startNs", "endNs", "globalTid", "connectionId", "name", "sequenceNumber", "fwdThreadId", "inputDtypes",
@@ -559,7 +564,8 @@ Status DbReader::ReadTorchApi() {
             }
         }
         return Status::Ok();
-      });
+      },
+      "", kStartAndEndNs);
 }
 
 Status DbReader::ReadSteps() {

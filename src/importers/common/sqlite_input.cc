@@ -163,7 +163,7 @@ struct RowBatch {
 
 // Appends the current row of `stmt` to `batch`. The type is read first:
 // after a conversion SQLite's type of a value is undefined.
-void AppendRow(sqlite3_stmt* stmt, int columns, RowBatch& batch) {
+void AppendRow(sqlite3_stmt* stmt, int columns, uint64_t text_only_columns, RowBatch& batch) {
   for (int c = 0; c < columns; ++c) {
     Value v;
     v.type = sqlite3_column_type(stmt, c);
@@ -171,8 +171,13 @@ void AppendRow(sqlite3_stmt* stmt, int columns, RowBatch& batch) {
       v.integer = sqlite3_column_int64(stmt, c);
       v.real = static_cast<double>(v.integer);  // what sqlite3_column_double gives an integer
     } else if (v.type != SQLITE_NULL) {
-      v.integer = sqlite3_column_int64(stmt, c);
-      v.real = sqlite3_column_double(stmt, c);
+      if (v.type == SQLITE_TEXT && c < 64 && (text_only_columns >> c & 1) != 0) {
+        v.integer = 0;
+        v.real = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        v.integer = sqlite3_column_int64(stmt, c);
+        v.real = sqlite3_column_double(stmt, c);
+      }
       const unsigned char* t = sqlite3_column_text(stmt, c);
       if (t) {
         v.text_begin = batch.text.size();
@@ -188,8 +193,9 @@ void AppendRow(sqlite3_stmt* stmt, int columns, RowBatch& batch) {
 // Steps a prepared statement on a helper thread, kReadAheadRows at a time.
 class RowReadAhead {
  public:
-  RowReadAhead(sqlite3* db, sqlite3_stmt* stmt, int columns, const std::string& path, const std::string& table)
-      : db_(db), stmt_(stmt), columns_(columns), path_(path), table_(table) {
+  RowReadAhead(sqlite3* db, sqlite3_stmt* stmt, int columns, uint64_t text_only_columns, const std::string& path,
+               const std::string& table)
+      : db_(db), stmt_(stmt), columns_(columns), text_only_columns_(text_only_columns), path_(path), table_(table) {
     helper_ = std::thread([this] { Step(); });
   }
   ~RowReadAhead() {
@@ -214,7 +220,7 @@ class RowReadAhead {
       while (batch->rows < kReadAheadRows && batch->text.size() < kReadAheadTextBytes) {
         rc = sqlite3_step(stmt_);
         if (rc != SQLITE_ROW) break;
-        AppendRow(stmt_, columns_, *batch);
+        AppendRow(stmt_, columns_, text_only_columns_, *batch);
         ++index;
       }
       if (rc != SQLITE_ROW) {
@@ -229,6 +235,7 @@ class RowReadAhead {
   sqlite3* db_;
   sqlite3_stmt* stmt_;
   const int columns_;
+  const uint64_t text_only_columns_;
   const std::string& path_;
   const std::string& table_;
   HandoffQueue<RowBatch> batches_{kReadAheadBatches};
@@ -240,7 +247,7 @@ class RowReadAhead {
 
 Status SelectRows(sqlite3* db, const std::string& path, const std::string& table,
                   const std::vector<std::string>& columns, const std::function<Status(const Row&)>& on_row,
-                  const std::string& tail, const std::atomic<bool>* cancel) {
+                  const std::string& tail, const std::atomic<bool>* cancel, uint64_t text_only_columns) {
   PYPTO_ASSIGN_OR_RETURN(std::set<std::string> present, ColumnNames(db, path, table));
   std::string sql = "SELECT ";
   for (size_t i = 0; i < columns.size(); ++i) {
@@ -261,7 +268,7 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
     return Status::Ok();
   };
   if (DefaultParseThreads() > 1) {
-    RowReadAhead ahead(db, stmt, width, path, table);  // joined before `guard` finalizes the statement
+    RowReadAhead ahead(db, stmt, width, text_only_columns, path, table);  // joined before `guard` finalizes the statement
     while (true) {
       const RowBatch& batch = ahead.Next();
       for (size_t r = 0; r < batch.rows; ++r) PYPTO_RETURN_IF_ERROR(deliver(batch, r));
@@ -272,7 +279,7 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     one.Clear();
-    AppendRow(stmt, width, one);
+    AppendRow(stmt, width, text_only_columns, one);
     PYPTO_RETURN_IF_ERROR(deliver(one, 0));
   }
   if (rc != SQLITE_DONE) return CorruptError(RowLocation(path, table, index) + ": " + sqlite3_errmsg(db));

@@ -67,14 +67,17 @@ struct Selected {
   Status status;
 };
 Selected SelectWithThreads(sqlite3* db, const char* threads, const std::vector<std::string>& columns,
-                           int64_t stop_at = -1) {
+                           int64_t stop_at = -1, uint64_t text_only_columns = 0) {
   testing::ScopedParseThreads env(threads);
   Selected out;
-  out.status = SelectRows(db, "mem.db", "T", columns, [&](const Row& r) {
-    if (static_cast<int64_t>(r.index()) == stop_at) return CorruptError("stop at " + std::to_string(stop_at));
-    out.rows.push_back(Describe(r, static_cast<int>(columns.size())));
-    return Status::Ok();
-  });
+  out.status = SelectRows(
+      db, "mem.db", "T", columns,
+      [&](const Row& r) {
+        if (static_cast<int64_t>(r.index()) == stop_at) return CorruptError("stop at " + std::to_string(stop_at));
+        out.rows.push_back(Describe(r, static_cast<int>(columns.size())));
+        return Status::Ok();
+      },
+      "", nullptr, text_only_columns);
   return out;
 }
 
@@ -108,6 +111,35 @@ TEST(SelectRows, ReadAheadGivesTheOneThreadRows) {
   EXPECT_EQ(stopped_ahead.rows, stopped_one.rows);
   EXPECT_EQ(stopped_ahead.status.ToString(), stopped_one.status.ToString());
   EXPECT_EQ(stopped_ahead.status.message(), "stop at 2500");
+}
+
+// A text-only column's TEXT values keep their text and type and read 0 / NaN
+// as numbers (SQLite is not asked to convert them); its other values, and
+// every other column, read as without the flag. Expected: the rows of the
+// plain query with the TEXT cells' integer and real parts replaced.
+TEST(SelectRows, TextOnlyColumnsKeepTheTextOfTextValuesAndNothingElseChanges) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &raw), SQLITE_OK);
+  DbHandle db(raw);
+  // startNs as torch_npu writes it (TEXT), and as other versions do (INTEGER), a NULL, a REAL; t stays plain.
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE T(s, t TEXT);"
+                              "INSERT INTO T VALUES('1764246877171569640', '12abc');"
+                              "INSERT INTO T VALUES(1764246877171569641, '7');"
+                              "INSERT INTO T VALUES(NULL, NULL);"
+                              "INSERT INTO T VALUES(2.5, 'x');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  for (const char* threads : {"1", "2"}) {
+    const Selected plain = SelectWithThreads(raw, threads, {"s", "t"});
+    const Selected text_only = SelectWithThreads(raw, threads, {"s", "t"}, -1, 0b1);
+    ASSERT_TRUE(text_only.status.ok()) << text_only.status.ToString();
+    ASSERT_EQ(plain.rows.size(), 4u);
+    EXPECT_EQ(plain.rows[0], "0: 3/1764246877171569640/1764246877171569664.000000/1764246877171569640 3/12/12.000000/12abc");
+    EXPECT_EQ(text_only.rows[0], "0: 3/0/nan/1764246877171569640 3/12/12.000000/12abc") << threads;
+    EXPECT_EQ(text_only.rows[1], plain.rows[1]) << threads;
+    EXPECT_EQ(text_only.rows[2], plain.rows[2]) << threads;
+    EXPECT_EQ(text_only.rows[3], plain.rows[3]) << threads;
+  }
 }
 
 }  // namespace
