@@ -135,6 +135,7 @@ class CriticalPathBuilder {
     tasks_.clear();
     SelectEvents(window, device);
     const bool large = node_count_ >= kReleaseFreePagesNodes;
+    CacheNodeTimes(!large);
     if (large) ReleaseFreeHeapPages();  // what the phases before freed
     NestPathHostOps();
     // The edges are made twice, by the same rules in the same order: first
@@ -162,6 +163,7 @@ class CriticalPathBuilder {
     if (large && max_segments_ == 0) std::vector<int32_t>().swap(path_parent_);
     if (large) ReleaseFreeHeapPages();  // the maps, the nesting and the hand-off queries
     LongestPath(path);
+    node_time_.clear();  // later reads go through the rows; the capacity serves the next step
     path.skipped_edges = skipped_edges_;
     path.skewed_launches = skewed_launches_;
     path.max_launch_skew_ns = max_launch_skew_ns_;
@@ -269,6 +271,21 @@ class CriticalPathBuilder {
   // A node's time, read from its row: a whole-trace path has ~1 M nodes, and
   // a column of their times cost 8 bytes each at the path's peak.
   TimeNs NodeTime(uint32_t node) const {
+    return node_time_.empty() ? NodeTimeFromRows(node) : node_time_[node];
+  }
+
+  // A step's path (a few thousand nodes) keeps each node's time in an array:
+  // the edges and the longest-path pass read them again and again, each
+  // through the node's row (a tenth of a step's path). A path of the whole of
+  // a large trace reads them through the rows instead: 8 bytes a node is
+  // 8 MB there, against the memory target of analyze.
+  void CacheNodeTimes(bool cache) {
+    node_time_.clear();
+    if (!cache) return;
+    node_time_.resize(node_count_);
+    for (uint32_t v = 0; v < node_count_; ++v) node_time_[v] = NodeTimeFromRows(v);
+  }
+  TimeNs NodeTimeFromRows(uint32_t node) const {
     if (node < task_base_) {
       const uint32_t op = hosts_[node / 2];
       return node % 2 ? HostEnd(op) : h_.ts[op];
@@ -858,6 +875,7 @@ class CriticalPathBuilder {
   const OperatorCallGraph& g_;
   const HostOpTable& h_;
   const DeviceTaskTable& d_;
+  std::vector<TimeNs> node_time_;    // by node, for a step's path (CacheNodeTimes); empty for a large path
   std::vector<uint32_t> hosts_;      // selected host rows, ts order
   RowMap host_local_;                // host row -> local index, -1 if not selected
   std::vector<uint32_t> tasks_;      // selected task rows, (track, ts) order
