@@ -1,6 +1,8 @@
 #include "model/profile.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -274,6 +276,37 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
   value_.push_back(0);
   whole_row_.push_back(row);
   whole_bits_.push_back(BitsOf(number_value));
+}
+
+void AttributeTable::AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id, int32_t mantissa, int scale,
+                                uint8_t text_form) {
+  static_assert(kMaxDecimalTextScale <= kMaxDecimalScale);
+  // Add finds the same row when:
+  // - the form is fixed with `scale` decimals: mantissa / 10^scale, times
+  //   10^scale, rounds back to the mantissa (|mantissa| < 2^31 is far below
+  //   2^53), and its division gives the value back;
+  // - the form is shortest and the last digit is not 0 (or there is no
+  //   point): no smaller scale gives the value back, as a decimal of at most
+  //   15 significant digits (DBL_DIG) and a different one are different
+  //   doubles, and this scale does.
+  // INT32_MIN fails Add's |mantissa| < 2^31 and goes through Add, as does
+  // any other form.
+  const bool fixed = text_form == 1 + scale;
+  const bool shortest = text_form == kShortestNumberText && (scale == 0 || mantissa % 10 != 0);
+  if (scale < 0 || scale > kMaxDecimalTextScale || mantissa == std::numeric_limits<int32_t>::min() ||
+      !(fixed || shortest)) {
+    const double value = scale >= 0 && scale <= kMaxDecimalScale
+                             ? DecimalValue(mantissa, scale)
+                             : static_cast<double>(mantissa) / std::pow(10.0, scale);  // outside the contract
+    Add(kind, owner_row, key_id, kEmptyStr, value, text_form);
+    return;
+  }
+  const size_t row = size();
+  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
+    runs_.push_back({row, owner_row, kind});
+  AddKey(key_id);
+  encoding_.push_back(static_cast<uint8_t>((fixed ? kDecimalFixed : kDecimalShortest) | scale));
+  value_.push_back(static_cast<uint32_t>(mantissa));
 }
 
 void AttributeTable::AddKey(StrId key_id) {

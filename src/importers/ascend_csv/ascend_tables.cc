@@ -397,8 +397,19 @@ csv::PreparedCell PrepareNumericCell(std::string_view cell) {
   // Most PMU cells are plain decimals: their value and form from one scan.
   std::optional<uint8_t> form;
   if (const std::optional<PlainDecimal> plain = ParsePlainDecimal(cell)) {
-    out.number = plain->Value();
     form = PlainDecimalTextForm(*plain);
+    // A number in a text form goes to the table as its mantissa and scale
+    // (AttributeTable::AddDecimal), unless it is -0 (an int32 has no
+    // negative zero) or beyond int32; any other as its value.
+    if (form && *form != kNoNumberTextForm &&
+        plain->digits <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) &&
+        plain->decimals <= AttributeTable::kMaxDecimalTextScale && !(plain->negative && plain->digits == 0)) {
+      const auto magnitude = static_cast<int32_t>(plain->digits);
+      out.decimal_mantissa = plain->negative ? -magnitude : magnitude;
+      out.decimal_scale = static_cast<int8_t>(plain->decimals);
+    } else {
+      out.number = plain->Value();
+    }
   }
   if (!form) {
     const auto number = csv::ParseDouble(cell);
@@ -434,8 +445,12 @@ void AddTaskNumericAttribute(const TaskTableInput& in, TaskTableState& state, ui
   if (prepared) {
     if (prepared->tag == kCellAbsent) return;
     if (prepared->tag >= kCellInTextForm) {
-      in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number,
-                                 static_cast<uint8_t>(prepared->tag - kCellInTextForm));
+      const auto form = static_cast<uint8_t>(prepared->tag - kCellInTextForm);
+      if (prepared->decimal_scale >= 0)
+        in.profile->attributes.AddDecimal(OwnerKind::kDeviceTask, task, key, prepared->decimal_mantissa,
+                                          prepared->decimal_scale, form);
+      else
+        in.profile->attributes.Add(OwnerKind::kDeviceTask, task, key, kEmptyStr, prepared->number, form);
       return;
     }
   }

@@ -44,7 +44,12 @@ struct ReaderOptions {
 // A cell worked out on the read-ahead thread (see CsvReader::StartReadAhead):
 // a number and a tag whose meaning the caller's PrepareCellFn defines.
 struct PreparedCell {
+  // The cell's value, unless decimal_scale >= 0: then it is given as
+  // decimal_mantissa / 10^decimal_scale, as written (what a table that keeps
+  // decimals stores without computing the value and finding them again).
   double number = std::numeric_limits<double>::quiet_NaN();
+  int32_t decimal_mantissa = 0;
+  int8_t decimal_scale = -1;
   uint8_t tag = 0;
 };
 using PrepareCellFn = PreparedCell (*)(std::string_view cell);

@@ -3,12 +3,15 @@
 #include <cstring>
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <cmath>
 #include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "model/plain_decimal.h"
 #include "model/profile.h"
 #include "model/string_table.h"
 
@@ -155,6 +158,41 @@ TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
   same.Clear();
   EXPECT_EQ(same.size(), 0u);
   EXPECT_EQ(same.run_count(), 0u);
+}
+
+// AddDecimal stores the row Add stores for the number mantissa / 10^scale
+// with the same text form: the tables are equal row for row (operator==
+// compares the storage, which is unique for a row sequence), for every form
+// a caller may pass, shortest and fixed with the scale's decimals (the fast
+// path) and every other. Mantissas: the edges (0, ±1, ±(2^31 - 1), INT32_MIN,
+// multiples of 10, whose shortest text would not end in their last digit)
+// and random ones of every length; scales 0..15.
+TEST(AttributeTable, AddDecimalStoresWhatAddStores) {
+  std::vector<int32_t> mantissas = {0, 1, -1, 7, 10, -10, 100, 120, 2147483647, -2147483647,
+                                    std::numeric_limits<int32_t>::min(), 2147483640, 999999999, 1000000000};
+  std::mt19937 rng(61206);
+  for (int i = 0; i < 400; ++i) {
+    const int32_t magnitude = static_cast<int32_t>(rng() % 2147483647u) >> (rng() % 31);
+    mantissas.push_back(rng() % 2 ? magnitude : -magnitude);
+  }
+  for (int scale = 0; scale <= AttributeTable::kMaxDecimalTextScale; ++scale) {
+    for (const uint8_t form : {kShortestNumberText, static_cast<uint8_t>(1 + scale), static_cast<uint8_t>(2 + scale),
+                               static_cast<uint8_t>(1), kNoNumberTextForm}) {
+      AttributeTable by_add, by_decimal;
+      uint32_t owner = 0;
+      for (const int32_t m : mantissas) {
+        const double value = static_cast<double>(m) / kExactPowersOfTen[scale];
+        by_add.Add(OwnerKind::kDeviceTask, owner / 3, 2 + owner % 3, kEmptyStr, value, form);
+        by_decimal.AddDecimal(OwnerKind::kDeviceTask, owner / 3, 2 + owner % 3, m, scale, form);
+        ++owner;
+      }
+      ASSERT_TRUE(by_add == by_decimal) << "scale " << scale << " form " << int(form);
+      for (size_t row = 0; row < by_add.size(); ++row) {
+        const double a = by_add.number(row), b = by_decimal.number(row);
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << row;
+      }
+    }
+  }
 }
 
 // Numbers: a decimal m / 10^s with a 32-bit m is kept in 4 bytes, any other
