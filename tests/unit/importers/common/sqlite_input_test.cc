@@ -13,15 +13,20 @@
 namespace pypto::sqlite_input {
 namespace {
 
-// An in-memory database with a table of `rows` rows.
-DbHandle MemoryDbWithRows(int rows) {
+// An in-memory database made by `sql`.
+DbHandle MemoryDb(const std::string& sql) {
   sqlite3* raw = nullptr;
   EXPECT_EQ(sqlite3_open(":memory:", &raw), SQLITE_OK);
   DbHandle db(raw);
-  EXPECT_EQ(sqlite3_exec(raw, "CREATE TABLE TASK(startNs INTEGER, endNs INTEGER)", nullptr, nullptr, nullptr), SQLITE_OK);
-  for (int i = 0; i < rows; ++i)
-    EXPECT_EQ(sqlite3_exec(raw, "INSERT INTO TASK VALUES(1, 2)", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   return db;
+}
+
+// An in-memory database with a table of `rows` rows.
+DbHandle MemoryDbWithRows(int rows) {
+  std::string sql = "CREATE TABLE TASK(startNs INTEGER, endNs INTEGER);";
+  for (int i = 0; i < rows; ++i) sql += "INSERT INTO TASK VALUES(1, 2);";
+  return MemoryDb(sql);
 }
 
 TEST(RowCountHint, CountsTheRowsUpToWhatTheFileCouldHold) {
@@ -86,15 +91,12 @@ Selected SelectWithThreads(sqlite3* db, const char* threads, const std::vector<s
 // one-thread rows, an integer's text is its digits, and a handler's error
 // stops both at the same row.
 TEST(SelectRows, ReadAheadGivesTheOneThreadRows) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(":memory:", &raw), SQLITE_OK);
-  DbHandle db(raw);
-  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE T(i INTEGER, r REAL, t TEXT, b BLOB);"
-                              "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 2999) "
-                              "INSERT INTO T SELECT CASE WHEN k % 7 = 0 THEN NULL ELSE k * 1000000007 END, k / 4.0, "
-                              "CASE WHEN k % 5 = 0 THEN NULL ELSE 'name' || k END, x'00ff' FROM n",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  const DbHandle db = MemoryDb(
+      "CREATE TABLE T(i INTEGER, r REAL, t TEXT, b BLOB);"
+      "WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < 2999) "
+      "INSERT INTO T SELECT CASE WHEN k % 7 = 0 THEN NULL ELSE k * 1000000007 END, k / 4.0, "
+      "CASE WHEN k % 5 = 0 THEN NULL ELSE 'name' || k END, x'00ff' FROM n");
+  sqlite3* raw = db.get();
   const std::vector<std::string> columns = {"i", "r", "t", "b", "missing"};
   const Selected one = SelectWithThreads(raw, "1", columns);
   const Selected ahead = SelectWithThreads(raw, "2", columns);
@@ -118,17 +120,14 @@ TEST(SelectRows, ReadAheadGivesTheOneThreadRows) {
 // every other column, read as without the flag. Expected: the rows of the
 // plain query with the TEXT cells' integer and real parts replaced.
 TEST(SelectRows, TextOnlyColumnsKeepTheTextOfTextValuesAndNothingElseChanges) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(":memory:", &raw), SQLITE_OK);
-  DbHandle db(raw);
   // startNs as torch_npu writes it (TEXT), and as other versions do (INTEGER), a NULL, a REAL; t stays plain.
-  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE T(s, t TEXT);"
-                              "INSERT INTO T VALUES('1764246877171569640', '12abc');"
-                              "INSERT INTO T VALUES(1764246877171569641, '7');"
-                              "INSERT INTO T VALUES(NULL, NULL);"
-                              "INSERT INTO T VALUES(2.5, 'x');",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  const DbHandle db = MemoryDb(
+      "CREATE TABLE T(s, t TEXT);"
+      "INSERT INTO T VALUES('1764246877171569640', '12abc');"
+      "INSERT INTO T VALUES(1764246877171569641, '7');"
+      "INSERT INTO T VALUES(NULL, NULL);"
+      "INSERT INTO T VALUES(2.5, 'x');");
+  sqlite3* raw = db.get();
   for (const char* threads : {"1", "2"}) {
     const Selected plain = SelectWithThreads(raw, threads, {"s", "t"});
     const Selected text_only = SelectWithThreads(raw, threads, {"s", "t"}, -1, 0b1);
