@@ -259,7 +259,7 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   if (!summary.ok()) return summary.status();
   d.summary = std::move(*summary);
   if (d.summary.source_path.empty()) d.summary.source_path = path;
-  PYPTO_ASSIGN_OR_RETURN(const DiagnosticReport* diagnosis, session.Diagnosis(options.diagnose));
+  PYPTO_ASSIGN_OR_RETURN(const DiagnosticReport* diagnosis, session.Diagnosis(options.diagnose, /*keep_task_costs=*/true));
   d.diagnosis = *diagnosis;
 
   const OpClassification& classes = session.Classes();
@@ -332,7 +332,8 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   };
   std::unordered_map<uint64_t, Group> groups;  // (name << 32 | shape) -> sums, in row order
   const DeviceTaskTable& t = profile.device_tasks;
-  RooflineCosts costs(profile, graph, classes, hw, session.DiagnosisTaskCosts(options.diagnose));
+  const std::unique_ptr<const TaskCostTable> diagnosed = session.TakeDiagnosisTaskCosts(options.diagnose);
+  RooflineCosts costs(profile, graph, classes, hw, diagnosed.get());
   for (uint32_t row = 0; row < t.size(); ++row) {
     if (t.kind[row] == DeviceTaskKind::kAnnotation || t.kind[row] == DeviceTaskKind::kSync) continue;
     const RooflineCost cost = costs.Next(row);

@@ -73,12 +73,13 @@ const StatusOr<ModelStructure>& ProfileSession::StructureLocked(const std::strin
   return it->second;
 }
 
-StatusOr<const DiagnosticReport*> ProfileSession::Diagnosis(const DiagnoseOptions& options) {
+StatusOr<const DiagnosticReport*> ProfileSession::Diagnosis(const DiagnoseOptions& options, bool keep_task_costs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return DiagnosisLocked(options);
+  return DiagnosisLocked(options, keep_task_costs);
 }
 
-StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const DiagnoseOptions& options) {
+StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const DiagnoseOptions& options,
+                                                                  bool keep_task_costs) {
   for (const KeptDiagnosis& kept : diagnoses_) {
     if (kept.options == options) return kept.report.get();
   }
@@ -86,7 +87,9 @@ StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const Diagnose
   DiagnosisInputs inputs;
   inputs.classes = &ClassesLocked();
   inputs.structure = &StructureLocked(options.model_arch);
-  auto task_costs = std::make_unique<TaskCostTable>();
+  // Kept only when asked: held past the diagnosis, it would stay beside
+  // whatever a front does next (10^5 distinct shapes: ~12 MB).
+  std::unique_ptr<TaskCostTable> task_costs = keep_task_costs ? std::make_unique<TaskCostTable>() : nullptr;
   inputs.task_costs = task_costs.get();
   PhaseTimer timer("diagnose");
   PYPTO_ASSIGN_OR_RETURN(DiagnosticReport report, DiagnoseGraph(*graph_, options, inputs));
@@ -95,10 +98,10 @@ StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const Diagnose
   return diagnoses_.back().report.get();
 }
 
-const TaskCostTable* ProfileSession::DiagnosisTaskCosts(const DiagnoseOptions& options) {
+std::unique_ptr<TaskCostTable> ProfileSession::TakeDiagnosisTaskCosts(const DiagnoseOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const KeptDiagnosis& kept : diagnoses_) {
-    if (kept.options == options) return kept.task_costs.get();
+  for (KeptDiagnosis& kept : diagnoses_) {
+    if (kept.options == options) return std::move(kept.task_costs);
   }
   return nullptr;
 }

@@ -59,11 +59,13 @@ class ProfileSession {
   std::future<void> PrepareStructure(const std::string& model_arch = "");
   // The diagnosis for these options; the same options give the same report
   // object (computed once). Its source_path is the session's.
-  StatusOr<const DiagnosticReport*> Diagnosis(const DiagnoseOptions& options = {});
-  // The task costs that diagnosis computed (the tasks of its windows), kept
-  // with it so that the report's roofline does not cost them again; null
-  // before Diagnosis(options).
-  const TaskCostTable* DiagnosisTaskCosts(const DiagnoseOptions& options);
+  // With keep_task_costs, the task costs the diagnosis computes (the tasks
+  // of its windows) are kept for TakeDiagnosisTaskCosts.
+  StatusOr<const DiagnosticReport*> Diagnosis(const DiagnoseOptions& options = {}, bool keep_task_costs = false);
+  // The task costs kept by Diagnosis(options, true), handed over (the
+  // report's roofline reads them instead of costing the tasks again, then
+  // frees them); null when none were kept, or already taken.
+  std::unique_ptr<TaskCostTable> TakeDiagnosisTaskCosts(const DiagnoseOptions& options);
   // Advice for the diagnosis of `options.diagnose` (model_arch taken from the
   // user's model when empty), artifacts written when options.output_dir is set.
   StatusOr<advisor::AdviseProfileResult> Advise(const advisor::AdviseProfileOptions& options);
@@ -72,7 +74,7 @@ class ProfileSession {
   ProfileSession() = default;
   const OpClassification& ClassesLocked();
   const StatusOr<ModelStructure>& StructureLocked(const std::string& model_arch);
-  StatusOr<const DiagnosticReport*> DiagnosisLocked(const DiagnoseOptions& options);
+  StatusOr<const DiagnosticReport*> DiagnosisLocked(const DiagnoseOptions& options, bool keep_task_costs = false);
 
   std::unique_ptr<Profile> profile_;
   std::unique_ptr<OperatorCallGraph> graph_;  // points into *profile_
@@ -82,7 +84,7 @@ class ProfileSession {
   struct KeptDiagnosis {
     DiagnoseOptions options;
     std::unique_ptr<DiagnosticReport> report;
-    std::unique_ptr<TaskCostTable> task_costs;  // not movable (its lock), hence the pointer
+    std::unique_ptr<TaskCostTable> task_costs;  // when kept; not movable (its lock), hence the pointer
   };
   std::vector<KeptDiagnosis> diagnoses_;
 };

@@ -120,12 +120,28 @@ const std::vector<std::optional<detectors::TokenSequencePattern>>& ParsedPattern
   return parsed;
 }
 
+// The tokens of a text "-tok-tok-…-", read in place: token i runs from
+// starts[i] to the '-' before the next one (the last, to the final '-').
+class TextTokens {
+ public:
+  TextTokens(const std::string& text, const std::vector<size_t>& starts) : text_(text), starts_(starts) {}
+  size_t size() const { return starts_.size(); }
+  std::string_view operator[](size_t i) const {
+    const size_t end = (i + 1 < starts_.size() ? starts_[i + 1] : text_.size()) - 1;
+    return std::string_view(text_).substr(starts_[i], end - starts_[i]);
+  }
+  size_t start(size_t i) const { return starts_[i]; }
+
+ private:
+  const std::string& text_;
+  const std::vector<size_t>& starts_;
+};
+
 // Calls found(first, count) for each match of `pattern` in `tokens`, left to
 // right and not overlapping: what std::sregex_iterator finds with the
 // pattern's regex on the text "-tok-tok-…-" (each match starts at a '-').
 template <typename Found>
-void ForEachTokenMatch(const std::vector<std::string_view>& tokens, const detectors::TokenSequencePattern& pattern,
-                       Found found) {
+void ForEachTokenMatch(const TextTokens& tokens, const detectors::TokenSequencePattern& pattern, Found found) {
   for (size_t i = 0; i < tokens.size();) {
     const std::optional<size_t> count = pattern.MatchAt(tokens, i);
     if (count && *count > 0) {
@@ -201,16 +217,14 @@ class FusibleSequence final : public Detector {
     const std::vector<std::optional<detectors::TokenSequencePattern>>& parsed = ParsedPatterns();
     for (auto& stream_entry : streams) {
       Stream& s = stream_entry.second;  // not a structured binding: clang 14 cannot capture one in a lambda
-      // The text's tokens: what lies between its '-' (an op name with a '-'
-      // in it is two tokens, as it is to the rule's regex).
-      std::vector<std::string_view> pieces;
-      std::vector<size_t> piece_start;
-      for (size_t from = 1; from < s.text.size();) {
-        const size_t dash = s.text.find('-', from);
-        pieces.push_back(std::string_view(s.text).substr(from, dash - from));
-        piece_start.push_back(from);
-        from = dash + 1;
+      // The text's tokens: what lies between its '-'. They are the ops'
+      // names unless a name has a '-' in it: then it is two tokens, as it is
+      // to the rule's regex, and the tokens' starts are found apart.
+      std::vector<size_t> split_starts;
+      if (static_cast<size_t>(std::count(s.text.begin(), s.text.end(), '-')) != s.ops.size() + 1) {
+        for (size_t from = 1; from < s.text.size(); from = s.text.find('-', from) + 1) split_starts.push_back(from);
       }
+      const TextTokens pieces(s.text, split_starts.empty() ? s.token_start : split_starts);
       std::map<std::string, std::vector<uint8_t>> taken;
       for (size_t pi = 0; pi < std::size(kPatterns); ++pi) {
         const FusionPattern& pat = kPatterns[pi];
@@ -218,9 +232,9 @@ class FusibleSequence final : public Detector {
         std::vector<uint8_t>& tk = taken[pat.key];
         if (tk.empty()) tk.assign(s.ops.size(), 0);
         ForEachTokenMatch(pieces, *parsed[pi], [&](size_t first_piece, size_t piece_count) {
-          const size_t begin = piece_start[first_piece];
+          const size_t begin = pieces.start(first_piece);
           const size_t last = first_piece + piece_count - 1;
-          const size_t end = piece_start[last] + pieces[last].size();
+          const size_t end = pieces.start(last) + pieces[last].size();
           auto lo = std::lower_bound(s.token_start.begin(), s.token_start.end(), begin) - s.token_start.begin();
           auto hi = std::lower_bound(s.token_start.begin(), s.token_start.end(), end) - s.token_start.begin();
           if (lo >= static_cast<long>(s.ops.size()) || hi <= lo) return;

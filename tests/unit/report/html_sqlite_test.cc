@@ -241,17 +241,26 @@ TEST(ProfileHtml, RooflineCostsTheTasksTheDiagnosisLeftOut) {
   const std::string path = testing::WriteDistinctGemmTrace(kOps, kOpsPerStep);
   ASSERT_FALSE(path.empty());
   StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path);
+  StatusOr<std::unique_ptr<ProfileSession>> diagnosis_only = ProfileSession::Open(path);
   std::remove(path.c_str());
   ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_TRUE(diagnosis_only.ok()) << diagnosis_only.status().message();
   ASSERT_EQ((*session)->graph().Steps().size(), 3u);
   ReportOptions one_step;
   one_step.diagnose.step = 1;
   StatusOr<ProfileReportData> d = CollectProfileReport(**session, one_step);
   ASSERT_TRUE(d.ok()) << d.status().message();
+  // The report took the costs its diagnosis kept.
+  EXPECT_EQ((*session)->TakeDiagnosisTaskCosts(one_step.diagnose), nullptr);
 
-  // What the diagnosis costed: the kernels of step 1, ops 50-99, whose
-  // kernels start at 100 + 20 i + 6 µs.
-  const TaskCostTable* diagnosed = (*session)->DiagnosisTaskCosts(one_step.diagnose);
+  // What such a diagnosis costs: the kernels of step 1, ops 50-99, whose
+  // kernels start at 100 + 20 i + 6 µs. Not kept unless asked.
+  ASSERT_TRUE((*diagnosis_only)->Diagnosis(one_step.diagnose).ok());
+  EXPECT_EQ((*diagnosis_only)->TakeDiagnosisTaskCosts(one_step.diagnose), nullptr);
+  ReportOptions other_options = one_step;
+  other_options.diagnose.min_issue_share = 0.5;
+  ASSERT_TRUE((*diagnosis_only)->Diagnosis(other_options.diagnose, /*keep_task_costs=*/true).ok());
+  const std::unique_ptr<TaskCostTable> diagnosed = (*diagnosis_only)->TakeDiagnosisTaskCosts(other_options.diagnose);
   ASSERT_NE(diagnosed, nullptr);
   const DeviceTaskTable& t = (*session)->profile().device_tasks;
   size_t costed = 0;
