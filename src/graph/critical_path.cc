@@ -268,8 +268,9 @@ class CriticalPathBuilder {
     }
     return {kNoIndex, kNoIndex};
   }
-  // A node's time, read from its row: a whole-trace path has ~1 M nodes, and
-  // a column of their times cost 8 bytes each at the path's peak.
+  // A node's time: from the array CacheNodeTimes filled for a step's path,
+  // else from its row (a whole-trace path has ~1 M nodes, and a column of
+  // their times cost 8 bytes each at the path's peak).
   TimeNs NodeTime(uint32_t node) const {
     return node_time_.empty() ? NodeTimeFromRows(node) : node_time_[node];
   }

@@ -213,7 +213,6 @@ class FusibleSequence final : public Detector {
       std::map<std::string, uint64_t> sequences;  // matched text -> count
     };
     std::map<std::string, Group> groups;
-    std::vector<uint8_t> used;  // per (stream, token): a token belongs to one occurrence per key
     const std::vector<std::optional<detectors::TokenSequencePattern>>& parsed = ParsedPatterns();
     for (auto& stream_entry : streams) {
       Stream& s = stream_entry.second;  // not a structured binding: clang 14 cannot capture one in a lambda
@@ -255,7 +254,6 @@ class FusibleSequence final : public Detector {
         });
       }
     }
-    (void)used;
 
     // Device tasks of an op and its descendants.
     auto tasks_of = [&](uint32_t op, std::vector<uint32_t>* outv) {
