@@ -1,7 +1,14 @@
 #include "importers/common/csv_reader.h"
 
+#include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <thread>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/handoff_queue.h"
 
@@ -230,10 +237,44 @@ struct RecordBatch {
 
 }  // namespace
 
+// Bytes the in-buffer splitter examines at a time (SpecialBytes): one mask
+// bit each, so that the loop over a block's special bytes ends (a branch
+// mispredicted) once per 64 bytes.
+constexpr size_t kSplitBlockBytes = 64;
+
+// Bit i of `special` set when p[i] is one of the bytes that end or quote a
+// cell (, " LF CR), of `comma` when it is a comma: the splitter tells a plain
+// cell's end from the mask, without waiting for the byte to load.
+struct SpecialByteMasks {
+  uint64_t special = 0, comma = 0;
+};
+// SSE2 is the x86-64 baseline; other targets take the byte loop.
+SpecialByteMasks SpecialBytes(const char* p) {
+  SpecialByteMasks masks;
+#if defined(__SSE2__)
+  for (size_t part = 0; part < kSplitBlockBytes / 16; ++part) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+    const __m128i commas = _mm_cmpeq_epi8(v, _mm_set1_epi8(','));
+    const __m128i others = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+    const auto bits = [](__m128i m) { return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(m))); };
+    masks.comma |= bits(commas) << (16 * part);
+    masks.special |= bits(_mm_or_si128(commas, others)) << (16 * part);
+  }
+#else
+  for (size_t i = 0; i < kSplitBlockBytes; ++i) {
+    const char c = p[i];
+    if (c == ',') masks.comma |= uint64_t{1} << i;
+    if (c == ',' || c == '"' || c == '\n' || c == '\r') masks.special |= uint64_t{1} << i;
+  }
+#endif
+  return masks;
+}
+
 struct CsvReader::ReadAhead {
   std::unique_ptr<CsvReader> splitter;  // the reader as it was, splitting on the helper thread
   ReadAheadOptions options;
-  std::vector<int> slot_of_column;      // column -> index among the prepared columns, or -1
   uint64_t file_size = 0;
 
   HandoffQueue<RecordBatch> batches{kReadAheadBatches};
@@ -242,8 +283,23 @@ struct CsvReader::ReadAhead {
   std::unique_ptr<RecordBatch> current;  // the batch Next() reads (caller's thread)
   size_t record = 0;                     // next record of `current`
 
+  std::vector<size_t> cells_with_doubled_quotes;  // scratch of SplitBuffered: cells of the batch
+
   void Split();
+  // Appends the splitter's current record (NextRecord's) to `batch`.
   void Append(RecordBatch& batch);
+  // Splits the record at the splitter's read position straight from its
+  // buffer into `batch`, when the record lies whole in the buffer and is of
+  // the plain kind (quotes only around whole cells, no line end inside
+  // quotes, no blank line, well under the length limit), and returns true.
+  // Returns false, having changed nothing, for any other record: NextRecord
+  // then reads it, so the records are those NextRecord gives. NextRecord
+  // copies every byte into the record and then the batch, and decides on each
+  // byte; here the bytes that end or quote cells are found 16 at a time and
+  // the record is copied once (kernel_details.csv: a fifth of the import).
+  bool SplitBuffered(RecordBatch& batch);
+  // Prepares the named columns of the batch's last record.
+  void PrepareLast(RecordBatch& batch);
 };
 
 void CsvReader::ReadAhead::Append(RecordBatch& batch) {
@@ -260,18 +316,160 @@ void CsvReader::ReadAhead::Append(RecordBatch& batch) {
   batch.line.push_back(r.line());
   batch.flags.push_back((r.unterminated_quote() ? RecordBatch::kUnterminatedQuote : 0) |
                         (r.missing_final_newline() ? RecordBatch::kMissingFinalNewline : 0));
+  PrepareLast(batch);
+}
+
+void CsvReader::ReadAhead::PrepareLast(RecordBatch& batch) {
   if (options.prepared_columns.empty()) return;
+  const size_t records = batch.records();
+  const size_t first = batch.first_cell[records - 1];
+  const size_t cell_count = batch.first_cell[records] - first;
   bool all = true;
   for (size_t slot = 0; slot < options.prepared_columns.size(); ++slot) {
     const size_t column = static_cast<size_t>(options.prepared_columns[slot]);
-    if (column >= r.size()) {
+    if (column >= cell_count) {
       batch.prepared.push_back(PreparedCell{});
       all = false;
       continue;
     }
-    batch.prepared.push_back(options.prepare(r[column]));
+    const size_t cell = first + column;
+    batch.prepared.push_back(options.prepare(
+        std::string_view(batch.text.data() + batch.cell_begin[cell], batch.cell_end[cell] - batch.cell_begin[cell])));
   }
   batch.has_prepared.push_back(all);
+}
+
+bool CsvReader::ReadAhead::SplitBuffered(RecordBatch& batch) {
+  CsvReader& r = *splitter;
+  if (!r.started_ || r.begin_ >= r.end_) return false;
+  const char* const record = r.buffer_.data() + r.begin_;
+  const size_t available = r.end_ - r.begin_;
+  if (record[0] == '\n' || record[0] == '\r') return false;  // a blank line: NextRecord skips it
+  // Records this long are left to NextRecord, which knows the limit to the byte
+  // (and the cell offsets stay within 32 bits).
+  const size_t bound = std::min<size_t>({r.options_.max_record_bytes, available, size_t{UINT32_MAX}});
+  if (bound < 2) return false;
+  const size_t longest = bound - 1;
+  const bool trim = r.options_.trim_whitespace;
+
+  // The cells go straight to the batch, as offsets into the record's bytes
+  // that are appended once it is known to be plain; taken back otherwise.
+  const size_t base = batch.text.size();
+  const size_t first_cell = batch.cell_begin.size();
+  auto give_up = [&] {
+    batch.cell_begin.resize(first_cell);
+    batch.cell_end.resize(first_cell);
+    return false;
+  };
+  cells_with_doubled_quotes.clear();
+  size_t cell_begin = 0;  // the cell's first byte
+  bool in_quotes = false;
+  bool quoted = false;   // the cell opened with a quote
+  bool doubled = false;  // a doubled quote inside it
+  size_t quoted_begin = 0, quoted_end = 0;
+  size_t skip_below = 0;  // special bytes before this were read with the one before
+  size_t line_end = 0;
+  for (size_t block = 0;; block += kSplitBlockBytes) {
+    // A record reaching the last block of the buffer, or the limit: NextRecord's.
+    if (block + kSplitBlockBytes > available || block >= longest) return give_up();
+    const SpecialByteMasks masks = SpecialBytes(record + block);
+    for (uint64_t mask = masks.special; mask != 0; mask &= mask - 1) {
+      const int bit = std::countr_zero(mask);
+      const size_t at = block + static_cast<size_t>(bit);
+      if ((masks.comma >> bit & 1) != 0 && !in_quotes && !quoted) [[likely]] {  // the end of a plain cell: most special bytes
+        size_t begin = cell_begin, end = at;
+        if (trim) {
+          while (begin < end && IsTrimmable(record[begin])) ++begin;
+          while (end > begin && IsTrimmable(record[end - 1])) --end;
+        }
+        batch.cell_begin.push_back(static_cast<uint32_t>(base + begin));
+        batch.cell_end.push_back(static_cast<uint32_t>(base + end));
+        cell_begin = at + 1;
+        continue;
+      }
+      if (at < skip_below) continue;  // the second quote of a doubled one (a comma never is)
+      const char c = record[at];
+      if (in_quotes) {
+        if (c == '\n' || c == '\r') return give_up();  // a line end inside quotes (NextRecord counts the lines)
+        if (c != '"') continue;                         // a comma inside quotes
+        if (at + 1 >= available) return give_up();
+        const char next = record[at + 1];
+        if (next == '"') {  // a doubled quote stands for one
+          doubled = true;
+          skip_below = at + 2;
+          continue;
+        }
+        // The closing quote: text after it, kept literally by NextRecord, is not plain.
+        if (next != ',' && next != '\n' && next != '\r') return give_up();
+        in_quotes = false;
+        quoted_end = at;
+        continue;
+      }
+      if (c == '"') {
+        if (at != cell_begin) return give_up();  // a quote inside an unquoted cell, kept literally
+        in_quotes = quoted = true;
+        quoted_begin = at + 1;
+        continue;
+      }
+      // , LF or CR: the cell ends.
+      size_t begin = cell_begin, end = at;
+      if (quoted) {
+        begin = quoted_begin;
+        end = quoted_end;
+        if (doubled) cells_with_doubled_quotes.push_back(batch.cell_begin.size());
+      }
+      if (trim && !doubled) {  // a cell with doubled quotes is trimmed once they are undoubled
+        while (begin < end && IsTrimmable(record[begin])) ++begin;
+        while (end > begin && IsTrimmable(record[end - 1])) --end;
+      }
+      batch.cell_begin.push_back(static_cast<uint32_t>(base + begin));
+      batch.cell_end.push_back(static_cast<uint32_t>(base + end));
+      quoted = doubled = false;
+      cell_begin = at + 1;
+      if (c == ',') continue;
+      line_end = at;
+      goto record_end;
+    }
+  }
+record_end:
+  if (line_end >= longest) return give_up();
+  size_t consumed = line_end + 1;
+  if (record[line_end] == '\r') {
+    if (consumed >= available) return give_up();  // the LF of a CRLF may be in the next read
+    if (record[consumed] == '\n') ++consumed;
+  }
+
+  // The record's bytes once, then the text of cells with doubled quotes, undoubled.
+  batch.text.append(record, line_end);
+  for (size_t cell : cells_with_doubled_quotes) {
+    // Runs up to and with a quote are copied whole; the quote after each is its double.
+    size_t begin = batch.text.size();
+    const size_t from = batch.cell_begin[cell] - base, to = batch.cell_end[cell] - base;
+    batch.text.resize(begin + (to - from));
+    char* out = batch.text.data() + begin;
+    for (size_t i = from; i < to;) {
+      const void* quote = std::memchr(record + i, '"', to - i);
+      const size_t run = quote ? static_cast<size_t>(static_cast<const char*>(quote) - (record + i)) + 1 : to - i;
+      std::memcpy(out, record + i, run);
+      out += run;
+      i += run + (quote ? 1 : 0);
+    }
+    size_t end = static_cast<size_t>(out - batch.text.data());
+    batch.text.resize(end);
+    if (trim) {
+      while (begin < end && IsTrimmable(batch.text[begin])) ++begin;
+      while (end > begin && IsTrimmable(batch.text[end - 1])) --end;
+    }
+    batch.cell_begin[cell] = static_cast<uint32_t>(begin);
+    batch.cell_end[cell] = static_cast<uint32_t>(end);
+  }
+  batch.first_cell.push_back(static_cast<uint32_t>(batch.cell_begin.size()));
+  batch.line.push_back(r.line_);
+  batch.flags.push_back(0);
+  PrepareLast(batch);
+  r.begin_ += consumed;
+  ++r.line_;
+  return true;
 }
 
 void CsvReader::ReadAhead::Split() {
@@ -279,6 +477,7 @@ void CsvReader::ReadAhead::Split() {
     std::unique_ptr<RecordBatch> batch = batches.TakeSpare();
     batch->Clear();
     while (batch->text.size() < options.batch_bytes) {
+      if (SplitBuffered(*batch)) continue;
       auto more = splitter->NextRecord();
       if (!more.ok()) {
         batch->error = more.status();
@@ -321,8 +520,9 @@ void CsvReader::StartReadAhead(ReadAheadOptions options) {
   if (options.batch_bytes == 0) options.batch_bytes = 1;
   for (size_t slot = 0; slot < options.prepared_columns.size(); ++slot) {
     const int column = options.prepared_columns[slot];
-    if (ahead->slot_of_column.size() <= static_cast<size_t>(column)) ahead->slot_of_column.resize(column + 1, -1);
-    ahead->slot_of_column[column] = static_cast<int>(slot);
+    if (prepared_slot_of_column_.size() <= static_cast<size_t>(column))
+      prepared_slot_of_column_.resize(column + 1, -1);
+    prepared_slot_of_column_[column] = static_cast<int>(slot);
   }
   ahead->options = std::move(options);
   ahead_ = std::move(ahead);
@@ -334,6 +534,7 @@ StatusOr<bool> CsvReader::Next() { return ahead_ ? NextReadAhead() : NextRecord(
 StatusOr<bool> CsvReader::NextReadAhead() {
   ReadAhead& a = *ahead_;
   fields_.clear();
+  prepared_row_ = nullptr;  // its batch goes back to the helper below
   while (!a.current || a.record >= a.current->records()) {
     if (a.current && a.current->end) {
       if (!a.current->error.ok()) return a.current->error;
@@ -344,21 +545,17 @@ StatusOr<bool> CsvReader::NextReadAhead() {
   }
   const RecordBatch& batch = *a.current;
   const size_t r = a.record++;
-  for (uint32_t c = batch.first_cell[r]; c < batch.first_cell[r + 1]; ++c)
-    fields_.emplace_back(batch.text.data() + batch.cell_begin[c], batch.cell_end[c] - batch.cell_begin[c]);
+  const uint32_t first = batch.first_cell[r];
+  fields_.resize(batch.first_cell[r + 1] - first);
+  for (size_t i = 0; i < fields_.size(); ++i)
+    fields_[i] = std::string_view(batch.text.data() + batch.cell_begin[first + i],
+                                  batch.cell_end[first + i] - batch.cell_begin[first + i]);
+  const size_t slots = a.options.prepared_columns.size();
+  prepared_row_ = slots > 0 && batch.has_prepared[r] ? batch.prepared.data() + r * slots : nullptr;
   record_line_ = batch.line[r];
   unterminated_quote_ = (batch.flags[r] & RecordBatch::kUnterminatedQuote) != 0;
   missing_final_newline_ = (batch.flags[r] & RecordBatch::kMissingFinalNewline) != 0;
   return true;
-}
-
-const PreparedCell* CsvReader::prepared(size_t i) const {
-  if (!ahead_ || !ahead_->current || ahead_->record == 0) return nullptr;
-  const ReadAhead& a = *ahead_;
-  if (i >= a.slot_of_column.size() || a.slot_of_column[i] < 0) return nullptr;
-  const size_t r = a.record - 1;
-  if (!a.current->has_prepared[r]) return nullptr;
-  return &a.current->prepared[r * a.options.prepared_columns.size() + a.slot_of_column[i]];
 }
 
 uint64_t CsvReader::bytes_consumed() const {

@@ -90,7 +90,12 @@ class CsvReader {
   void StartReadAhead(ReadAheadOptions options);
   // The prepared form of cell `i` of the current record; nullptr when read
   // ahead is off, the column is not prepared, or the record is shorter.
-  const PreparedCell* prepared(size_t i) const;
+  const PreparedCell* prepared(size_t i) const {
+    // Inline: called on every prepared cell (27 M on a 1 M-row kernel_details.csv).
+    if (prepared_row_ == nullptr || i >= prepared_slot_of_column_.size()) return nullptr;
+    const int slot = prepared_slot_of_column_[i];
+    return slot < 0 ? nullptr : prepared_row_ + slot;
+  }
 
   // Reads the next record. Returns false at end of input. An error (record
   // longer than the limit, I/O error) names the file and the line.
@@ -139,6 +144,10 @@ class CsvReader {
   std::vector<size_t> cell_bounds_;    // [start, end) pairs into record_
   std::vector<std::string_view> fields_;
   std::unique_ptr<ReadAhead> ahead_;  // set by StartReadAhead
+  // The current record's prepared cells (nullptr: none), and the index of a
+  // column among them (-1: not prepared).
+  const PreparedCell* prepared_row_ = nullptr;
+  std::vector<int> prepared_slot_of_column_;
 };
 
 // Splits one line of text (e.g. a sniffed header) into cells with the same

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,88 @@ TEST(CsvReader, ReadAheadGivesTheOneThreadResult) {
   const Parsed too_long = ParseAll(long_record, 16, options, 5);
   EXPECT_EQ(too_long.rows, (Rows{{"h"}, {"short"}}));
   EXPECT_EQ(too_long.status.message(), "mem.csv: line 3: record longer than 64 bytes (unbalanced quote or not a CSV file?)");
+}
+
+// Random text of the kinds NextRecord treats apart: plain cells, spaces and
+// TABs around them, quoted cells with commas, doubled quotes, LF and CR
+// inside, quotes inside unquoted cells, text after a closing quote, LF, CRLF
+// and lone CR line ends, blank lines, records near the length limit, and a
+// last record cut short. Read ahead (which splits plain records in its
+// buffer, CsvReader::ReadAhead::SplitBuffered) must give what one thread
+// reading byte by byte gives, for every read size that moves the records
+// across buffer ends.
+std::string RandomCsv(std::mt19937& rng, size_t records) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto plain = [&] {
+    static constexpr char kLetters[] = "ab01.x;DT_";
+    std::string out;
+    for (int i = pick(9); i > 0; --i) out.push_back(kLetters[pick(sizeof(kLetters) - 1)]);
+    return out;
+  };
+  std::string text = "h1,h2,h3\n";
+  for (size_t r = 0; r < records; ++r) {
+    if (pick(40) == 0) text += pick(2) ? "\n" : "\r\n";  // a blank line
+    const int cells = 1 + pick(6);
+    for (int c = 0; c < cells; ++c) {
+      if (c > 0) text.push_back(',');
+      switch (pick(12)) {
+        case 0: text += " " + plain() + "\t"; break;
+        case 1: text += "\"" + plain() + "," + plain() + "\""; break;
+        case 2: text += "\"\"\"" + plain() + ";" + plain() + "\"\"\""; break;  // Ascend shape cell
+        case 3: text += "\"\""; break;
+        case 4: if (pick(4) == 0) text += "\"a\nb\""; else text += "\"a\rb\""; break;
+        case 5: if (pick(3) == 0) text += plain() + "\"" + plain(); else text += plain(); break;
+        case 6: if (pick(3) == 0) text += "\"" + plain() + "\"" + plain(); else text += plain(); break;
+        case 7: text += "\" " + plain() + " \""; break;
+        case 8: text += std::string(static_cast<size_t>(20 + pick(60)), 'y'); break;
+        default: text += plain(); break;
+      }
+    }
+    switch (pick(10)) {
+      case 0: text += "\r\n"; break;
+      case 1: text += "\r"; break;
+      default: text += "\n"; break;
+    }
+  }
+  if (pick(2)) text += "cut,\"shor";  // the last record cut inside quotes
+  return text;
+}
+
+TEST(CsvReader, ReadAheadGivesTheOneThreadResultOnRandomText) {
+  std::mt19937 rng(20261206);
+  size_t records_read = 0;
+  for (int round = 0; round < 12; ++round) {
+    const std::string text = RandomCsv(rng, 400);
+    ReaderOptions options;
+    options.max_record_bytes = round % 3 == 0 ? 96 : kMaxRecordBytes;  // some records over the limit
+    for (size_t chunk : {size_t{1} << 20, size_t{4093}, size_t{61}, size_t{17}}) {
+      const Parsed one = ParseAll(text, chunk, options);
+      for (size_t batch : {size_t{1} << 20, size_t{300}}) {
+        const Parsed ahead = ParseAll(text, chunk, options, batch);
+        const std::string where = "round " + std::to_string(round) + " chunk " + std::to_string(chunk) + " batch " +
+                                  std::to_string(batch);
+        ASSERT_EQ(ahead.rows, one.rows) << where;
+        EXPECT_EQ(ahead.lines, one.lines) << where;
+        EXPECT_EQ(ahead.status.ToString(), one.status.ToString()) << where;
+        EXPECT_EQ(ahead.last_unterminated, one.last_unterminated) << where;
+        EXPECT_EQ(ahead.last_missing_newline, one.last_missing_newline) << where;
+        records_read += ahead.rows.size();
+      }
+    }
+  }
+  EXPECT_GT(records_read, 12u * 8 * 100);  // the generator makes records, not only errors
+}
+
+// Cells a record split in the buffer gives, spelled out: trimmed plain cells,
+// quoted commas, undoubled quotes, empty quoted cells, CRLF.
+TEST(CsvReader, ReadAheadSplitsPlainRecordsAsWritten) {
+  std::string text = "h\n";
+  for (int i = 0; i < 50; ++i) text += " a\t,\"x,y\",\"\"\"8,1;3\"\"\",\"\",\" q \"\r\n";
+  const Parsed ahead = ParseAll(text, 1 << 20, {}, 1 << 20);
+  ASSERT_TRUE(ahead.status.ok());
+  ASSERT_EQ(ahead.rows.size(), 51u);
+  EXPECT_EQ(ahead.rows[50], (std::vector<std::string>{"a", "x,y", "\"8,1;3\"", "", "q"}));
+  EXPECT_EQ(ahead.lines[50], 51u);
 }
 
 // Test preparation: tag 1 and the number for a number, tag 2 for other text.
