@@ -234,12 +234,21 @@ size_t AttributeTable::MemoryBytes() const {
          number_text_row_.capacity() * sizeof(size_t) + number_text_.capacity() * sizeof(StrId);
 }
 
+void AttributeTable::BeginRow(OwnerKind kind, uint32_t owner_row, StrId key_id) {
+  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
+    runs_.push_back({size(), owner_row, kind});
+  // A key seen before, in byte slots (a kernel_details.csv's ~30 keys): no call.
+  if (key_width_ == KeyWidth::kByteSlot && key_id < slot_of_key_.size() && slot_of_key_[key_id] != 0) {
+    key_byte_slot_.push_back(static_cast<uint8_t>(slot_of_key_[key_id] - 1));
+    return;
+  }
+  AddKey(key_id);
+}
+
 void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
                          uint8_t text_form) {
   const size_t row = size();
-  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
-    runs_.push_back({row, owner_row, kind});
-  AddKey(key_id);
+  BeginRow(kind, owner_row, key_id);
   if (std::isnan(number_value)) {
     encoding_.push_back(text_id == kEmptyStr ? kNoValue : kBoxedText);
     value_.push_back(text_id == kEmptyStr ? 0 : text_id);
@@ -301,10 +310,7 @@ void AttributeTable::AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id
     Add(kind, owner_row, key_id, kEmptyStr, value, text_form);
     return;
   }
-  const size_t row = size();
-  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
-    runs_.push_back({row, owner_row, kind});
-  AddKey(key_id);
+  BeginRow(kind, owner_row, key_id);
   encoding_.push_back(static_cast<uint8_t>((fixed ? kDecimalFixed : kDecimalShortest) | scale));
   value_.push_back(static_cast<uint32_t>(mantissa));
 }

@@ -376,6 +376,9 @@ class AttributeTable {
   size_t RunOf(size_t row) const;
 
   std::vector<StoredRun> runs_;
+  // What every row starts with: its owner's run (a new one when the owner
+  // changes) and its key.
+  void BeginRow(OwnerKind kind, uint32_t owner_row, StrId key_id);
   void AddKey(StrId key_id);
 
   // How a row's key is kept: a 1-byte slot while the table has at most 256

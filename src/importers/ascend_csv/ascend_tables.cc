@@ -485,26 +485,28 @@ void AddTaskAttributes(const TaskTableInput& in, TaskTableState& state, uint32_t
   if (file_device >= 0 && file_device != device)
     profile->attributes.Add(OwnerKind::kDeviceTask, task, in.cols.device_id_key,
                             profile->Intern(reader[in.cols.device]), file_device);
+  // AddTaskNumericAttribute skips an absent cell itself, from what the
+  // read-ahead thread found when it prepared the cell.
   for (const auto& fa : in.cols.field_attributes) {
     std::string_view cell = reader[fa.index];
-    if (csv::IsAbsent(cell)) continue;
     if (!fa.numeric) {
-      profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
+      if (!csv::IsAbsent(cell))
+        profile->attributes.Add(OwnerKind::kDeviceTask, task, fa.key, profile->Intern(cell), kNaN);
       continue;
     }
     if (fa.field == TaskField::kModelId && number_text::ParseInt64(cell) == kModelIdNotApplicable) continue;
     AddTaskNumericAttribute(in, state, task, fa.key, fa.index, line);
   }
   for (const auto& extra : in.cols.extras) {
-    std::string_view cell = reader[extra.index];
-    if (csv::IsAbsent(cell)) continue;
     if (extra.numeric) {
       AddTaskNumericAttribute(in, state, task, extra.key, extra.index, line);
-    } else {
-      auto number = csv::ParseDouble(cell);
-      const double value = number ? *number : kNaN;
-      profile->AddAttribute(OwnerKind::kDeviceTask, task, extra.key, cell, value);
+      continue;
     }
+    std::string_view cell = reader[extra.index];
+    if (csv::IsAbsent(cell)) continue;
+    auto number = csv::ParseDouble(cell);
+    const double value = number ? *number : kNaN;
+    profile->AddAttribute(OwnerKind::kDeviceTask, task, extra.key, cell, value);
   }
 }
 

@@ -8,10 +8,6 @@
 
 namespace pypto::csv {
 
-bool IsAbsent(std::string_view cell) {
-  return cell.empty() || cell == "N/A" || cell == "NA" || cell == "None" || cell == "-" || cell == "n/a";
-}
-
 std::optional<double> ParseDouble(std::string_view cell) {
   if (cell.empty()) return std::nullopt;
   if (cell[0] == '+') cell.remove_prefix(1);
