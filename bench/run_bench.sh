@@ -172,6 +172,11 @@ if ! skipped ascend; then
   run ascend "pypto analyze (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
     "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/ascend.stderr.log" \
     --extra "rows=$(( $(wc -l < "$ascend_csv") - 1 ))" -- "$PYPTO" analyze "$ascend_dir"
+  # Splitting alone, one thread against read ahead (bench/csv_split.cc): printed, not tabled.
+  if [ -x "$BUILD/bench/csv_split" ]; then
+    "$BUILD/bench/csv_split" "$ascend_csv" 3 2> "$RESULTS/csv_split.stderr.log" | tee "$RESULTS/csv_split.txt" |
+      while IFS= read -r line; do say "$line"; done
+  fi
 fi
 
 # ---- 3b. Ascend trace_view.json (torch_npu timeline) ---------------------------------
