@@ -83,10 +83,10 @@ class CsvReader {
   CsvReader& operator=(const CsvReader&) = delete;
 
   // From here on the records are split into cells on a helper thread, a few
-  // batches ahead of Next(), so that splitting (a fifth of a kernel_details.csv
-  // import) overlaps the caller's work. Next() gives the same records, lines,
-  // flags and errors, in the same order, as without it. Call it once, after
-  // the header has been read.
+  // batches ahead of Next(), so that splitting (plain records straight from
+  // the read buffer) overlaps the caller's work. Next() gives the same
+  // records, lines, flags and errors, in the same order, as without it. Call
+  // it once, after the header has been read.
   void StartReadAhead(ReadAheadOptions options);
   // The prepared form of cell `i` of the current record; nullptr when read
   // ahead is off, the column is not prepared, or the record is shorter.
