@@ -17,6 +17,13 @@ namespace {
 
 bool IsTrimmable(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
+// Narrows the cell text[begin, end) to what lies between the spaces, TABs
+// and CRs around it (ReaderOptions::trim_whitespace).
+void TrimCell(const char* text, size_t* begin, size_t* end) {
+  while (*begin < *end && IsTrimmable(text[*begin])) ++*begin;
+  while (*end > *begin && IsTrimmable(text[*end - 1])) --*end;
+}
+
 // The reference source for a ByteSource that reads from a string (SplitLine).
 class StringSource final : public io::ByteSource {
  public:
@@ -99,10 +106,7 @@ StatusOr<bool> CsvReader::NextRecord() {
 
   auto finish_cell = [&]() {
     size_t b = cell_start, e = record_.size();
-    if (options_.trim_whitespace) {
-      while (b < e && IsTrimmable(record_[b])) ++b;
-      while (e > b && IsTrimmable(record_[e - 1])) --e;
-    }
+    if (options_.trim_whitespace) TrimCell(record_.data(), &b, &e);
     cell_bounds_.push_back(b);
     cell_bounds_.push_back(e);
     cell_start = record_.size();
@@ -363,6 +367,13 @@ bool CsvReader::ReadAhead::SplitBuffered(RecordBatch& batch) {
     return false;
   };
   cells_with_doubled_quotes.clear();
+  // A cell's bounds in the record, trimmed unless its doubled quotes are
+  // still to be undoubled (it is trimmed then).
+  auto add_cell = [&](size_t begin, size_t end, bool trim_now) {
+    if (trim_now) TrimCell(record, &begin, &end);
+    batch.cell_begin.push_back(static_cast<uint32_t>(base + begin));
+    batch.cell_end.push_back(static_cast<uint32_t>(base + end));
+  };
   size_t cell_begin = 0;  // the cell's first byte
   bool in_quotes = false;
   bool quoted = false;   // the cell opened with a quote
@@ -378,13 +389,7 @@ bool CsvReader::ReadAhead::SplitBuffered(RecordBatch& batch) {
       const int bit = std::countr_zero(mask);
       const size_t at = block + static_cast<size_t>(bit);
       if ((masks.comma >> bit & 1) != 0 && !in_quotes && !quoted) [[likely]] {  // the end of a plain cell: most special bytes
-        size_t begin = cell_begin, end = at;
-        if (trim) {
-          while (begin < end && IsTrimmable(record[begin])) ++begin;
-          while (end > begin && IsTrimmable(record[end - 1])) --end;
-        }
-        batch.cell_begin.push_back(static_cast<uint32_t>(base + begin));
-        batch.cell_end.push_back(static_cast<uint32_t>(base + end));
+        add_cell(cell_begin, at, trim);
         cell_begin = at + 1;
         continue;
       }
@@ -413,18 +418,9 @@ bool CsvReader::ReadAhead::SplitBuffered(RecordBatch& batch) {
         continue;
       }
       // , LF or CR: the cell ends.
-      size_t begin = cell_begin, end = at;
-      if (quoted) {
-        begin = quoted_begin;
-        end = quoted_end;
-        if (doubled) cells_with_doubled_quotes.push_back(batch.cell_begin.size());
-      }
-      if (trim && !doubled) {  // a cell with doubled quotes is trimmed once they are undoubled
-        while (begin < end && IsTrimmable(record[begin])) ++begin;
-        while (end > begin && IsTrimmable(record[end - 1])) --end;
-      }
-      batch.cell_begin.push_back(static_cast<uint32_t>(base + begin));
-      batch.cell_end.push_back(static_cast<uint32_t>(base + end));
+      if (doubled) cells_with_doubled_quotes.push_back(batch.cell_begin.size());
+      if (quoted) add_cell(quoted_begin, quoted_end, trim && !doubled);
+      else add_cell(cell_begin, at, trim);
       quoted = doubled = false;
       cell_begin = at + 1;
       if (c == ',') continue;
@@ -457,10 +453,7 @@ record_end:
     }
     size_t end = static_cast<size_t>(out - batch.text.data());
     batch.text.resize(end);
-    if (trim) {
-      while (begin < end && IsTrimmable(batch.text[begin])) ++begin;
-      while (end > begin && IsTrimmable(batch.text[end - 1])) --end;
-    }
+    if (trim) TrimCell(batch.text.data(), &begin, &end);
     batch.cell_begin[cell] = static_cast<uint32_t>(begin);
     batch.cell_end[cell] = static_cast<uint32_t>(end);
   }
