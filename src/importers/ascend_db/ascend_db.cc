@@ -101,7 +101,9 @@ class DbReader {
   static constexpr StrId kNoString = UINT32_MAX;
   std::vector<StrId> dense_strings_;
   std::unordered_map<int64_t, StrId> sparse_strings_;
-  std::unordered_map<int64_t, uint32_t> task_by_global_id_;
+  // globalTaskId -> device task, for TASK_PMU_INFO (kept only when that table
+  // exists); the last TASK row of an id stands. Sealed after TASK.
+  SortedIdMultimap<uint32_t> task_by_global_id_;
   SortedIdMultimap<uint32_t> tasks_by_connection_;  // sealed after TASK
   // connectionId -> CANN_API host op; the last row of an id stands (sealed after CANN_API).
   SortedIdMultimap<uint32_t> cann_by_connection_;
@@ -222,8 +224,12 @@ Status DbReader::ReadTasks() {
     StrId name, task_type, group;
     int64_t plane = kNoId, size = -1;
   };
-  std::unordered_map<int64_t, ComputeInfo> compute;
-  std::unordered_map<int64_t, CommInfo> comm;
+  // By globalTaskId; the last row of an id stands, as TASK rows look them up.
+  // Sorted pairs with a dense index, not hash maps: a node and an allocation
+  // per row, then a cache miss per TASK row for each map, were a fifth of
+  // reading TASK on a 1 M-task database.
+  SortedIdMultimap<ComputeInfo> compute;
+  SortedIdMultimap<CommInfo> comm;
   if (HasTable("COMPUTE_TASK_INFO"))
     PYPTO_RETURN_IF_ERROR(Select(
         "COMPUTE_TASK_INFO",
@@ -242,7 +248,7 @@ Status DbReader::ReadTasks() {
           c.out_formats = Str(r, 11);
           c.out_types = Str(r, 12);
           c.out_shapes = Str(r, 13);
-          compute[r.Int(0)] = c;
+          compute.Add(r.Int(0), c);
           return Status::Ok();
         }));
   if (HasTable("COMMUNICATION_TASK_INFO"))
@@ -254,19 +260,24 @@ Status DbReader::ReadTasks() {
                                    c.group = Str(r, 3);
                                    c.plane = r.Int(4);
                                    c.size = r.Int(5, -1);
-                                   comm[r.Int(0)] = c;
+                                   comm.Add(r.Int(0), c);
                                    return Status::Ok();
                                  }));
   // connectionId -> opName of the collectives. A TASK row in neither info
   // table that shares a collective's connectionId is that collective's own
   // task (the Level0 2-rank allreduce DB types four 90 ms allReduce tasks
   // AI_CORE): communication, not compute.
-  std::unordered_map<int64_t, StrId> collective_of_connection;
+  // The first row of an id stands.
+  SortedIdMultimap<StrId> collective_of_connection;
   if (HasTable("COMMUNICATION_OP"))
     PYPTO_RETURN_IF_ERROR(Select("COMMUNICATION_OP", {"connectionId", "opName"}, [&](const Row& r) {
-      if (!r.IsNull(0)) collective_of_connection.emplace(r.Int(0), Str(r, 1));
+      if (!r.IsNull(0)) collective_of_connection.Add(r.Int(0), Str(r, 1));
       return Status::Ok();
     }));
+  compute.Seal();
+  comm.Seal();
+  collective_of_connection.Seal();
+  const bool keep_global_ids = HasTable("TASK_PMU_INFO");
   uint64_t collective_tasks = 0;
   bool first = true;
   // What repeats across millions of rows is looked up once: the track of a
@@ -320,8 +331,11 @@ Status DbReader::ReadTasks() {
         const ascend::TaskTypeInfo& info = type_class.info;
         row.kind = info.kind;
         row.name = type;
-        if (auto it = compute.find(global_id); it != compute.end()) {
-          const ComputeInfo& c = it->second;
+        const std::span<const std::pair<int64_t, ComputeInfo>> compute_rows = compute.Find(global_id);
+        const std::span<const std::pair<int64_t, CommInfo>> comm_rows = comm.Find(global_id);
+        const CommInfo* comm_info = comm_rows.empty() ? nullptr : &comm_rows.back().second;
+        if (!compute_rows.empty()) {
+          const ComputeInfo& c = compute_rows.back().second;
           TypeClass& compute_type = classify(c.task_type);
           row.kind = DeviceTaskKind::kKernel;
           row.name = c.name;
@@ -335,38 +349,38 @@ Status DbReader::ReadTasks() {
           row.output_formats = c.out_formats;
           row.output_types = c.out_types;
           row.output_shapes = c.out_shapes;
-        } else if (auto ct = comm.find(global_id); ct != comm.end()) {
+        } else if (comm_info != nullptr) {
           // An HCCL sub-task (Notify Wait, SDMA, Write Value …) is named by its
           // task type, as trace_view names it; the collective it belongs to is
           // the "opName" attribute. Named after the op, one 75 ms allReduce read
           // as 76 calls of 311 ms (its 74 sub-tasks, the op and its own task).
           row.kind = DeviceTaskKind::kCommunication;
-          row.name = type != kEmptyStr ? type : ct->second.name;
-          row.bytes = ct->second.size;
-        } else if (auto op = collective_of_connection.find(row.correlation);
-                   row.correlation != kNoId && op != collective_of_connection.end()) {
+          row.name = type != kEmptyStr ? type : comm_info->name;
+          row.bytes = comm_info->size;
+        } else if (const auto op = collective_of_connection.Find(row.correlation);
+                   row.correlation != kNoId && !op.empty()) {
           row.kind = DeviceTaskKind::kCommunication;
-          row.name = op->second;
+          row.name = op.front().second;
           ++collective_tasks;
         } else if (info.core_type.size()) {
           row.core_type = core_type_of(type_class);
         }
         uint32_t task = p_.device_tasks.Add(row);
-        if (global_id != kNoId) task_by_global_id_[global_id] = task;
+        if (global_id != kNoId && keep_global_ids) task_by_global_id_.Add(global_id, task);
         if (row.correlation != kNoId) tasks_by_connection_.Add(row.correlation, task);
         Attr(OwnerKind::kDeviceTask, task, key(task_id_key, "taskId"), r, 7, false);
         if (r.Int(8) != ascend::kNotApplicableU32)
           Attr(OwnerKind::kDeviceTask, task, key(context_id_key, "contextId"), r, 8, false);
         if (r.Int(9) != ascend::kNotApplicableU32)
           Attr(OwnerKind::kDeviceTask, task, key(model_id_key, "modelId"), r, 9, false);
-        if (auto ct = comm.find(global_id); ct != comm.end()) {
-          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(op_name_key, "opName"), ct->second.name,
+        if (comm_info != nullptr) {
+          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(op_name_key, "opName"), comm_info->name,
                             std::numeric_limits<double>::quiet_NaN());
-          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(group_name_key, "groupName"), ct->second.group,
+          p_.attributes.Add(OwnerKind::kDeviceTask, task, key(group_name_key, "groupName"), comm_info->group,
                             std::numeric_limits<double>::quiet_NaN());
-          if (ct->second.plane != kNoId)
-            p_.AddAttribute(OwnerKind::kDeviceTask, task, key(plane_id_key, "planeId"), std::to_string(ct->second.plane),
-                            static_cast<double>(ct->second.plane));
+          if (comm_info->plane != kNoId)
+            p_.AddAttribute(OwnerKind::kDeviceTask, task, key(plane_id_key, "planeId"), std::to_string(comm_info->plane),
+                            static_cast<double>(comm_info->plane));
         }
         return Status::Ok();
       });
@@ -375,14 +389,15 @@ Status DbReader::ReadTasks() {
                        " TASK rows without compute or communication info share a collective's connectionId "
                        "(COMMUNICATION_OP): read as that collective's communication, not compute");
   tasks_by_connection_.Seal();
+  task_by_global_id_.Seal();
   return status;
 }
 
 Status DbReader::ReadPmu() {
   if (!HasTable("TASK_PMU_INFO")) return Status::Ok();
   return Select("TASK_PMU_INFO", {"globalTaskId", "name", "value"}, [&](const Row& r) {
-    auto it = task_by_global_id_.find(r.Int(0));
-    if (it == task_by_global_id_.end()) {
+    const auto tasks = task_by_global_id_.Find(r.Int(0));
+    if (tasks.empty()) {
       p_.CountLoss(LossKind::kLinkLost, "PMU value of an unknown task (skipped)", Loc("TASK_PMU_INFO", r.index()));
       return Status::Ok();
     }
@@ -390,7 +405,7 @@ Status DbReader::ReadPmu() {
     std::string text = std::isnan(v) ? std::string() : fmt::format("{}", v);
     // Interned only when fmt's text is not the number in a text form (1 M
     // distinct PMU figures would otherwise fill the string table).
-    p_.AddAttribute(OwnerKind::kDeviceTask, it->second, Str(r, 1), text, v);
+    p_.AddAttribute(OwnerKind::kDeviceTask, tasks.back().second, Str(r, 1), text, v);
     return Status::Ok();
   });
 }
