@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string_view>
@@ -136,22 +137,33 @@ class AnalysisDbReader {
   // A number cell as an attribute. The text is the shortest form that reads
   // back to the same double (SQLite's own text rendering keeps 15 digits, which
   // cuts a µs epoch timestamp to 10 µs).
-  void Attr(const std::string& key, const Row& row, int col) {
+  void Attr(std::string_view key, const Row& row, int col) {
     if (row.IsNull(col)) return;
     const uint32_t owner = EnsureNpuDevice(&p_, device_);
     if (row.Type(col) == SQLITE_TEXT) {
       const std::string text = CellText(row, col);
       auto v = csv::ParseDouble(text);
-      if (!v) Lose(LossKind::kValueRepaired, kLossNotNumeric, sqlite_input::RowLocation(path_, "CommAnalyzer", row.index()) + " column " + key);
+      if (!v) Lose(LossKind::kValueRepaired, kLossNotNumeric, sqlite_input::RowLocation(path_, "CommAnalyzer", row.index()) + " column " + std::string(key));
       p_.attributes.Add(OwnerKind::kDevice, owner, p_.Intern(key), p_.Intern(text),
                         v ? *v : std::numeric_limits<double>::quiet_NaN());
       return;
     }
     NumberAttr(key, row.Real(col));
   }
-  void NumberAttr(const std::string& key, double value) {
+  // The text is formatted on the stack: each communication op has a key of
+  // its own per figure (hundreds of thousands on a long run), and a string
+  // allocated per figure was a fifth of reading them.
+  void NumberAttr(std::string_view key, double value) {
     const uint32_t owner = EnsureNpuDevice(&p_, device_);
-    p_.AddAttribute(OwnerKind::kDevice, owner, p_.Intern(key), fmt::format("{}", value), value);
+    fmt::memory_buffer text;
+    fmt::format_to(std::back_inserter(text), "{}", value);
+    p_.AddAttribute(OwnerKind::kDevice, owner, p_.Intern(key), std::string_view(text.data(), text.size()), value);
+  }
+  // `prefix` followed by `name`, in one buffer kept across rows.
+  std::string_view Key(const std::string& prefix, std::string_view name) {
+    key_.assign(prefix);
+    key_.append(name);
+    return key_;
   }
 
   void ReadCommunicationTime(bool wanted) {
@@ -165,7 +177,7 @@ class AnalysisDbReader {
       ++comm_ops_;
       if (!wanted) return;
       const std::string prefix = OpPrefix(row, 0, 1, 2);
-      for (size_t k = 0; k < std::size(kKeys); ++k) Attr(prefix + kKeys[k], row, static_cast<int>(k) + 3);
+      for (size_t k = 0; k < std::size(kKeys); ++k) Attr(Key(prefix, kKeys[k]), row, static_cast<int>(k) + 3);
       // The ratios communication.json adds, as msprof-analyze computes them:
       // wait / (wait + transit), synchronization / (synchronization + transit).
       const double transit = row.Real(5), wait = row.Real(6), sync = row.Real(7);
@@ -173,8 +185,8 @@ class AnalysisDbReader {
       auto ratio = [](double part, double rest) {
         return part + rest > 0 ? std::round(part / (part + rest) * 1e4) / 1e4 : 0.0;
       };
-      if (!std::isnan(transit) && !std::isnan(wait)) NumberAttr(prefix + "Wait Time Ratio", ratio(wait, transit));
-      if (!std::isnan(transit) && !std::isnan(sync)) NumberAttr(prefix + "Synchronization Time Ratio", ratio(sync, transit));
+      if (!std::isnan(transit) && !std::isnan(wait)) NumberAttr(Key(prefix, "Wait Time Ratio"), ratio(wait, transit));
+      if (!std::isnan(transit) && !std::isnan(sync)) NumberAttr(Key(prefix, "Synchronization Time Ratio"), ratio(sync, transit));
     });
   }
 
@@ -187,7 +199,7 @@ class AnalysisDbReader {
       // Only transports that moved data, as for communication.json.
       if (!(row.Real(4) > 0)) return;
       const std::string prefix = OpPrefix(row, 0, 1, 2) + CellText(row, 3) + " ";
-      for (size_t k = 0; k < std::size(kKeys); ++k) Attr(prefix + kKeys[k], row, static_cast<int>(k) + 4);
+      for (size_t k = 0; k < std::size(kKeys); ++k) Attr(Key(prefix, kKeys[k]), row, static_cast<int>(k) + 4);
     });
   }
 
@@ -198,6 +210,7 @@ class AnalysisDbReader {
   sqlite_input::DbHandle db_;
   std::set<std::string> tables_;
   uint64_t steps_ = 0, comm_ops_ = 0;
+  std::string key_;  // Key's buffer
 };
 
 }  // namespace

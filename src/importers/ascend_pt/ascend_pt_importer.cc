@@ -9,6 +9,7 @@
 #include "importers/ascend_db/ascend_db.h"
 #include "importers/ascend_trace_view/ascend_trace_view.h"
 #include "importers/common/shared_progress.h"
+#include "model/phase_timer.h"
 #include "model/profile_merge.h"
 
 namespace pypto {
@@ -162,7 +163,10 @@ StatusOr<int> ImportOutputDir(const std::string& dir, const ascend::RunContext& 
   }
   // The communication and step analysis: a side file, read after the files it
   // completes (its steps enrich the database's STEP_TIME rows).
-  if (!analysis_db.empty() && read > 0) ascend::ImportAnalysisDb(analysis_db, device, analysis_needs, options, profile);
+  if (!analysis_db.empty() && read > 0) {
+    PhaseTimer timer("import.analysis_db");
+    ascend::ImportAnalysisDb(analysis_db, device, analysis_needs, options, profile);
+  }
   return read;
 }
 
