@@ -2,7 +2,10 @@
 // the cases each format writes, from the fixtures and the format references.
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cstdint>
+#include <random>
+#include <string>
 
 #include "importers/common/number_text.h"
 
@@ -98,6 +101,46 @@ TEST(NumberText, IntegersAndIds) {
   EXPECT_FALSE(ParseUint64("-1").has_value());
   EXPECT_FALSE(ParseUint64("0x").has_value());
   EXPECT_FALSE(ParseUint64("12g").has_value());
+}
+
+// The word-at-a-time path (up to 19 digits, eight at once) against
+// std::from_chars, which reads the same texts digit by digit: every length
+// 1..20, digits across each eight-byte boundary, and one byte made a non-digit
+// at each place (the bytes beside '0' and '9', a space, a point, a sign).
+TEST(NumberText, ParseUint64ReadsEveryLengthAsFromChars) {
+  EXPECT_EQ(ParseUint64("1744186037391047425"), 1744186037391047425u);  // PYTORCH_API startNs, 19 digits
+  EXPECT_EQ(ParseUint64("9999999999999999999"), 9999999999999999999u);  // the largest 19-digit text
+  EXPECT_EQ(ParseUint64("12345678"), 12345678u);
+  EXPECT_EQ(ParseUint64("0012345678"), 12345678u);  // a leading zero: the digit-by-digit path
+  EXPECT_EQ(ParseUint64(" 87654321 "), 87654321u);
+  EXPECT_FALSE(ParseUint64("1234567/").has_value());
+  EXPECT_FALSE(ParseUint64("1234567:").has_value());
+  EXPECT_FALSE(ParseUint64("+12345678").has_value());
+  std::mt19937_64 random(20261207);
+  int checked = 0;
+  for (int length = 1; length <= 20; ++length)
+    for (int round = 0; round < 200; ++round) {
+      std::string text;
+      for (int i = 0; i < length; ++i) text += static_cast<char>('0' + random() % 10);
+      if (round % 2 == 1) {
+        static constexpr char kNotDigits[] = {'/', ':', ' ', '.', '-', 'a', '\x80'};
+        text[random() % length] = kNotDigits[random() % sizeof kNotDigits];
+      }
+      uint64_t expected = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), expected);
+      const bool whole = error == std::errc() && end == text.data() + text.size();
+      const std::optional<uint64_t> parsed = ParseUint64(text);
+      // A blank at either end is trimmed, so such a text may still parse: only
+      // texts from_chars reads whole are compared by value.
+      if (whole) {
+        ASSERT_TRUE(parsed.has_value()) << text;
+        EXPECT_EQ(*parsed, expected) << text;
+        ++checked;
+      } else if (text.find(' ') == std::string::npos) {
+        EXPECT_FALSE(parsed.has_value()) << text;
+      }
+    }
+  EXPECT_GT(checked, 1900);  // about half of 4000 texts are all digits (a 20-digit one may overflow)
 }
 
 }  // namespace
