@@ -61,7 +61,8 @@ class RowMap {
     if (span > kMaxDenseSpanPerRow * rows.size() + kAlwaysDenseSpan) {
       sorted_.reserve(rows.size());
       for (size_t j = 0; j < rows.size(); ++j) sorted_.push_back({rows[j], static_cast<int32_t>(j)});
-      std::sort(sorted_.begin(), sorted_.end());
+      // The rows come as a few ascending blocks (one per table), mostly: merged, not sorted.
+      internal::SortUnlessSorted(sorted_.begin(), sorted_.end(), std::less<std::pair<uint32_t, int32_t>>());
       return;
     }
     base_ = *lo;
@@ -441,9 +442,10 @@ class CriticalPathBuilder {
     path_parent_.assign(n, -1);
     std::vector<uint32_t> order(n);
     for (uint32_t i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    // By track, then (ts, outer one first, index): grouped, then each track
+    // sorted adaptively, as the rows mostly come in time order.
+    order = internal::GroupThenSort(order, [&](uint32_t i) { return h_.track[hosts_[i]]; }, [&](uint32_t a, uint32_t b) {
       const uint32_t oa = hosts_[a], ob = hosts_[b];
-      if (h_.track[oa] != h_.track[ob]) return h_.track[oa] < h_.track[ob];
       if (h_.ts[oa] != h_.ts[ob]) return h_.ts[oa] < h_.ts[ob];
       if (HostEnd(oa) != HostEnd(ob)) return HostEnd(oa) > HostEnd(ob);  // the outer one first
       return a < b;
@@ -761,6 +763,9 @@ class CriticalPathBuilder {
   // A sync call returns when the work it waits for is done: the task that
   // ended last before the call returned (and after it began) -> call end.
   void AddSyncEdges() {
+    // Most profiles have no sync call in a window; the sort below would be
+    // for nothing (twice: edges are made in two passes).
+    if (std::none_of(hosts_.begin(), hosts_.end(), [&](uint32_t op) { return g_.is_sync_call_[op]; })) return;
     const TimeNs tol = std::max<TimeNs>(g_.options().nesting_tolerance_ns, 0);
     std::vector<uint32_t> by_end(tasks_.size());
     for (uint32_t j = 0; j < tasks_.size(); ++j) by_end[j] = j;
