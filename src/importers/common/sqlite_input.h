@@ -137,10 +137,16 @@ inline constexpr uint64_t kMinStoredRowBytes = 16;
 // (about 20 ms per million rows). Errors name the path and the table.
 StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table);
 
-// CountRows, capped at `file_bytes` / kMinStoredRowBytes
-// so a damaged count cannot ask for more than the file could hold; 0 when the
-// count fails (a cut file). For reserving columns before a long read: a hint,
-// never trusted as the number of rows read.
+// The largest rowid of `table` (0 when empty): one b-tree descent. Fails for
+// a table without rowid.
+StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& table);
+
+// About the rows of `table`: its largest rowid (a table written once and
+// never deleted from numbers its rows 1..N), or CountRows when it has no
+// rowid; capped at `file_bytes` / kMinStoredRowBytes so a damaged number
+// cannot ask for more than the file could hold; 0 when both fail (a cut
+// file). For reserving columns before a long read: a hint, never trusted as
+// the number of rows read.
 uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes);
 
 // "<path>: table <table> row <1-based row>"

@@ -37,6 +37,25 @@ TEST(RowCountHint, CountsTheRowsUpToWhatTheFileCouldHold) {
   EXPECT_EQ(RowCountHint(db.get(), "TASK", 0), 0u);
 }
 
+TEST(RowCountHint, ReadsTheLargestRowidOrCountsATableWithoutRowid) {
+  // Rows 1..5 with 2 and 3 deleted: the largest rowid (5) stands for the
+  // rows, an over-estimate that only reserves room.
+  DbHandle db = MemoryDbWithRows(5);
+  ASSERT_EQ(sqlite3_exec(db.get(), "DELETE FROM TASK WHERE rowid IN (2, 3)", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(LargestRowid(db.get(), "TASK").value(), 5u);
+  EXPECT_EQ(RowCountHint(db.get(), "TASK", 1u << 20), 5u);
+  // A table without rowid is counted: 3 rows.
+  DbHandle keyed = MemoryDb(
+      "CREATE TABLE K(id INTEGER PRIMARY KEY, v INTEGER) WITHOUT ROWID;"
+      "INSERT INTO K VALUES(10, 1); INSERT INTO K VALUES(20, 2); INSERT INTO K VALUES(30, 3);");
+  EXPECT_FALSE(LargestRowid(keyed.get(), "K").ok());
+  EXPECT_EQ(RowCountHint(keyed.get(), "K", 1u << 20), 3u);
+  // Empty, and a table that is not there.
+  DbHandle empty = MemoryDbWithRows(0);
+  EXPECT_EQ(RowCountHint(empty.get(), "TASK", 1u << 20), 0u);
+  EXPECT_EQ(RowCountHint(empty.get(), "MISSING", 1u << 20), 0u);
+}
+
 TEST(RowCountHint, IsZeroForAnEmptyOrMissingTable) {
   DbHandle db = MemoryDbWithRows(0);
   EXPECT_EQ(RowCountHint(db.get(), "TASK", 1u << 20), 0u);
