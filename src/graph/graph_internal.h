@@ -50,55 +50,74 @@ void MergeRuns(It first, std::vector<std::ptrdiff_t> runs, Less less) {
 // Patience dealing: each row goes onto the pile whose last row is the largest
 // not above it (the piles are kept in the order of their last rows, and the
 // pile the row before went to is tried first), or onto a new pile when none
-// is. Rows no pile takes once there are kMaxPiles are set aside. Then the
-// piles and the sorted rows set aside are written back and merged. False
-// (the range unchanged) when too many rows would be set aside.
+// is. Rows no pile takes once there are kMaxPiles are set aside. A first pass
+// only labels each row with its pile (a byte a row); the rows are then placed
+// pile after pile into one buffer of the range's size, the rows set aside
+// sorted, and the runs merged back in the range. False (the range unchanged)
+// when too many rows would be set aside.
 template <typename It, typename Less>
 bool SortByPiles(It first, It last, Less less) {
   using Value = typename std::iterator_traits<It>::value_type;
+  static_assert(kMaxPiles < 255);
+  constexpr uint8_t kSetAside = 255;
   const size_t n = static_cast<size_t>(last - first);
-  std::vector<std::vector<Value>> piles;  // ascending by their last rows
-  std::vector<Value> set_aside;
-  size_t previous = 0;
-  for (It it = first; it != last; ++it) {
-    const Value& row = *it;
-    auto takes = [&](size_t p) {  // pile p's last row is the largest not above `row`
-      return !less(row, piles[p].back()) && (p + 1 == piles.size() || less(row, piles[p + 1].back()));
+  std::vector<uint8_t> pile_of(n);
+  std::vector<Value> tail;              // by pile id (order of creation): its last row
+  std::vector<uint8_t> by_tail;         // pile ids, ascending by their last rows
+  std::vector<size_t> pile_rows;        // by pile id, then the set-aside count last
+  size_t set_aside = 0;
+  size_t previous = 0;                  // position in by_tail of the last pile used
+  for (size_t i = 0; i < n; ++i) {
+    const Value& row = first[i];
+    auto takes = [&](size_t k) {  // the pile at by_tail[k] has the largest last row not above `row`
+      return !less(row, tail[by_tail[k]]) && (k + 1 == by_tail.size() || less(row, tail[by_tail[k + 1]]));
     };
-    if (previous < piles.size() && takes(previous)) {
-      piles[previous].push_back(row);
-      continue;
+    size_t k = previous;
+    if (k >= by_tail.size() || !takes(k)) {
+      // The first pile whose last row is above `row`; the one before it takes the row.
+      size_t lo = 0, hi = by_tail.size();
+      while (lo < hi) {
+        const size_t mid = (lo + hi) / 2;
+        if (less(row, tail[by_tail[mid]])) hi = mid;
+        else lo = mid + 1;
+      }
+      if (lo == 0) {
+        if (by_tail.size() == kMaxPiles) {
+          pile_of[i] = kSetAside;
+          if (++set_aside > n / kMaxSetAsideShare) return false;
+          continue;
+        }
+        by_tail.insert(by_tail.begin(), static_cast<uint8_t>(tail.size()));
+        tail.push_back(row);
+        pile_rows.push_back(0);
+      }
+      k = lo == 0 ? 0 : lo - 1;
     }
-    // The first pile whose last row is above `row`, by binary search; the one before it takes the row.
-    size_t lo = 0, hi = piles.size();
-    while (lo < hi) {
-      const size_t mid = (lo + hi) / 2;
-      if (less(row, piles[mid].back())) hi = mid;
-      else lo = mid + 1;
-    }
-    if (lo > 0) {
-      previous = lo - 1;
-      piles[previous].push_back(row);
-    } else if (piles.size() < kMaxPiles) {
-      piles.insert(piles.begin(), std::vector<Value>{row});
-      previous = 0;
-    } else {
-      set_aside.push_back(row);
-      if (set_aside.size() > n / kMaxSetAsideShare) return false;
-    }
+    previous = k;
+    const uint8_t pile = by_tail[k];
+    tail[pile] = row;
+    pile_of[i] = pile;
+    ++pile_rows[pile];
   }
-  std::sort(set_aside.begin(), set_aside.end(), less);
+  // Where each pile's rows start in the buffer; the rows set aside go last.
   std::vector<std::ptrdiff_t> runs;
-  It out = first;
-  auto write_back = [&](std::vector<Value>& run) {
-    if (run.empty()) return;
-    runs.push_back(out - first);
-    out = std::copy(run.begin(), run.end(), out);
-    std::vector<Value>().swap(run);
-  };
-  for (std::vector<Value>& pile : piles) write_back(pile);
-  write_back(set_aside);
+  std::vector<size_t> next(tail.size() + 1);
+  size_t at = 0;
+  for (size_t pile = 0; pile < tail.size(); ++pile) {
+    runs.push_back(static_cast<std::ptrdiff_t>(at));
+    next[pile] = at;
+    at += pile_rows[pile];
+  }
+  next[tail.size()] = at;
+  if (set_aside > 0) runs.push_back(static_cast<std::ptrdiff_t>(at));
   runs.push_back(static_cast<std::ptrdiff_t>(n));
+  {
+    std::vector<Value> placed(n);
+    for (size_t i = 0; i < n; ++i) placed[next[pile_of[i] == kSetAside ? tail.size() : pile_of[i]]++] = first[i];
+    std::copy(placed.begin(), placed.end(), first);
+  }
+  std::vector<uint8_t>().swap(pile_of);
+  std::sort(first + static_cast<std::ptrdiff_t>(at), last, less);
   MergeRuns(first, std::move(runs), less);
   return true;
 }
