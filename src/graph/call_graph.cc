@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/free_memory.h"
 #include "graph/graph_internal.h"
 #include "model/phase_timer.h"
 
@@ -234,6 +235,7 @@ class CallGraphBuilder {
     for (const BusyTime& b : g_.DeviceBusyTimes()) g_.total_device_busy_ns_ += b.busy_ns;
     // Only the build walks ops by (track, ts); queries use host_by_ts_.
     std::vector<uint32_t>().swap(g_.host_by_track_ts_);
+    ReleaseFreeHeapPages();  // the phases' transient arrays, before the analyses allocate theirs
     return Status::Ok();
   }
 
