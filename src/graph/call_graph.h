@@ -394,6 +394,8 @@ class OperatorCallGraph {
   std::vector<TaskLink> task_link_;
   std::vector<uint32_t> op_task_rows_;       // attributed task rows by (task_operator_, ts): GroupRange
   std::vector<uint32_t> launch_rows_;        // launched task rows by (launcher, ts): GroupRange
+  std::vector<uint32_t> op_task_blocks_;     // GroupBlockIndex of op_task_rows_
+  std::vector<uint32_t> launch_blocks_;      // GroupBlockIndex of launch_rows_
   // Device tasks.
   std::vector<uint32_t> task_by_track_ts_;   // busy task rows sorted by (track, ts)
   std::vector<uint32_t> task_by_device_ts_;  // busy task rows sorted by (device, ts)
