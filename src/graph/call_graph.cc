@@ -172,7 +172,7 @@ std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std:
   for (uint32_t row : order)
     if (group_of[row] >= 0) rows.push_back(row);
   // Tasks in time order mostly come group after group already: adaptive sort.
-  internal::SortUnlessSorted(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+  SortUnlessSorted(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
     if (group_of[a] != group_of[b]) return group_of[a] < group_of[b];
     return before(a, b);
   });
@@ -339,7 +339,7 @@ class CallGraphBuilder {
     {
       std::vector<uint32_t> rows(n);
       std::iota(rows.begin(), rows.end(), 0u);
-      order = internal::GroupThenSort(rows, [&](uint32_t op) { return h.track[op]; }, [&](uint32_t a, uint32_t b) {
+      order = GroupThenSort(rows, [&](uint32_t op) { return h.track[op]; }, [&](uint32_t a, uint32_t b) {
         if (h.ts[a] != h.ts[b]) return h.ts[a] < h.ts[b];
         if (h.dur[a] != h.dur[b]) return h.dur[a] > h.dur[b];
         return a < b;
@@ -538,7 +538,7 @@ class CallGraphBuilder {
         if (h.correlation[op] != kNoId) by_correlation.emplace_back(h.correlation[op], op);
       }
     }
-    internal::SortUnlessSorted(by_correlation.begin(), by_correlation.end(),
+    SortUnlessSorted(by_correlation.begin(), by_correlation.end(),
                                std::less<std::pair<int64_t, uint32_t>>());  // ties: lowest row first
     by_correlation.erase(std::unique(by_correlation.begin(), by_correlation.end(),
                                      [&](const auto& a, const auto& b) {
@@ -561,7 +561,7 @@ class CallGraphBuilder {
               h.external_id[op] != kNoId)
             by_external_id.push_back(op);
         }
-        internal::SortUnlessSorted(by_external_id.begin(), by_external_id.end(), [&](uint32_t a, uint32_t b) {
+        SortUnlessSorted(by_external_id.begin(), by_external_id.end(), [&](uint32_t a, uint32_t b) {
           if (h.external_id[a] != h.external_id[b]) return h.external_id[a] < h.external_id[b];
           const bool a_op = h.kind[a] == HostOpKind::kOperator;
           const bool b_op = h.kind[b] == HostOpKind::kOperator;
@@ -667,7 +667,7 @@ class CallGraphBuilder {
       if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
       return a < b;
     };
-    internal::SortUnlessSorted(task_rows.begin(), task_rows.end(), by_time);
+    SortUnlessSorted(task_rows.begin(), task_rows.end(), by_time);
     g_.op_task_rows_ = GroupRows(g_.task_operator_, task_rows, by_time);
     g_.launch_rows_ = GroupRows(d.launcher, task_rows, by_time);
     g_.op_task_blocks_ = GroupBlockIndex(g_.op_task_rows_, g_.task_operator_);
@@ -721,7 +721,7 @@ class CallGraphBuilder {
       if (CountsAsBusy(d.kind[t])) busy.push_back(t);
     }
     auto by = [&](auto key) {
-      return internal::GroupThenSort(busy, key, [&](uint32_t a, uint32_t b) {
+      return GroupThenSort(busy, key, [&](uint32_t a, uint32_t b) {
         if (d.ts[a] != d.ts[b]) return d.ts[a] < d.ts[b];
         return a < b;
       });
@@ -824,7 +824,7 @@ class CallGraphBuilder {
     }
     g_.task_by_anchor_.resize(m);
     std::iota(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), 0u);
-    internal::SortUnlessSorted(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
+    SortUnlessSorted(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
       if (g_.task_anchor_[a] != g_.task_anchor_[b]) return g_.task_anchor_[a] < g_.task_anchor_[b];
       return a < b;
     });

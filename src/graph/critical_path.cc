@@ -62,7 +62,7 @@ class RowMap {
       sorted_.reserve(rows.size());
       for (size_t j = 0; j < rows.size(); ++j) sorted_.push_back({rows[j], static_cast<int32_t>(j)});
       // The rows come as a few ascending blocks (one per table), mostly: merged, not sorted.
-      internal::SortUnlessSorted(sorted_.begin(), sorted_.end(), std::less<std::pair<uint32_t, int32_t>>());
+      SortUnlessSorted(sorted_.begin(), sorted_.end(), std::less<std::pair<uint32_t, int32_t>>());
       return;
     }
     base_ = *lo;
@@ -361,7 +361,7 @@ class CriticalPathBuilder {
       if (device >= 0 && g_.profile().tracks.device[d_.track[t]] != device) continue;
       selected.push_back(t);
     }
-    internal::SortUnlessSorted(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
+    SortUnlessSorted(selected.begin(), selected.end(), [&](uint32_t a, uint32_t b) {
       if (d_.track[a] != d_.track[b]) return d_.track[a] < d_.track[b];
       if (d_.ts[a] != d_.ts[b]) return d_.ts[a] < d_.ts[b];
       return a < b;
@@ -444,7 +444,7 @@ class CriticalPathBuilder {
     for (uint32_t i = 0; i < n; ++i) order[i] = i;
     // By track, then (ts, outer one first, index): grouped, then each track
     // sorted adaptively, as the rows mostly come in time order.
-    order = internal::GroupThenSort(order, [&](uint32_t i) { return h_.track[hosts_[i]]; }, [&](uint32_t a, uint32_t b) {
+    order = GroupThenSort(order, [&](uint32_t i) { return h_.track[hosts_[i]]; }, [&](uint32_t a, uint32_t b) {
       const uint32_t oa = hosts_[a], ob = hosts_[b];
       if (h_.ts[oa] != h_.ts[ob]) return h_.ts[oa] < h_.ts[ob];
       if (HostEnd(oa) != HostEnd(ob)) return HostEnd(oa) > HostEnd(ob);  // the outer one first

@@ -1,4 +1,4 @@
-// The graph's sorting helpers: adaptive SortUnlessSorted (already ordered,
+// The adaptive sorts (core/adaptive_sort.h): SortUnlessSorted (already ordered,
 // a few ordered runs merged, anything else sorted) and GroupThenSort, checked
 // against std::sort / std::stable_sort on the same input.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "graph/graph_internal.h"
+#include "core/adaptive_sort.h"
 
 namespace pypto {
 namespace {
@@ -21,10 +21,10 @@ std::vector<int> Sorted(std::vector<int> v) {
 TEST(SortUnlessSorted, OrderedInputIsLeftAsIs) {
   std::vector<int> v(1000);
   std::iota(v.begin(), v.end(), 0);
-  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  SortUnlessSorted(v.begin(), v.end(), std::less<int>());
   EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
   std::vector<int> empty;
-  internal::SortUnlessSorted(empty.begin(), empty.end(), std::less<int>());
+  SortUnlessSorted(empty.begin(), empty.end(), std::less<int>());
   EXPECT_TRUE(empty.empty());
 }
 
@@ -35,7 +35,7 @@ TEST(SortUnlessSorted, FewOrderedRunsAreMerged) {
   for (int block = 0; block < 3; ++block)
     for (int i = 0; i < 500; ++i) v.push_back(i * 3 + block);
   const std::vector<int> expected = Sorted(v);
-  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  SortUnlessSorted(v.begin(), v.end(), std::less<int>());
   EXPECT_EQ(v, expected);
 }
 
@@ -45,15 +45,15 @@ TEST(SortUnlessSorted, ManyRunsFallBackToASort) {
     std::vector<int> v(n);
     for (int& x : v) x = static_cast<int>(rng() % 1000);
     const std::vector<int> expected = Sorted(v);
-    internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+    SortUnlessSorted(v.begin(), v.end(), std::less<int>());
     EXPECT_EQ(v, expected) << n;
   }
   // Exactly kMaxMergedRuns runs: still merged.
   std::vector<int> v;
-  for (size_t run = 0; run < internal::kMaxMergedRuns; ++run)
+  for (size_t run = 0; run < kMaxMergedRuns; ++run)
     for (int i = 0; i < 10; ++i) v.push_back(i * 100 + static_cast<int>(run));
   const std::vector<int> expected = Sorted(v);
-  internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+  SortUnlessSorted(v.begin(), v.end(), std::less<int>());
   EXPECT_EQ(v, expected);
 }
 
@@ -82,8 +82,8 @@ TEST(SortUnlessSorted, RowsWrittenLateAreDealtIntoPiles) {
     const std::vector<int> expected = Sorted(v);
     size_t descents = 0;
     for (size_t i = 1; i < v.size(); ++i) descents += v[i] < v[i - 1];
-    ASSERT_GT(descents, internal::kMaxMergedRuns) << late_one_in;
-    internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+    ASSERT_GT(descents, kMaxMergedRuns) << late_one_in;
+    SortUnlessSorted(v.begin(), v.end(), std::less<int>());
     EXPECT_EQ(v, expected) << late_one_in;
   }
   // An ordered block after another (a thread's CANN calls, then its
@@ -102,7 +102,7 @@ TEST(SortUnlessSorted, RowsWrittenLateAreDealtIntoPiles) {
       v.push_back(root);
     }
     const std::vector<int> expected = Sorted(v);
-    internal::SortUnlessSorted(v.begin(), v.end(), std::less<int>());
+    SortUnlessSorted(v.begin(), v.end(), std::less<int>());
     EXPECT_EQ(v, expected);
   }
   // Ties broken by a second key, as the graph's comparators do.
@@ -111,7 +111,7 @@ TEST(SortUnlessSorted, RowsWrittenLateAreDealtIntoPiles) {
   std::shuffle(pairs.begin() + 1000, pairs.begin() + 1400, rng);
   std::vector<std::pair<int, int>> expected = pairs;
   std::sort(expected.begin(), expected.end());
-  internal::SortUnlessSorted(pairs.begin(), pairs.end(), std::less<std::pair<int, int>>());
+  SortUnlessSorted(pairs.begin(), pairs.end(), std::less<std::pair<int, int>>());
   EXPECT_EQ(pairs, expected);
 }
 
@@ -127,12 +127,12 @@ TEST(GroupThenSort, GroupsByKeyRankThenWithin) {
   std::iota(rows.begin(), rows.end(), 0u);
   std::shuffle(rows.begin() + 100, rows.begin() + 200, rng);  // a disordered stretch
   auto within = [&](uint32_t a, uint32_t b) { return time[a] != time[b] ? time[a] < time[b] : a < b; };
-  const std::vector<uint32_t> got = internal::GroupThenSort(rows, [&](uint32_t r) { return key[r]; }, within);
+  const std::vector<uint32_t> got = GroupThenSort(rows, [&](uint32_t r) { return key[r]; }, within);
   std::vector<uint32_t> expected = rows;
   std::sort(expected.begin(), expected.end(),
             [&](uint32_t a, uint32_t b) { return key[a] != key[b] ? key[a] < key[b] : within(a, b); });
   EXPECT_EQ(got, expected);
-  EXPECT_TRUE(internal::GroupThenSort({}, [&](uint32_t r) { return key[r]; }, within).empty());
+  EXPECT_TRUE(GroupThenSort({}, [&](uint32_t r) { return key[r]; }, within).empty());
 }
 
 }  // namespace
