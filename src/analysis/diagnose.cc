@@ -14,6 +14,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "core/adaptive_sort.h"
 #include "core/parallel.h"
 #include "graph/interval_union.h"
 #include "model/kernel_name.h"
@@ -370,15 +371,18 @@ void CollectWindowRows(const Profile& profile, DiagnosisContext& ctx) {
     if (k == DeviceTaskKind::kAnnotation || k == DeviceTaskKind::kSync) continue;
     if (ctx.InWindow(tasks.ts[t])) ctx.tasks.push_back(t);
   }
-  std::sort(ctx.tasks.begin(), ctx.tasks.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(tasks.track[a], tasks.ts[a], a) < std::tie(tasks.track[b], tasks.ts[b], b);
+  // By (track, ts, row): grouped by track, then each track's rows sorted
+  // adaptively (they mostly come in time order). The two std::sorts were
+  // 400 ms of a 1 M-task DB's diagnose.
+  ctx.tasks = GroupThenSort(ctx.tasks, [&](uint32_t t) { return tasks.track[t]; }, [&](uint32_t a, uint32_t b) {
+    return tasks.ts[a] != tasks.ts[b] ? tasks.ts[a] < tasks.ts[b] : a < b;
   });
   const HostOpTable& ops = profile.host_ops;
   for (uint32_t h = 0; h < ops.size(); ++h) {
     if (ctx.InWindow(ops.ts[h])) ctx.host_ops.push_back(h);
   }
-  std::sort(ctx.host_ops.begin(), ctx.host_ops.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(ops.track[a], ops.ts[a], a) < std::tie(ops.track[b], ops.ts[b], b);
+  ctx.host_ops = GroupThenSort(ctx.host_ops, [&](uint32_t h) { return ops.track[h]; }, [&](uint32_t a, uint32_t b) {
+    return ops.ts[a] != ops.ts[b] ? ops.ts[a] < ops.ts[b] : a < b;
   });
 }
 
