@@ -539,7 +539,7 @@ class CallGraphBuilder {
       }
     }
     SortUnlessSorted(by_correlation.begin(), by_correlation.end(),
-                               std::less<std::pair<int64_t, uint32_t>>());  // ties: lowest row first
+                     std::less<std::pair<int64_t, uint32_t>>());  // ties: lowest row first
     by_correlation.erase(std::unique(by_correlation.begin(), by_correlation.end(),
                                      [&](const auto& a, const auto& b) {
                                        if (a.first != b.first) return false;

@@ -306,13 +306,14 @@ StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::st
   return static_cast<uint64_t>(rows);
 }
 
-StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& table) {
+StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& path, const std::string& table) {
   const std::string sql = "SELECT max(rowid) FROM \"" + table + "\"";
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
-    return CorruptError("table " + table + ": no rowid: " + sqlite3_errmsg(db));
+    return CorruptError(path + ": table " + table + ": no rowid: " + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
-  if (sqlite3_step(stmt) != SQLITE_ROW) return CorruptError("table " + table + ": " + sqlite3_errmsg(db));
+  if (sqlite3_step(stmt) != SQLITE_ROW)
+    return CorruptError(path + ": table " + table + ": cannot read the largest rowid: " + sqlite3_errmsg(db));
   const int64_t largest = sqlite3_column_int64(stmt, 0);  // 0 for an empty table (NULL)
   return static_cast<uint64_t>(std::max<int64_t>(largest, 0));
 }
@@ -322,7 +323,7 @@ uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes
   // every leaf page (0.3 s of CPU for the 5.5 M rows of a 1 M-task DB's three
   // big tables). A profiler writes its tables once, so the two agree within
   // a few rows there (CANN_API: 1,645,750 against 1,645,488 rows).
-  StatusOr<uint64_t> rows = LargestRowid(db, table);
+  StatusOr<uint64_t> rows = LargestRowid(db, "", table);
   if (!rows.ok()) rows = CountRows(db, "", table);  // a WITHOUT ROWID table
   if (!rows.ok()) return 0;
   return std::min<uint64_t>(*rows, file_bytes / kMinStoredRowBytes);

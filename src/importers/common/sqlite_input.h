@@ -138,8 +138,8 @@ inline constexpr uint64_t kMinStoredRowBytes = 16;
 StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table);
 
 // The largest rowid of `table` (0 when empty): one b-tree descent. Fails for
-// a table without rowid.
-StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& table);
+// a table without rowid; errors name the path and the table.
+StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& path, const std::string& table);
 
 // About the rows of `table`: its largest rowid (a table written once and
 // never deleted from numbers its rows 1..N), or CountRows when it has no

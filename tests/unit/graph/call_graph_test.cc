@@ -159,6 +159,45 @@ TEST(Linking, CorrelationNestingAndExternalIdFallbacks) {
   EXPECT_EQ(st.runtime_calls_without_operator, 0u);
 }
 
+// TasksOfOp / TasksLaunchedBy find a host op's rows through a block index of
+// 64 host ops: 200 operators, each with a launch call inside (host rows
+// alternate, so 400 rows, 7 blocks), a kernel for two ops in three and a
+// second one for every fifth. Every host op's answer must be the tasks whose
+// OperatorOf / LauncherOf is that op, in time order, including ops on both
+// sides of each block boundary.
+TEST(Linking, TasksOfEveryHostOpAcrossIndexBlocks) {
+  ProfileBuilder b;
+  uint32_t t = b.Thread();
+  uint32_t s = b.Stream(0, 7);
+  for (int i = 0; i < 200; ++i) {
+    const TimeNs at = TimeNs{i} * 100'000;
+    b.Op(t, "aten::op", at, 50'000);
+    b.Runtime(t, "cudaLaunchKernel", at + 10'000, 5'000, i + 1);
+    if (i % 3 != 0) b.Kernel(s, "k", at + 20'000, 5'000, i + 1);
+    if (i % 5 == 0) b.Kernel(s, "k2", at + 30'000, 5'000, i + 1);
+  }
+  OperatorCallGraph g = BuildOrDie(b.profile);
+  const DeviceTaskTable& d = b.profile.device_tasks;
+  size_t tasks_found = 0, launched_found = 0;
+  for (uint32_t h = 0; h < b.profile.host_ops.size(); ++h) {
+    std::vector<uint32_t> of_op, launched;
+    for (uint32_t k = 0; k < d.size(); ++k) {  // the kernels were added in time order
+      if (g.OperatorOf(k) == static_cast<int32_t>(h)) of_op.push_back(k);
+      if (g.LauncherOf(k) == static_cast<int32_t>(h)) launched.push_back(k);
+    }
+    const auto tasks = g.TasksOfOp(h);
+    EXPECT_EQ(std::vector<uint32_t>(tasks.begin(), tasks.end()), of_op) << "host op " << h;
+    const auto by_launch = g.TasksLaunchedBy(h);
+    EXPECT_EQ(std::vector<uint32_t>(by_launch.begin(), by_launch.end()), launched) << "host op " << h;
+    tasks_found += tasks.size();
+    launched_found += by_launch.size();
+  }
+  // 133 ops with a kernel (i % 3 != 0) + 40 with a second one (i % 5 == 0): 173 tasks, each found once.
+  EXPECT_EQ(d.size(), 173u);
+  EXPECT_EQ(tasks_found, 173u);
+  EXPECT_EQ(launched_found, 173u);
+}
+
 TEST(Linking, RuntimeUnderAnnotationOnlyFallsBackToAnnotation) {
   ProfileBuilder b;
   uint32_t t = b.Thread();

@@ -42,13 +42,16 @@ TEST(RowCountHint, ReadsTheLargestRowidOrCountsATableWithoutRowid) {
   // rows, an over-estimate that only reserves room.
   DbHandle db = MemoryDbWithRows(5);
   ASSERT_EQ(sqlite3_exec(db.get(), "DELETE FROM TASK WHERE rowid IN (2, 3)", nullptr, nullptr, nullptr), SQLITE_OK);
-  EXPECT_EQ(LargestRowid(db.get(), "TASK").value(), 5u);
+  EXPECT_EQ(LargestRowid(db.get(), "t.db", "TASK").value(), 5u);
   EXPECT_EQ(RowCountHint(db.get(), "TASK", 1u << 20), 5u);
   // A table without rowid is counted: 3 rows.
   DbHandle keyed = MemoryDb(
       "CREATE TABLE K(id INTEGER PRIMARY KEY, v INTEGER) WITHOUT ROWID;"
       "INSERT INTO K VALUES(10, 1); INSERT INTO K VALUES(20, 2); INSERT INTO K VALUES(30, 3);");
-  EXPECT_FALSE(LargestRowid(keyed.get(), "K").ok());
+  const StatusOr<uint64_t> no_rowid = LargestRowid(keyed.get(), "t.db", "K");
+  ASSERT_FALSE(no_rowid.ok());
+  EXPECT_NE(no_rowid.status().message().find("t.db: table K: no rowid"), std::string::npos)
+      << no_rowid.status().message();
   EXPECT_EQ(RowCountHint(keyed.get(), "K", 1u << 20), 3u);
   // Empty, and a table that is not there.
   DbHandle empty = MemoryDbWithRows(0);
