@@ -61,7 +61,7 @@ bool SortByPiles(It first, It last, Less less) {
   std::vector<uint8_t> pile_of(n);
   std::vector<Value> tail;              // by pile id (order of creation): its last row
   std::vector<uint8_t> by_tail;         // pile ids, ascending by their last rows
-  std::vector<size_t> pile_rows;        // by pile id, then the set-aside count last
+  std::vector<size_t> pile_rows;        // by pile id: how many rows it took
   size_t set_aside = 0;
   size_t previous = 0;                  // position in by_tail of the last pile used
   for (size_t i = 0; i < n; ++i) {

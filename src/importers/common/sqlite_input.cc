@@ -293,29 +293,36 @@ Status SelectRows(sqlite3* db, const std::string& path, const std::string& table
   return Status::Ok();
 }
 
-StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table) {
-  const std::string sql = "SELECT count(*) FROM \"" + table + "\"";
+namespace {
+
+// The integer `SELECT <expression> FROM "<table>"` gives. Errors name the
+// path and the table; `unprepared` heads the reason when the query does not
+// prepare, `unread` says what could not be read when it does not step.
+StatusOr<int64_t> TableInteger(sqlite3* db, const std::string& path, const std::string& table,
+                               const std::string& expression, const std::string& unprepared,
+                               const std::string& unread) {
+  const std::string sql = "SELECT " + expression + " FROM \"" + table + "\"";
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
-    return CorruptError(path + ": table " + table + ": " + sqlite3_errmsg(db));
+    return CorruptError(path + ": table " + table + ": " + unprepared + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
   if (sqlite3_step(stmt) != SQLITE_ROW)
-    return CorruptError(path + ": table " + table + ": cannot count rows: " + sqlite3_errmsg(db));
-  const int64_t rows = sqlite3_column_int64(stmt, 0);
+    return CorruptError(path + ": table " + table + ": cannot " + unread + ": " + sqlite3_errmsg(db));
+  return sqlite3_column_int64(stmt, 0);  // 0 for NULL
+}
+
+}  // namespace
+
+StatusOr<uint64_t> CountRows(sqlite3* db, const std::string& path, const std::string& table) {
+  PYPTO_ASSIGN_OR_RETURN(const int64_t rows, TableInteger(db, path, table, "count(*)", "", "count rows"));
   if (rows < 0) return CorruptError(path + ": table " + table + ": count(*) gave " + std::to_string(rows));
   return static_cast<uint64_t>(rows);
 }
 
 StatusOr<uint64_t> LargestRowid(sqlite3* db, const std::string& path, const std::string& table) {
-  const std::string sql = "SELECT max(rowid) FROM \"" + table + "\"";
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
-    return CorruptError(path + ": table " + table + ": no rowid: " + sqlite3_errmsg(db));
-  std::unique_ptr<sqlite3_stmt, StmtCloser> guard(stmt);
-  if (sqlite3_step(stmt) != SQLITE_ROW)
-    return CorruptError(path + ": table " + table + ": cannot read the largest rowid: " + sqlite3_errmsg(db));
-  const int64_t largest = sqlite3_column_int64(stmt, 0);  // 0 for an empty table (NULL)
-  return static_cast<uint64_t>(std::max<int64_t>(largest, 0));
+  PYPTO_ASSIGN_OR_RETURN(const int64_t largest,
+                         TableInteger(db, path, table, "max(rowid)", "no rowid: ", "read the largest rowid"));
+  return static_cast<uint64_t>(std::max<int64_t>(largest, 0));  // 0 for an empty table (NULL)
 }
 
 uint64_t RowCountHint(sqlite3* db, const std::string& table, uint64_t file_bytes) {
