@@ -155,7 +155,7 @@ size_t LaunchDimsTable::MemoryBytes() const {
 }
 
 namespace {
-// An attribute row's encoding byte: the top two bits say how its 4-byte value
+// An attribute row's encoding byte: the top two bits say how its value
 // reads, the low six bits carry the decimal's scale or the text form.
 constexpr uint8_t kEncodingKindMask = 0xC0;
 constexpr uint8_t kEncodingLowMask = 0x3F;
@@ -202,21 +202,25 @@ bool AsDecimal(double value, int scale, int32_t* mantissa) {
 
 void AttributeTable::Reserve(size_t n) {
   switch (key_width_) {
+    case KeyWidth::kPairCode: pair_code_.reserve(n); break;
     case KeyWidth::kByteSlot: key_byte_slot_.reserve(n); break;
     case KeyWidth::kShortSlot: key_slot_.reserve(n); break;
     case KeyWidth::kKeyId: key_wide_.reserve(n); break;
   }
   value_.reserve(n);
-  encoding_.reserve(n);
+  if (key_width_ != KeyWidth::kPairCode) encoding_.reserve(n);
 }
 
 void AttributeTable::Clear() {
   runs_.clear();
+  pair_code_.clear();
+  pairs_.clear();
+  code_of_pair_.clear();
   key_byte_slot_.clear();
   key_slot_.clear();
   slot_key_.clear();
   slot_of_key_.clear();
-  key_width_ = KeyWidth::kByteSlot;
+  key_width_ = KeyWidth::kPairCode;
   key_wide_.clear();
   value_.clear();
   encoding_.clear();
@@ -227,31 +231,85 @@ void AttributeTable::Clear() {
 }
 
 size_t AttributeTable::MemoryBytes() const {
-  return runs_.capacity() * sizeof(StoredRun) + key_byte_slot_.capacity() + key_slot_.capacity() * sizeof(uint16_t) +
-         slot_key_.capacity() * sizeof(StrId) + slot_of_key_.capacity() * sizeof(uint32_t) +
-         key_wide_.capacity() * sizeof(StrId) + value_.capacity() * sizeof(uint32_t) + encoding_.capacity() +
-         whole_row_.capacity() * sizeof(size_t) + whole_bits_.capacity() * sizeof(uint64_t) +
+  return runs_.capacity() * sizeof(StoredRun) + pair_code_.capacity() + pairs_.capacity() * sizeof(SlotEncoding) +
+         code_of_pair_.capacity() * sizeof(uint16_t) + key_byte_slot_.capacity() +
+         key_slot_.capacity() * sizeof(uint16_t) + slot_key_.capacity() * sizeof(StrId) +
+         slot_of_key_.capacity() * sizeof(uint32_t) + key_wide_.capacity() * sizeof(StrId) + value_.MemoryBytes() +
+         encoding_.capacity() + whole_row_.capacity() * sizeof(size_t) + whole_bits_.capacity() * sizeof(uint64_t) +
          number_text_row_.capacity() * sizeof(size_t) + number_text_.capacity() * sizeof(StrId);
 }
 
-void AttributeTable::BeginRow(OwnerKind kind, uint32_t owner_row, StrId key_id) {
+void AttributeTable::AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value) {
   if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
     runs_.push_back({size(), owner_row, kind});
-  // A key seen before, in byte slots (a kernel_details.csv's ~30 keys): no call.
-  if (key_width_ == KeyWidth::kByteSlot && key_id < slot_of_key_.size() && slot_of_key_[key_id] != 0) {
-    key_byte_slot_.push_back(static_cast<uint8_t>(slot_of_key_[key_id] - 1));
-    return;
+  // The value goes last: size() counts the rows before this one until then
+  // (AddKey reads every row's key when it widens them).
+  if (key_width_ == KeyWidth::kPairCode) {
+    // A pair seen before (a kernel_details.csv's every row but the first few): no call.
+    uint16_t code = 0;
+    if (key_id < slot_of_key_.size() && slot_of_key_[key_id] != 0)
+      code = code_of_pair_[(slot_of_key_[key_id] - 1) * kEncodings + encoding];
+    if (code != 0) {
+      pair_code_.push_back(static_cast<uint8_t>(code - 1));
+      value_.push_back(value);
+      return;
+    }
+    if (AddPairCode(key_id, encoding)) {
+      value_.push_back(value);
+      return;
+    }
   }
-  AddKey(key_id);
+  encoding_.push_back(encoding);
+  // A key seen before, in byte slots: no call.
+  if (key_width_ == KeyWidth::kByteSlot && key_id < slot_of_key_.size() && slot_of_key_[key_id] != 0)
+    key_byte_slot_.push_back(static_cast<uint8_t>(slot_of_key_[key_id] - 1));
+  else
+    AddKey(key_id);
+  value_.push_back(value);
+}
+
+bool AttributeTable::AddPairCode(StrId key_id, uint8_t encoding) {
+  const bool known_key = key_id < slot_of_key_.size() && slot_of_key_[key_id] != 0;
+  // A 257th pair, a 257th key or a key id too large to index: one byte no
+  // longer holds the pair.
+  if (pairs_.size() == kMaxPairCodes ||
+      (!known_key && (key_id >= kMaxSlotIndexedKeyId || slot_key_.size() == kMaxPairCodes))) {
+    PairCodesToSlots();
+    return false;
+  }
+  if (!known_key) {
+    if (key_id >= slot_of_key_.size()) slot_of_key_.resize(static_cast<size_t>(key_id) + 1, 0);
+    slot_key_.push_back(key_id);
+    slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
+    code_of_pair_.resize(slot_key_.size() * kEncodings, 0);
+  }
+  const uint32_t slot = slot_of_key_[key_id] - 1;
+  pairs_.push_back({static_cast<uint8_t>(slot), encoding});
+  code_of_pair_[slot * kEncodings + encoding] = static_cast<uint16_t>(pairs_.size());
+  pair_code_.push_back(static_cast<uint8_t>(pairs_.size() - 1));
+  return true;
+}
+
+void AttributeTable::PairCodesToSlots() {
+  // The rows before keep their keys' slots (all below 256) and encodings.
+  key_byte_slot_.reserve(pair_code_.capacity());
+  encoding_.reserve(pair_code_.capacity());
+  for (uint8_t code : pair_code_) {
+    key_byte_slot_.push_back(pairs_[code].slot);
+    encoding_.push_back(pairs_[code].encoding);
+  }
+  std::vector<uint8_t>().swap(pair_code_);
+  std::vector<SlotEncoding>().swap(pairs_);
+  std::vector<uint16_t>().swap(code_of_pair_);
+  key_width_ = KeyWidth::kByteSlot;
 }
 
 void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
                          uint8_t text_form) {
   const size_t row = size();
-  BeginRow(kind, owner_row, key_id);
   if (std::isnan(number_value)) {
-    encoding_.push_back(text_id == kEmptyStr ? kNoValue : kBoxedText);
-    value_.push_back(text_id == kEmptyStr ? 0 : text_id);
+    AppendRow(kind, owner_row, key_id, text_id == kEmptyStr ? kNoValue : kBoxedText,
+              text_id == kEmptyStr ? 0 : text_id);
     return;
   }
   if (text_id != kEmptyStr) {
@@ -266,8 +324,8 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
   if (form != kShortestNumberText) {
     const int decimals = form - 1;
     if (decimals <= kMaxDecimalScale && AsDecimal(number_value, decimals, &mantissa)) {
-      encoding_.push_back(static_cast<uint8_t>(kDecimalFixed | decimals));
-      value_.push_back(static_cast<uint32_t>(mantissa));
+      AppendRow(kind, owner_row, key_id, static_cast<uint8_t>(kDecimalFixed | decimals),
+                static_cast<uint32_t>(mantissa));
       return;
     }
   } else {
@@ -275,14 +333,13 @@ void AttributeTable::Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId
     for (int scale = 0; scale <= kMaxDecimalScale; ++scale) {
       if (!(std::fabs(number_value) * kPowersOfTen[scale] < kMantissaLimit)) break;
       if (AsDecimal(number_value, scale, &mantissa)) {
-        encoding_.push_back(static_cast<uint8_t>(kDecimalShortest | scale));
-        value_.push_back(static_cast<uint32_t>(mantissa));
+        AppendRow(kind, owner_row, key_id, static_cast<uint8_t>(kDecimalShortest | scale),
+                  static_cast<uint32_t>(mantissa));
         return;
       }
     }
   }
-  encoding_.push_back(static_cast<uint8_t>(kWholeNumber | form));
-  value_.push_back(0);
+  AppendRow(kind, owner_row, key_id, static_cast<uint8_t>(kWholeNumber | form), 0);
   whole_row_.push_back(row);
   whole_bits_.push_back(BitsOf(number_value));
 }
@@ -310,9 +367,8 @@ void AttributeTable::AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id
     Add(kind, owner_row, key_id, kEmptyStr, value, text_form);
     return;
   }
-  BeginRow(kind, owner_row, key_id);
-  encoding_.push_back(static_cast<uint8_t>((fixed ? kDecimalFixed : kDecimalShortest) | scale));
-  value_.push_back(static_cast<uint32_t>(mantissa));
+  AppendRow(kind, owner_row, key_id, static_cast<uint8_t>((fixed ? kDecimalFixed : kDecimalShortest) | scale),
+            static_cast<uint32_t>(mantissa));
 }
 
 void AttributeTable::AddKey(StrId key_id) {
@@ -361,14 +417,14 @@ size_t AttributeTable::RunOf(size_t row) const {
 }
 
 StrId AttributeTable::text(size_t row) const {
-  if (encoding_[row] == kBoxedText) return static_cast<StrId>(value_[row]);
+  if (Encoding(row) == kBoxedText) return static_cast<StrId>(value_[row]);
   if (number_text_row_.empty()) return kEmptyStr;
   auto it = std::lower_bound(number_text_row_.begin(), number_text_row_.end(), row);
   return it != number_text_row_.end() && *it == row ? number_text_[it - number_text_row_.begin()] : kEmptyStr;
 }
 
 double AttributeTable::number(size_t row) const {
-  const uint8_t encoding = encoding_[row];
+  const uint8_t encoding = Encoding(row);
   switch (encoding & kEncodingKindMask) {
     case kDecimalShortest:
     case kDecimalFixed:
@@ -386,7 +442,7 @@ double AttributeTable::number(size_t row) const {
 }
 
 uint8_t AttributeTable::number_text_form(size_t row) const {
-  const uint8_t encoding = encoding_[row];
+  const uint8_t encoding = Encoding(row);
   switch (encoding & kEncodingKindMask) {
     case kWholeNumber: return encoding & kEncodingLowMask;
     case kDecimalFixed: return static_cast<uint8_t>(1 + (encoding & kEncodingLowMask));

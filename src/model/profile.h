@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/counter_table.h"
+#include "model/packed_values.h"
 #include "model/string_table.h"
 
 namespace pypto {
@@ -298,14 +299,20 @@ inline constexpr uint8_t kNoNumberTextForm = 0xFF;  // neither: the text is kept
 // - the owner is kept once per run of consecutive rows of one owner;
 // - a number that is a decimal m / 10^s with m fitting 32 bits and s small
 //   (PMU ratios "0.599", cycle counts "81431": all but a few of such a
-//   table's numbers) is kept as m in 4 bytes, with s in the row's encoding
-//   byte; any other number whole, in a sparse list (8 bytes and its row);
+//   table's numbers) is kept as m, with s in the row's encoding byte; any
+//   other number whole, in a sparse list (8 bytes and its row);
 // - a number's text is its text form (part of the encoding byte);
-// - a text that is not a number is its string id in the 4 bytes, and the rare
-//   text of a number in neither text form sits in a sparse list;
-// - a key is a 1-byte slot in the table's list of distinct keys (2 bytes
-//   when there are more than 256, 4 when there are more than 65536);
-// so a row costs its value (4 bytes), its key (1) and its encoding (1).
+// - a text that is not a number is its string id, and the rare text of a
+//   number in neither text form sits in a sparse list;
+// - m or the string id is kept in 0, 1, 2 or 4 bytes by its size
+//   (PackedValues: most PMU figures are 0 or below 65536);
+// - the key and the encoding (how the value reads, its text form) share one
+//   byte while the table has at most 256 distinct pairs of them; past that
+//   the encoding has a byte and the key is a 1-byte slot in the table's list
+//   of distinct keys (2 bytes when there are more than 256, 4 when there are
+//   more than 65536);
+// so a kernel_details.csv's row costs its value (0-4 bytes, 0.9 on average,
+// and half a byte of index) and one byte for its key and encoding.
 class AttributeTable {
  public:
   // Consecutive rows [begin, end) of one owner.
@@ -327,6 +334,7 @@ class AttributeTable {
   uint32_t owner(size_t row) const { return runs_[RunOf(row)].owner; }
   StrId key(size_t row) const {
     switch (key_width_) {
+      case KeyWidth::kPairCode: return slot_key_[pairs_[pair_code_[row]].slot];
       case KeyWidth::kByteSlot: return slot_key_[key_byte_slot_[row]];
       case KeyWidth::kShortSlot: return slot_key_[key_slot_[row]];
       default: return key_wide_[row];
@@ -376,22 +384,43 @@ class AttributeTable {
   size_t RunOf(size_t row) const;
 
   std::vector<StoredRun> runs_;
-  // What every row starts with: its owner's run (a new one when the owner
-  // changes) and its key.
-  void BeginRow(OwnerKind kind, uint32_t owner_row, StrId key_id);
+  // Adds a row: its owner's run (a new one when the owner changes), its key,
+  // its encoding (kEncoding* in profile.cc) and its value.
+  void AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value);
+  // In kPairCode: the row's code for (key, encoding), a new pair when it has
+  // room; false (and the table switched to kByteSlot) when it has none.
+  bool AddPairCode(StrId key_id, uint8_t encoding);
+  void PairCodesToSlots();
   void AddKey(StrId key_id);
+  uint8_t Encoding(size_t row) const {
+    return key_width_ == KeyWidth::kPairCode ? pairs_[pair_code_[row]].encoding : encoding_[row];
+  }
 
-  // How a row's key is kept: a 1-byte slot while the table has at most 256
-  // distinct keys (a kernel_details.csv has ~30), then 2 bytes, then the key id.
-  enum class KeyWidth : uint8_t { kByteSlot, kShortSlot, kKeyId };
-  KeyWidth key_width_ = KeyWidth::kByteSlot;
+  // How a row's key and encoding are kept:
+  // - kPairCode: one byte for both, a code in pairs_ of the distinct (key
+  //   slot, encoding) pairs, while there are at most 256 of them and of keys
+  //   (a kernel_details.csv has ~30 keys, each written in a few number forms);
+  // - then the encoding byte, and the key as a 1-byte slot while the table
+  //   has at most 256 distinct keys, then 2 bytes, then the key id.
+  enum class KeyWidth : uint8_t { kPairCode, kByteSlot, kShortSlot, kKeyId };
+  KeyWidth key_width_ = KeyWidth::kPairCode;
+  struct SlotEncoding {
+    uint8_t slot;
+    uint8_t encoding;
+    bool operator==(const SlotEncoding&) const = default;
+  };
+  static constexpr size_t kMaxPairCodes = 256;  // a code is one byte
+  static constexpr size_t kEncodings = 256;     // an encoding is one byte
+  std::vector<uint8_t> pair_code_;       // the row's (key, encoding): an index into pairs_
+  std::vector<SlotEncoding> pairs_;      // distinct (key slot, encoding) pairs in order of first use
+  std::vector<uint16_t> code_of_pair_;   // by slot * kEncodings + encoding: its code + 1, 0 when not used yet
   std::vector<uint8_t> key_byte_slot_;   // the row's key: an index into slot_key_
   std::vector<uint16_t> key_slot_;       // the same, 2 bytes
   std::vector<StrId> slot_key_;          // distinct keys in order of first use
   std::vector<uint32_t> slot_of_key_;    // by key id: its slot + 1, 0 when not used yet
   std::vector<StrId> key_wide_;
-  std::vector<uint32_t> value_;         // by the encoding: the decimal's mantissa (int32 bits), a text id, or 0
-  std::vector<uint8_t> encoding_;       // how value_ reads, and the number's text form (kEncoding* in profile.cc)
+  PackedValues value_;                  // by the encoding: the decimal's mantissa (int32 bits), a text id, or 0
+  std::vector<uint8_t> encoding_;       // after kPairCode: how value_ reads, and the number's text form
   std::vector<size_t> whole_row_;       // rows whose number is kept whole (ascending)
   std::vector<uint64_t> whole_bits_;    // their numbers' bits
   std::vector<size_t> number_text_row_;  // rows holding a number and a text (ascending)

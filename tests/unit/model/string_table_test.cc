@@ -352,6 +352,59 @@ TEST(DeviceTaskTable, RepeatedAscendFactsShareOneDetailRow) {
 // Keys are 1-byte slots up to 256 distinct keys, then 2-byte slots up to
 // 65536 (or until a key id too large to index); then every row keeps its key
 // id, the rows added before included. Expected: the keys as added, row by row.
+// A row's key and encoding share one byte while the table has at most 256
+// distinct (key, encoding) pairs; the 257th pair moves every row to a key
+// slot and an encoding byte. 40 keys, each written in 9 ways (shortest with
+// 0..3 decimals, fixed with 1..3 decimals, a text, a number with its text):
+// the last is stored as the first (a whole number, shortest), so 8 encodings
+// a key, 320 pairs. Rows go way by way, so the 257th pair is the 17th key's
+// third fixed form, with rows of ways 0-5 before it and of 6-8 after it, and
+// a second pass after that. Every row must read back its key, its number bit
+// for bit, its text and its text form.
+TEST(AttributeTable, KeyAndEncodingShareAByteUntilThe257thPair) {
+  struct Row { StrId key; StrId text; double number; uint8_t form; };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Row> rows;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t way = 0; way < 9; ++way) {
+      for (uint32_t k = 0; k < 40; ++k) {
+        const StrId key = 100 + k;
+        const double mantissa = 1 + (k + pass) % 7;  // last digit not 0: shortest keeps the scale
+        switch (way) {
+          case 0: case 1: case 2: case 3:
+            rows.push_back({key, kEmptyStr, mantissa / std::pow(10.0, way), kShortestNumberText}); break;
+          case 4: case 5: case 6:  // fixed, with way - 3 decimals ("1.0", "1.00", "1.000")
+            rows.push_back({key, kEmptyStr, mantissa, static_cast<uint8_t>(1 + (way - 3))}); break;
+          case 7: rows.push_back({key, 500 + k, nan, kShortestNumberText}); break;
+          default: rows.push_back({key, 700 + k, mantissa, kShortestNumberText}); break;
+        }
+      }
+    }
+  }
+  AttributeTable table;
+  for (size_t i = 0; i < rows.size(); ++i)
+    table.Add(OwnerKind::kDeviceTask, static_cast<uint32_t>(i / 25), rows[i].key, rows[i].text, rows[i].number,
+              rows[i].form);
+  ASSERT_EQ(table.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(table.key(i), rows[i].key) << i;
+    EXPECT_EQ(table.text(i), rows[i].text) << i;
+    EXPECT_EQ(table.owner(i), i / 25) << i;
+    if (std::isnan(rows[i].number)) {
+      EXPECT_TRUE(std::isnan(table.number(i))) << i;
+    } else {
+      EXPECT_EQ(table.number(i), rows[i].number) << i;
+      EXPECT_EQ(table.number_text_form(i), rows[i].text == kEmptyStr ? rows[i].form : kShortestNumberText) << i;
+    }
+  }
+  // The same rows give the same storage; the first 256 pairs' rows alone too.
+  AttributeTable same;
+  for (size_t i = 0; i < rows.size(); ++i)
+    same.Add(OwnerKind::kDeviceTask, static_cast<uint32_t>(i / 25), rows[i].key, rows[i].text, rows[i].number,
+             rows[i].form);
+  EXPECT_TRUE(same == table);
+}
+
 TEST(AttributeTable, ManyDistinctKeysSwitchToKeyIdsPerRow) {
   for (const uint32_t distinct : {256u, 257u, 300u}) {  // the last byte slot, the first 2-byte one
     AttributeTable table;
