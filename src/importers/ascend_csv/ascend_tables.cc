@@ -1254,9 +1254,9 @@ void PlaceStepsOnTasks(Profile* profile) {
     std::vector<int64_t> step_of_task(d.size(), kNoId);
     const AttributeTable& a = profile->attributes;
     a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind != OwnerKind::kDeviceTask || a.key(i) != step_key) return;  // the key first: 1 row in ~27
       const double number = a.number(i);
-      if (kind == OwnerKind::kDeviceTask && a.key(i) == step_key && number == number)
-        step_of_task[owner] = static_cast<int64_t>(number);
+      if (number == number) step_of_task[owner] = static_cast<int64_t>(number);
     });
     AddStepsFromStepIds(profile, step_of_task);
     return;
@@ -1267,9 +1267,9 @@ void PlaceStepsOnTasks(Profile* profile) {
   if (step_key != kEmptyStr) {
     const AttributeTable& a = profile->attributes;
     a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind != OwnerKind::kDeviceTask || a.key(i) != step_key) return;  // the key first: 1 row in ~27
       const double number = a.number(i);
-      if (kind == OwnerKind::kDeviceTask && a.key(i) == step_key && number == number)
-        step_of_task[owner] = static_cast<int64_t>(number);
+      if (number == number) step_of_task[owner] = static_cast<int64_t>(number);
     });
   }
   std::map<int32_t, int> steps_per_device;
