@@ -210,6 +210,7 @@ struct DiagnosisContext {
   bool has_pmu = false;                          // any aic_* / aiv_* ratio present
   // Numeric attribute `key` of a task, NaN when absent.
   double TaskAttribute(uint32_t task, std::string_view key) const;
+  std::optional<StrId> AttributeKeyId(std::string_view key) const;  // nullopt: no row has that key
   // Text of attribute `key` of a task, "" when absent.
   std::string TaskAttributeText(uint32_t task, std::string_view key) const;
 

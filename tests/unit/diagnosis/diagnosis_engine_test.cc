@@ -1,3 +1,6 @@
+#include <cmath>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "analysis/detector.h"
@@ -102,6 +105,39 @@ TEST(DiagnosisEngine, TwoIssuesOnTheSameKernelsAreNotCountedTwice) {
   std::string md = report::RenderDiagnosisMarkdown(*r);
   EXPECT_NE(md.find("| matmul_tiling |"), std::string::npos);
   EXPECT_EQ(report::EscapeMarkdown("a|b_c\n"), "a\\|b\\_c ");
+}
+
+}  // namespace
+}  // namespace pypto
+
+namespace pypto {
+namespace {
+
+// TaskAttribute / TaskAttributeText find a task's row by the key's string id:
+// the right row of the right task, NaN / "" when the task has no row with
+// that key, when the key is interned but on no row, when it was never
+// interned, and for a prefix of a key.
+TEST(DiagnosisContext, TaskAttributesAreFoundByKeyId) {
+  Profile p;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const StrId mac = p.Intern("aic_mac_ratio"), state = p.Intern("OP State");
+  p.attributes.Add(OwnerKind::kDeviceTask, 0, mac, kEmptyStr, 0.5);
+  p.attributes.Add(OwnerKind::kDeviceTask, 0, state, p.Intern("dynamic"), nan);
+  p.attributes.Add(OwnerKind::kDeviceTask, 1, mac, kEmptyStr, 0.25);
+  p.Intern("aiv_vec_ratio");  // interned (a host op's name, say), on no attribute row
+  DiagnosisContext ctx;
+  ctx.profile = &p;
+  ctx.attr_begin = {0, 2};  // task 0: rows 0-1, task 1: row 2
+  ctx.attr_end = {2, 3};
+  EXPECT_EQ(ctx.TaskAttribute(0, "aic_mac_ratio"), 0.5);
+  EXPECT_EQ(ctx.TaskAttribute(1, "aic_mac_ratio"), 0.25);
+  EXPECT_EQ(ctx.TaskAttributeText(0, "OP State"), "dynamic");
+  EXPECT_EQ(ctx.TaskAttributeText(1, "OP State"), "");
+  EXPECT_TRUE(std::isnan(ctx.TaskAttribute(1, "OP State")));
+  EXPECT_TRUE(std::isnan(ctx.TaskAttribute(0, "aiv_vec_ratio")));
+  EXPECT_TRUE(std::isnan(ctx.TaskAttribute(0, "never_written")));
+  EXPECT_EQ(ctx.TaskAttributeText(0, "never_written"), "");
+  EXPECT_TRUE(std::isnan(ctx.TaskAttribute(0, "aic_mac")));
 }
 
 }  // namespace
