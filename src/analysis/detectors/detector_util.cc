@@ -9,14 +9,12 @@ namespace pypto::detectors {
 StreamGaps ComputeStreamGaps(const DiagnosisContext& ctx) {
   StreamGaps out;
   const DeviceTaskTable& t = ctx.profile->device_tasks;
-  out.gap.assign(ctx.tasks.size(), 0);
-  out.previous.assign(ctx.tasks.size(), -1);
+  out.gap.assign(ctx.tasks.size(), StreamGaps::kNoPrevious);
   int64_t prev = -1;
   TimeNs prev_end = 0;
   for (size_t i = 0; i < ctx.tasks.size(); ++i) {
     uint32_t row = ctx.tasks[i];
     if (prev >= 0 && t.track[prev] == t.track[row] && ctx.StepOf(t.ts[prev]) == ctx.StepOf(t.ts[row])) {
-      out.previous[i] = prev;
       out.gap[i] = std::max<TimeNs>(0, t.ts[row] - prev_end);
       prev_end = std::max(prev_end, t.ts[row] + t.dur[row]);
     } else {
@@ -115,12 +113,12 @@ namespace pypto::detectors {
 
 TimeNs LaunchAttributableGap(const DiagnosisContext& ctx, const StreamGaps& gaps, size_t i, TimeNs max_gap_ns) {
   TimeNs gap = gaps.gap[i];
-  if (gap <= 0 || gaps.previous[i] < 0 || gap > max_gap_ns) return 0;
+  if (gap <= 0 || gap > max_gap_ns) return 0;  // no previous task (kNoPrevious), none idle, or too long
   const Profile& p = *ctx.profile;
   uint32_t task = ctx.tasks[i];
   int32_t launcher = ctx.graph->LauncherOf(task);
   if (launcher < 0) return gap;
-  uint32_t prev = static_cast<uint32_t>(gaps.previous[i]);
+  const uint32_t prev = ctx.tasks[i - 1];  // gap > 0: there is a previous task, the one before in ctx.tasks
   TimeNs prev_end = p.device_tasks.ts[prev] + p.device_tasks.dur[prev];
   return p.host_ops.ts[launcher] >= prev_end - gap / 2 ? gap : 0;
 }

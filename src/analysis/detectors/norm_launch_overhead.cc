@@ -86,14 +86,14 @@ class NormLaunchOverhead final : public Detector {
       if (!Contains(sym, "rsqrt")) continue;
       size_t first = r;
       bool stat = false;
-      for (int k = 0; k < kMaxChainPrefix && first > 0 && gaps.previous[first] >= 0; ++k) {
+      for (int k = 0; k < kMaxChainPrefix && first > 0 && gaps.HasPrevious(first); ++k) {
         std::string ps = detectors::TaskSymbol(ctx, ctx.tasks[first - 1]);
         if (!IsPrefixSym(ps) || Contains(ps, "rsqrt")) break;
         stat = stat || IsStatSym(ps);
         --first;
       }
       size_t last = r;
-      for (int k = 0; k < 2 && last + 1 < ctx.tasks.size() && gaps.previous[last + 1] >= 0; ++k) {
+      for (int k = 0; k < 2 && last + 1 < ctx.tasks.size() && gaps.HasPrevious(last + 1); ++k) {
         if (!Contains(detectors::TaskSymbol(ctx, ctx.tasks[last + 1]), "mul")) break;
         ++last;
       }
