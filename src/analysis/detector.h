@@ -210,9 +210,10 @@ struct DiagnosisContext {
   bool has_pmu = false;                          // any aic_* / aiv_* ratio present
   // Numeric attribute `key` of a task, NaN when absent.
   double TaskAttribute(uint32_t task, std::string_view key) const;
-  std::optional<StrId> AttributeKeyId(std::string_view key) const;  // nullopt: no row has that key
   // Text of attribute `key` of a task, "" when absent.
   std::string TaskAttributeText(uint32_t task, std::string_view key) const;
+  // The task's attribute row with key `key`, nullopt when it has none.
+  std::optional<uint32_t> TaskAttributeRow(uint32_t task, std::string_view key) const;
 
   // True when `ts` lies in one of the analysed step windows.
   bool InWindow(TimeNs ts) const;

@@ -77,37 +77,29 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
   return Status::Ok();
 }
 
-// The key's string id, found once a call: rows then compare ids, not texts
-// (a text compare per row was a tenth of diagnose on a 1 M-row kernel_details.csv).
-// A key never interned is on no row.
-std::optional<StrId> DiagnosisContext::AttributeKeyId(std::string_view key) const {
-  const StrId id = profile->strings.Find(key);
-  if (id == kEmptyStr && !key.empty()) return std::nullopt;
-  return id;
+// The key's string id is found once a call, then rows compare ids, not
+// texts (a text compare per row was a tenth of diagnose on a 1 M-row
+// kernel_details.csv). A key never interned is on no row.
+std::optional<uint32_t> DiagnosisContext::TaskAttributeRow(uint32_t task, std::string_view key) const {
+  const StrId key_id = profile->strings.Find(key);
+  if (key_id == kEmptyStr && !key.empty()) return std::nullopt;
+  std::optional<uint32_t> found;
+  FindTaskAttributeRow(task, [&](uint32_t row) {
+    if (profile->attributes.key(row) != key_id) return false;
+    found = row;
+    return true;
+  });
+  return found;
 }
 
 double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
-  double value = std::nan("");
-  const std::optional<StrId> key_id = AttributeKeyId(key);
-  if (!key_id) return value;
-  FindTaskAttributeRow(task, [&](uint32_t row) {
-    if (profile->attributes.key(row) != *key_id) return false;
-    value = profile->attributes.number(row);
-    return true;
-  });
-  return value;
+  const std::optional<uint32_t> row = TaskAttributeRow(task, key);
+  return row ? profile->attributes.number(*row) : std::nan("");
 }
 
 std::string DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
-  std::string text;
-  const std::optional<StrId> key_id = AttributeKeyId(key);
-  if (!key_id) return text;
-  FindTaskAttributeRow(task, [&](uint32_t row) {
-    if (profile->attributes.key(row) != *key_id) return false;
-    text = profile->AttributeText(row);
-    return true;
-  });
-  return text;
+  const std::optional<uint32_t> row = TaskAttributeRow(task, key);
+  return row ? profile->AttributeText(*row) : std::string();
 }
 
 bool DiagnosisContext::InWindow(TimeNs ts) const { return StepOf(ts) >= 0; }

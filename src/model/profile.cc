@@ -278,9 +278,7 @@ bool AttributeTable::AddPairCode(StrId key_id, uint8_t encoding) {
     return false;
   }
   if (!known_key) {
-    if (key_id >= slot_of_key_.size()) slot_of_key_.resize(static_cast<size_t>(key_id) + 1, 0);
-    slot_key_.push_back(key_id);
-    slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
+    AddSlot(key_id);
     code_of_pair_.resize(slot_key_.size() * kEncodings, 0);
   }
   const uint32_t slot = slot_of_key_[key_id] - 1;
@@ -288,6 +286,12 @@ bool AttributeTable::AddPairCode(StrId key_id, uint8_t encoding) {
   code_of_pair_[slot * kEncodings + encoding] = static_cast<uint16_t>(pairs_.size());
   pair_code_.push_back(static_cast<uint8_t>(pairs_.size() - 1));
   return true;
+}
+
+void AttributeTable::AddSlot(StrId key_id) {
+  if (key_id >= slot_of_key_.size()) slot_of_key_.resize(static_cast<size_t>(key_id) + 1, 0);
+  slot_key_.push_back(key_id);
+  slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
 }
 
 void AttributeTable::PairCodesToSlots() {
@@ -401,8 +405,7 @@ void AttributeTable::AddKey(StrId key_id) {
       std::vector<uint8_t>().swap(key_byte_slot_);
       key_width_ = KeyWidth::kShortSlot;
     }
-    slot_key_.push_back(key_id);
-    slot_of_key_[key_id] = static_cast<uint32_t>(slot_key_.size());
+    AddSlot(key_id);
   }
   const uint32_t slot = slot_of_key_[key_id] - 1;
   if (key_width_ == KeyWidth::kByteSlot) key_byte_slot_.push_back(static_cast<uint8_t>(slot));

@@ -392,6 +392,7 @@ class AttributeTable {
   bool AddPairCode(StrId key_id, uint8_t encoding);
   void PairCodesToSlots();
   void AddKey(StrId key_id);
+  void AddSlot(StrId key_id);  // a slot for a key not in slot_key_ (an id below kMaxSlotIndexedKeyId)
   uint8_t Encoding(size_t row) const {
     return key_width_ == KeyWidth::kPairCode ? pairs_[pair_code_[row]].encoding : encoding_[row];
   }

@@ -1240,6 +1240,22 @@ void AddStepsFromStepIds(Profile* profile, const std::vector<int64_t>& step_of_t
                              "each spans its tasks, first start to last end");
 }
 
+// Step Id of each device task, from its attribute rows with key `step_key`
+// (one pass over the attributes; kNoId where a task has none, and for every
+// task when the key is kEmptyStr). The key is compared before the number is
+// read: one row in ~27 of a kernel_details.csv is a Step Id.
+std::vector<int64_t> StepIdOfEachTask(const Profile& profile, StrId step_key) {
+  std::vector<int64_t> step_of_task(profile.device_tasks.size(), kNoId);
+  if (step_key == kEmptyStr) return step_of_task;
+  const AttributeTable& a = profile.attributes;
+  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    if (kind != OwnerKind::kDeviceTask || a.key(i) != step_key) return;
+    const double number = a.number(i);
+    if (number == number) step_of_task[owner] = static_cast<int64_t>(number);
+  });
+  return step_of_task;
+}
+
 }  // namespace
 
 void PlaceStepsOnTasks(Profile* profile) {
@@ -1251,27 +1267,11 @@ void PlaceStepsOnTasks(Profile* profile) {
     // Only the Step Id column can still name steps.
     const StrId step_key = profile->strings.Find("Step Id");
     if (step_key == kEmptyStr) return;
-    std::vector<int64_t> step_of_task(d.size(), kNoId);
-    const AttributeTable& a = profile->attributes;
-    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-      if (kind != OwnerKind::kDeviceTask || a.key(i) != step_key) return;  // the key first: 1 row in ~27
-      const double number = a.number(i);
-      if (number == number) step_of_task[owner] = static_cast<int64_t>(number);
-    });
-    AddStepsFromStepIds(profile, step_of_task);
+    AddStepsFromStepIds(profile, StepIdOfEachTask(*profile, step_key));
     return;
   }
-  // Step Id of each task, from its attribute rows (one pass over attributes).
-  std::vector<int64_t> step_of_task(d.size(), kNoId);
   const StrId step_key = profile->strings.Find("Step Id");
-  if (step_key != kEmptyStr) {
-    const AttributeTable& a = profile->attributes;
-    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-      if (kind != OwnerKind::kDeviceTask || a.key(i) != step_key) return;  // the key first: 1 row in ~27
-      const double number = a.number(i);
-      if (number == number) step_of_task[owner] = static_cast<int64_t>(number);
-    });
-  }
+  std::vector<int64_t> step_of_task = StepIdOfEachTask(*profile, step_key);
   std::map<int32_t, int> steps_per_device;
   for (const StepRow& s : steps) ++steps_per_device[s.device];
   for (StepRow& s : steps) {
