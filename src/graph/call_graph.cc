@@ -165,8 +165,8 @@ int32_t FindRow(const std::vector<std::pair<int64_t, uint32_t>>& index, int64_t 
 // host op, twice, for the few ops that have tasks): GroupRange finds a group
 // by binary search.
 // `before(a, b)`: the order of `order` (a total order), used within a group.
-template <typename Before>
-std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std::vector<uint32_t>& order,
+template <typename GroupOf, typename Before>
+std::vector<uint32_t> GroupRows(const GroupOf& group_of, const std::vector<uint32_t>& order,
                                 Before before) {
   std::vector<uint32_t> rows;
   for (uint32_t row : order)
@@ -190,7 +190,8 @@ std::vector<uint32_t> GroupRows(const std::vector<int32_t>& group_of, const std:
 // twice, which GroupRows exists to avoid).
 constexpr uint32_t kGroupsPerBlock = 64;
 
-std::vector<uint32_t> GroupBlockIndex(const std::vector<uint32_t>& rows, const std::vector<int32_t>& group_of) {
+template <typename GroupOf>
+std::vector<uint32_t> GroupBlockIndex(const std::vector<uint32_t>& rows, const GroupOf& group_of) {
   if (rows.empty()) return {};
   const size_t blocks = static_cast<size_t>(group_of[rows.back()]) / kGroupsPerBlock + 1;
   std::vector<uint32_t> start(blocks + 1);
@@ -204,7 +205,8 @@ std::vector<uint32_t> GroupBlockIndex(const std::vector<uint32_t>& rows, const s
 }
 
 // The rows of `group` in a GroupRows vector, `block_start` its GroupBlockIndex.
-std::span<const uint32_t> GroupRange(const std::vector<uint32_t>& rows, const std::vector<int32_t>& group_of,
+template <typename GroupOf>
+std::span<const uint32_t> GroupRange(const std::vector<uint32_t>& rows, const GroupOf& group_of,
                                      const std::vector<uint32_t>& block_start, uint32_t group) {
   const size_t block = group / kGroupsPerBlock;
   if (block + 1 >= block_start.size()) return {};  // no rows, or past the last group
@@ -280,7 +282,7 @@ class CallGraphBuilder {
       return InternalError("graph: device task columns have different sizes");
     }
     d.launcher.assign(m, kNoIndex);
-    d.graph_launched.resize(m, 0);
+    d.graph_launched.resize(m);
     if (n > static_cast<size_t>(INT32_MAX) || m > static_cast<size_t>(INT32_MAX)) {
       return LimitExceededError("graph: more than 2^31 host ops or device tasks");
     }
@@ -496,7 +498,7 @@ class CallGraphBuilder {
       d.Add(row);
       cpu_task_source_.push_back(op);
     }
-    d.graph_launched.resize(d.size(), 0);
+    d.graph_launched.resize(d.size());
     g_.stats_.cpu_compute_tasks = cpu_task_source_.size();
     if (!cpu_task_source_.empty()) {
       p_.notes.push_back("CPU-only profile: " + std::to_string(cpu_task_source_.size()) +
@@ -601,8 +603,8 @@ class CallGraphBuilder {
     for (uint32_t t = 0; t < m; ++t) {
       if (t >= first_cpu_task_ && t - first_cpu_task_ < cpu_task_source_.size()) {
         // A CPU compute task (AddCpuComputeTasks): its operator is known.
-        g_.task_operator_[t] = static_cast<int32_t>(cpu_task_source_[t - first_cpu_task_]);
-        g_.task_link_[t] = TaskLink::kExternalId;
+        g_.task_operator_.set(t, static_cast<int32_t>(cpu_task_source_[t - first_cpu_task_]));
+        g_.task_link_.set(t, TaskLink::kExternalId);
         ++g_.stats_.tasks_attributed_by_external_id;
         continue;
       }
@@ -617,8 +619,8 @@ class CallGraphBuilder {
           ++g_.stats_.tasks_linked_by_correlation;
         }
       }
-      d.launcher[t] = launcher;
-      if (launcher != kNoIndex && graph_launch[h.name[launcher]]) d.graph_launched[t] = 1;
+      d.launcher.set(t, launcher);
+      if (launcher != kNoIndex && graph_launch[h.name[launcher]]) d.graph_launched.set(t, 1);
       if (d.graph_launched[t]) ++g_.stats_.graph_launched_tasks;
       // A cuda_sync row is launched by a call that blocks: treat it as a sync call.
       if (launcher != kNoIndex && d.kind[t] == DeviceTaskKind::kSync) g_.is_sync_call_[launcher] = 1;
@@ -649,8 +651,8 @@ class CallGraphBuilder {
           link = TaskLink::kLauncherOnly;
         }
       }
-      g_.task_operator_[t] = op;
-      g_.task_link_[t] = link;
+      g_.task_operator_.set(t, op);
+      g_.task_link_.set(t, link);
       switch (link) {
         case TaskLink::kNesting: ++g_.stats_.tasks_attributed_by_nesting; break;
         case TaskLink::kExternalId: ++g_.stats_.tasks_attributed_by_external_id; break;
@@ -739,7 +741,7 @@ class CallGraphBuilder {
     const TrackTable& tr = p_.tracks;
     const std::vector<uint32_t>& order = g_.task_by_device_ts_;
     g_.device_group_begin_.clear();
-    g_.device_running_end_.resize(order.size());
+    g_.device_running_end_beyond_.assign(order.size(), 0);
     TimeNs running_end = 0;
     for (size_t i = 0; i < order.size(); ++i) {
       const uint32_t t = order[i];
@@ -749,7 +751,7 @@ class CallGraphBuilder {
         running_end = end;
       }
       running_end = std::max(running_end, end);
-      g_.device_running_end_[i] = running_end;
+      g_.device_running_end_beyond_.set(i, running_end - end);
     }
     g_.device_group_begin_.push_back(order.size());
   }
@@ -809,29 +811,34 @@ class CallGraphBuilder {
     std::stable_sort(steps.begin(), steps.end(),
                      [](const StepInfo& a, const StepInfo& b) { return a.cpu.start < b.cpu.start; });
 
-    // Anchor of a task: when its work was asked for (launcher start), else the
-    // start of its operator, else its own start (unlinked tasks overlap a step).
+    // Tasks by anchor (TaskAnchor). The anchors are kept for the sort only
+    // (8 bytes a task): queries compute them again.
     const size_t m = d.size();
-    g_.task_anchor_.resize(m);
-    for (uint32_t t = 0; t < m; ++t) {
-      if (d.launcher[t] >= 0) {
-        g_.task_anchor_[t] = h.ts[d.launcher[t]];
-      } else if (g_.task_operator_[t] >= 0) {
-        g_.task_anchor_[t] = h.ts[g_.task_operator_[t]];
-      } else {
-        g_.task_anchor_[t] = d.ts[t];
+    {
+      std::vector<TimeNs> anchor(m);
+      for (uint32_t t = 0; t < m; ++t) anchor[t] = g_.TaskAnchor(t);
+      auto before = [&](uint32_t a, uint32_t b) {
+        if (anchor[a] != anchor[b]) return anchor[a] < anchor[b];
+        return a < b;
+      };
+      // Every task busy on one device and anchored at its own start (an
+      // Ascend CSV): the device order holds every task in this order already
+      // (a total order has one sorted sequence), and serves for both.
+      const std::vector<uint32_t>& device_order = g_.task_by_device_ts_;
+      g_.anchor_order_is_device_order_ =
+          device_order.size() == m && std::is_sorted(device_order.begin(), device_order.end(), before);
+      g_.task_by_anchor_.clear();
+      if (!g_.anchor_order_is_device_order_) {
+        g_.task_by_anchor_.resize(m);
+        std::iota(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), 0u);
+        SortUnlessSorted(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), before);
       }
     }
-    g_.task_by_anchor_.resize(m);
-    std::iota(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), 0u);
-    SortUnlessSorted(g_.task_by_anchor_.begin(), g_.task_by_anchor_.end(), [&](uint32_t a, uint32_t b) {
-      if (g_.task_anchor_[a] != g_.task_anchor_[b]) return g_.task_anchor_[a] < g_.task_anchor_[b];
-      return a < b;
-    });
+    const std::vector<uint32_t>& by_anchor = g_.TasksByAnchor();
     for (StepInfo& s : steps) {
       auto [begin, end] = g_.StepTaskRange(s.cpu);
       for (uint32_t i = begin; i < end; ++i) {
-        const uint32_t t = g_.task_by_anchor_[i];
+        const uint32_t t = by_anchor[i];
         if (!CountsAsBusy(d.kind[t])) continue;
         if (s.device >= 0 && p_.tracks.device[d.track[t]] != s.device) continue;
         const TimeNs te = d.ts[t] + std::max<TimeNs>(d.dur[t], 0);
@@ -877,12 +884,26 @@ StatusOr<OperatorCallGraph> OperatorCallGraph::Build(Profile& profile, const Gra
 
 // ------------------------------------------------------------------ queries
 
+TimeNs OperatorCallGraph::DeviceRunningEnd(size_t position) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const uint32_t t = task_by_device_ts_[position];
+  return d.ts[t] + std::max<TimeNs>(d.dur[t], 0) + device_running_end_beyond_[position];
+}
+
+TimeNs OperatorCallGraph::TaskAnchor(uint32_t task) const {
+  const DeviceTaskTable& d = profile_->device_tasks;
+  const int32_t launcher = d.launcher[task];
+  if (launcher >= 0) return profile_->host_ops.ts[launcher];
+  const int32_t op = task_operator_[task];
+  return op >= 0 ? profile_->host_ops.ts[op] : d.ts[task];
+}
+
 std::pair<uint32_t, uint32_t> OperatorCallGraph::StepTaskRange(TimeWindow window) const {
-  auto less_anchor = [&](uint32_t t, TimeNs v) { return task_anchor_[t] < v; };
-  auto begin = std::lower_bound(task_by_anchor_.begin(), task_by_anchor_.end(), window.start, less_anchor);
-  auto end = std::lower_bound(begin, task_by_anchor_.end(), window.end, less_anchor);
-  return {static_cast<uint32_t>(begin - task_by_anchor_.begin()),
-          static_cast<uint32_t>(end - task_by_anchor_.begin())};
+  auto less_anchor = [&](uint32_t t, TimeNs v) { return TaskAnchor(t) < v; };
+  const std::vector<uint32_t>& by_anchor = TasksByAnchor();
+  auto begin = std::lower_bound(by_anchor.begin(), by_anchor.end(), window.start, less_anchor);
+  auto end = std::lower_bound(begin, by_anchor.end(), window.end, less_anchor);
+  return {static_cast<uint32_t>(begin - by_anchor.begin()), static_cast<uint32_t>(end - by_anchor.begin())};
 }
 
 uint64_t OperatorCallGraph::OpCount() const {
@@ -985,21 +1006,26 @@ void SweepBusy(const DeviceTaskTable& d, const std::vector<uint32_t>& order, Tim
 }
 
 // The first position in [begin, end) of a group whose running latest end
-// (device_running_end_) reaches `start`: every row before it ends earlier, so
+// (DeviceRunningEnd) reaches `start`: every row before it ends earlier, so
 // a window starting at `start` can skip them.
-size_t FirstRowReaching(const std::vector<TimeNs>& running_end, size_t begin, size_t end, TimeNs start) {
-  return static_cast<size_t>(
-      std::lower_bound(running_end.begin() + begin, running_end.begin() + end, start) - running_end.begin());
+// `running_end(i)`: that running end at position i.
+template <typename RunningEnd>
+size_t FirstRowReaching(RunningEnd running_end, size_t begin, size_t end, TimeNs start) {
+  while (begin < end) {  // lower_bound over positions
+    const size_t mid = begin + (end - begin) / 2;
+    if (running_end(mid) < start) begin = mid + 1;
+    else end = mid;
+  }
+  return begin;
 }
 
 // SweepBusy over rows with a window index (device_group_begin_ and
-// device_running_end_): per group, the scan starts at FirstRowReaching the
+// DeviceRunningEnd): per group, the scan starts at FirstRowReaching the
 // window and stops at the first row starting at or after its end (rows are by
 // ts). The rows skipped are exactly the ones WindowBusy::Add leaves out.
-template <typename Emit>
+template <typename RunningEnd, typename Emit>
 void SweepBusyIndexed(const DeviceTaskTable& d, const std::vector<uint32_t>& order,
-                      const std::vector<size_t>& group_begin, const std::vector<TimeNs>& running_end, TimeWindow w,
-                      Emit emit) {
+                      const std::vector<size_t>& group_begin, RunningEnd running_end, TimeWindow w, Emit emit) {
   for (size_t g = 0; g + 1 < group_begin.size(); ++g) {
     const size_t begin = group_begin[g], end = group_begin[g + 1];
     WindowBusy window;
@@ -1016,7 +1042,7 @@ std::vector<BusyTime> OperatorCallGraph::DeviceBusyTimes(std::optional<TimeWindo
   const TrackTable& tr = profile_->tracks;
   const TimeWindow w = window.value_or(whole_window_);
   std::vector<BusyTime> out;
-  SweepBusyIndexed(d, task_by_device_ts_, device_group_begin_, device_running_end_, w,
+  SweepBusyIndexed(d, task_by_device_ts_, device_group_begin_, [this](size_t i) { return DeviceRunningEnd(i); }, w,
             [&](uint32_t first, uint64_t count, TimeNs sum, TimeNs busy) {
               BusyTime b;
               b.device = tr.device[d.track[first]];
@@ -1098,7 +1124,7 @@ double OperatorCallGraph::ComputeUnitUtilization(std::optional<TimeWindow> windo
     const size_t begin = device_group_begin_[g], end = device_group_begin_[g + 1];
     internal::SortedUnionLength busy;
     bool any = false;
-    for (size_t i = FirstRowReaching(device_running_end_, begin, end, w.start); i < end && d.ts[order[i]] < w.end;
+    for (size_t i = FirstRowReaching([this](size_t i) { return DeviceRunningEnd(i); }, begin, end, w.start); i < end && d.ts[order[i]] < w.end;
          ++i) {
       const uint32_t t = order[i];
       if (!is_compute(t)) continue;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "model/defaulted_column.h"
 #include "model/duration_column.h"
 #include "model/profile.h"
 
@@ -295,6 +296,9 @@ class OperatorCallGraph {
   // Operator (or user annotation) the task is attributed to, or kNoIndex.
   int32_t OperatorOf(uint32_t task) const { return task_operator_[task]; }
   TaskLink LinkOf(uint32_t task) const { return task_link_[task]; }
+  // When a task's work was asked for: its launcher's start, else its
+  // operator's start, else its own start (unlinked tasks overlap a step).
+  TimeNs TaskAnchor(uint32_t task) const;
   bool IsGraphLaunched(uint32_t task) const;
 
   // ---- steps
@@ -370,7 +374,13 @@ class OperatorCallGraph {
 
   StatusOr<CriticalPath> ComputeCriticalPathImpl(std::optional<size_t> step, size_t max_segments) const;
   StatusOr<CriticalPath> ComputeCriticalPathImpl(TimeWindow window, size_t max_segments, int32_t device = -1) const;
-  // Rows of task_by_anchor_ whose anchor lies in [window.start, window.end).
+  // The latest end of task_by_device_ts_'s rows of one device up to `position`.
+  TimeNs DeviceRunningEnd(size_t position) const;
+  // Task rows sorted by (TaskAnchor, row).
+  const std::vector<uint32_t>& TasksByAnchor() const {
+    return anchor_order_is_device_order_ ? task_by_device_ts_ : task_by_anchor_;
+  }
+  // Rows of TasksByAnchor() whose anchor lies in [window.start, window.end).
   std::pair<uint32_t, uint32_t> StepTaskRange(TimeWindow window) const;
 
   Profile* profile_ = nullptr;
@@ -390,8 +400,9 @@ class OperatorCallGraph {
   std::vector<uint8_t> is_sync_call_;        // host row is a sync runtime call
   std::vector<int32_t> nearest_operator_;    // EnclosingOperator() of each host row
   // Links.
-  std::vector<int32_t> task_operator_;
-  std::vector<TaskLink> task_link_;
+  // No storage while no task is linked (an Ascend CSV, which has no host side).
+  DefaultedColumn<int32_t, kNoIndex> task_operator_;
+  DefaultedColumn<TaskLink, TaskLink::kNone> task_link_;
   std::vector<uint32_t> op_task_rows_;       // attributed task rows by (task_operator_, ts): GroupRange
   std::vector<uint32_t> launch_rows_;        // launched task rows by (launcher, ts): GroupRange
   std::vector<uint32_t> op_task_blocks_;     // GroupBlockIndex of op_task_rows_
@@ -403,11 +414,14 @@ class OperatorCallGraph {
   // plus the end), and the latest end time of the device's rows up to each
   // position: a window's first overlapping row is a binary search away, so a
   // step's busy time costs its own rows, not the whole profile's.
+  // The running end is kept as how far it lies past the row's own end: no
+  // storage while no task ends before an earlier one on its device (an
+  // Ascend device runs its tasks one after another).
   std::vector<size_t> device_group_begin_;
-  std::vector<TimeNs> device_running_end_;
+  DefaultedColumn<TimeNs, 0> device_running_end_beyond_;
   std::vector<uint32_t> task_by_core_ts_;    // busy task rows sorted by (device, core key, ts)
-  std::vector<uint32_t> task_by_anchor_;     // task rows sorted by anchor time (launcher ts, else op ts, else ts)
-  std::vector<TimeNs> task_anchor_;
+  std::vector<uint32_t> task_by_anchor_;     // TasksByAnchor(), unless that is task_by_device_ts_
+  bool anchor_order_is_device_order_ = false;
   // Path totals already computed, by (window, device): a report asks for the
   // same steps' paths in its summary and again in its diagnosis (a whole
   // trace without steps is one step: 100 ms for 300 MB). Totals only: a few

@@ -356,7 +356,7 @@ class CriticalPathBuilder {
     auto [begin, end] = g_.StepTaskRange(w);
     std::vector<uint32_t> selected;
     for (uint32_t i = begin; i < end; ++i) {
-      const uint32_t t = g_.task_by_anchor_[i];
+      const uint32_t t = g_.TasksByAnchor()[i];
       if (d_.kind[t] == DeviceTaskKind::kAnnotation || d_.kind[t] == DeviceTaskKind::kSync) continue;
       if (device >= 0 && g_.profile().tracks.device[d_.track[t]] != device) continue;
       selected.push_back(t);

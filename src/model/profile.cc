@@ -108,27 +108,41 @@ void DeviceTaskDetailTable::Clear() {
   std::vector<int32_t>().swap(recent_row_);
 }
 
+void IdColumn::Materialize() {
+  narrow_.reserve(std::max(reserve_hint_, size_ + 1));
+  narrow_.assign(size_, kNarrowNoId);
+}
+
 void IdColumn::Widen() {
-  wide_values_.reserve(narrow_.capacity());
+  wide_values_.reserve(std::max(reserve_hint_, narrow_.capacity()));
   for (int32_t value : narrow_) wide_values_.push_back(FromNarrow(value));
   std::vector<int32_t>().swap(narrow_);
   wide_ = true;
 }
 
 void IdColumn::Append(const IdColumn& other) {
+  if (other.AllAbsent()) {  // rows of kNoId
+    if (AllAbsent()) size_ += other.size_;
+    else if (wide_) wide_values_.resize(size_ += other.size_, kNoId);
+    else narrow_.resize(size_ += other.size_, kNarrowNoId);
+    return;
+  }
+  if (AllAbsent()) Materialize();
   if (other.wide_ && !wide_) Widen();
   if (wide_ == other.wide_) {  // the same width: one copy (the parallel Kineto import appends chunks)
     if (wide_) wide_values_.insert(wide_values_.end(), other.wide_values_.begin(), other.wide_values_.end());
     else narrow_.insert(narrow_.end(), other.narrow_.begin(), other.narrow_.end());
-    return;
+  } else {
+    wide_values_.reserve(size_ + other.size_);
+    for (int32_t value : other.narrow_) wide_values_.push_back(FromNarrow(value));
   }
-  wide_values_.reserve(size() + other.size());
-  for (int32_t value : other.narrow_) wide_values_.push_back(FromNarrow(value));
+  size_ += other.size_;
 }
 
 bool IdColumn::operator==(const IdColumn& other) const {
   if (size() != other.size()) return false;
-  if (wide_ == other.wide_) return wide_ ? wide_values_ == other.wide_values_ : narrow_ == other.narrow_;
+  if (wide_ == other.wide_ && AllAbsent() == other.AllAbsent())
+    return wide_ ? wide_values_ == other.wide_values_ : narrow_ == other.narrow_;
   for (size_t row = 0; row < size(); ++row)
     if ((*this)[row] != other[row]) return false;
   return true;
@@ -231,7 +245,7 @@ void AttributeTable::Clear() {
 }
 
 size_t AttributeTable::MemoryBytes() const {
-  return runs_.capacity() * sizeof(StoredRun) + pair_code_.capacity() + pairs_.capacity() * sizeof(SlotEncoding) +
+  return runs_.MemoryBytes() + pair_code_.capacity() + pairs_.capacity() * sizeof(SlotEncoding) +
          code_of_pair_.capacity() * sizeof(uint16_t) + key_byte_slot_.capacity() +
          key_slot_.capacity() * sizeof(uint16_t) + slot_key_.capacity() * sizeof(StrId) +
          slot_of_key_.capacity() * sizeof(uint32_t) + key_wide_.capacity() * sizeof(StrId) + value_.MemoryBytes() +
@@ -240,8 +254,9 @@ size_t AttributeTable::MemoryBytes() const {
 }
 
 void AttributeTable::AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value) {
-  if (runs_.empty() || runs_.back().owner != owner_row || runs_.back().kind != kind)
-    runs_.push_back({size(), owner_row, kind});
+  const size_t runs = runs_.size();
+  if (runs == 0 || runs_.owner(runs - 1) != owner_row || runs_.kind(runs - 1) != kind)
+    runs_.push_back(size(), kind, owner_row);
   // The value goes last: size() counts the rows before this one until then
   // (AddKey reads every row's key when it widens them).
   if (key_width_ == KeyWidth::kPairCode) {
@@ -412,11 +427,16 @@ void AttributeTable::AddKey(StrId key_id) {
   else key_slot_.push_back(static_cast<uint16_t>(slot));
 }
 
-size_t AttributeTable::RunOf(size_t row) const {
-  // The last run that begins at or before `row`.
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), row,
-                             [](size_t r, const StoredRun& run) { return r < run.begin; });
-  return static_cast<size_t>(it - runs_.begin()) - 1;
+size_t OwnerRunTable::RunOf(size_t row) const {
+  // Runs [first run of row's high part, first run of the next) begin in the
+  // same 2^32 rows: a bisection of their low parts.
+  const size_t high = row >> 32;
+  if (high > high_starts_.size()) return size() - 1;  // past the last run's start
+  const size_t first = high == 0 ? 0 : high_starts_[high - 1];
+  const size_t last = high < high_starts_.size() ? high_starts_[high] : size();
+  const uint32_t low = static_cast<uint32_t>(row);
+  auto it = std::upper_bound(begin_low_.begin() + first, begin_low_.begin() + last, low);
+  return static_cast<size_t>(it - begin_low_.begin()) - 1;
 }
 
 StrId AttributeTable::text(size_t row) const {
@@ -654,8 +674,9 @@ size_t Profile::MemoryBytes() const {
        h.external_id.MemoryBytes() + h.sequence_number.MemoryBytes();
   const auto& d = device_tasks;
   b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
-       d.correlation.MemoryBytes() + d.external_id.MemoryBytes() + vec(d.launch_dims) + d.launch_dims_table.MemoryBytes() + vec(d.bytes) + vec(d.core_type) +
-       vec(d.graph_launched) + vec(d.launcher) + vec(d.detail);
+       d.correlation.MemoryBytes() + d.external_id.MemoryBytes() + d.launch_dims.MemoryBytes() +
+       d.launch_dims_table.MemoryBytes() + d.bytes.MemoryBytes() + vec(d.core_type) + d.graph_launched.MemoryBytes() +
+       d.launcher.MemoryBytes() + vec(d.detail);
   const auto& x = d.details;
   b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +
        vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) + vec(x.output_formats);

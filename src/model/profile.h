@@ -5,6 +5,7 @@
 // Each event costs a fixed number of bytes: no per-event heap allocation.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "model/counter_table.h"
+#include "model/defaulted_column.h"
 #include "model/packed_values.h"
 #include "model/string_table.h"
 
@@ -27,27 +29,50 @@ inline constexpr int32_t kNoIndex = -1;                                 // "row 
 // A column of 64-bit ids (correlation, external id, sequence number), kept in
 // 4 bytes a row while every id fits in 32 bits (Kineto numbers them up from
 // 0), and in 8 for every row from the first id that does not (an Ascend flow
-// id, a hashed id). kNoId is kept as a marker in both.
+// id, a hashed id). kNoId is kept as a marker in both. While every row is
+// kNoId (an Ascend kernel_details.csv has no ids) no storage is kept.
 class IdColumn {
  public:
-  int64_t operator[](size_t row) const { return wide_ ? wide_values_[row] : FromNarrow(narrow_[row]); }
+  int64_t operator[](size_t row) const {
+    if (wide_) return wide_values_[row];
+    return narrow_.empty() ? kNoId : FromNarrow(narrow_[row]);
+  }
   void set(size_t row, int64_t id) {
+    if (AllAbsent()) {
+      if (id == kNoId) return;
+      Materialize();
+    }
     if (!wide_ && !Fits(id)) Widen();
     if (wide_) wide_values_[row] = id;
     else narrow_[row] = ToNarrow(id);
   }
   void push_back(int64_t id) {
+    if (AllAbsent()) {
+      if (id == kNoId) {
+        ++size_;
+        return;
+      }
+      Materialize();
+    }
     if (!wide_ && !Fits(id)) Widen();
     if (wide_) wide_values_.push_back(id);
     else narrow_.push_back(ToNarrow(id));
+    ++size_;
   }
   void Append(const IdColumn& other);
-  size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
-  void reserve(size_t n) { wide_ ? wide_values_.reserve(n) : narrow_.reserve(n); }
+  size_t size() const { return size_; }
+  // A hint while no storage is kept (see DefaultedColumn::reserve).
+  void reserve(size_t n) {
+    reserve_hint_ = std::max(reserve_hint_, n);
+    if (wide_) wide_values_.reserve(n);
+    else if (!narrow_.empty()) narrow_.reserve(n);
+  }
   void clear() {
-    narrow_.clear();
+    std::vector<int32_t>().swap(narrow_);
     std::vector<int64_t>().swap(wide_values_);
     wide_ = false;
+    size_ = 0;
+    reserve_hint_ = 0;
   }
   size_t MemoryBytes() const { return narrow_.capacity() * sizeof(int32_t) + wide_values_.capacity() * sizeof(int64_t); }
   bool operator==(const IdColumn& other) const;  // the same ids, however kept
@@ -58,12 +83,16 @@ class IdColumn {
     return id == kNoId || (id > std::numeric_limits<int32_t>::min() && id <= std::numeric_limits<int32_t>::max());
   }
   static int32_t ToNarrow(int64_t id) { return id == kNoId ? kNarrowNoId : static_cast<int32_t>(id); }
-  static int64_t FromNarrow(int32_t value) { return value == kNarrowNoId ? kNoId : value; }
+  static int64_t FromNarrow(int32_t v) { return v == kNarrowNoId ? kNoId : v; }
+  bool AllAbsent() const { return !wide_ && narrow_.empty(); }
+  void Materialize();  // narrow storage holding kNoId for each row so far
   void Widen();
 
-  bool wide_ = false;
   std::vector<int32_t> narrow_;
   std::vector<int64_t> wide_values_;
+  bool wide_ = false;
+  size_t size_ = 0;
+  size_t reserve_hint_ = 0;
 };
 
 // ---------------------------------------------------------------- tracks
@@ -251,12 +280,14 @@ struct DeviceTaskTable {
   std::vector<TimeNs> dur;
   IdColumn correlation;
   IdColumn external_id;
-  std::vector<uint32_t> launch_dims;  // id in launch_dims_table
+  // Columns some formats never fill (an Ascend CSV: none of these four) keep
+  // no storage while every row holds the default.
+  DefaultedColumn<uint32_t, 0> launch_dims;  // id in launch_dims_table (0: all zeros)
   LaunchDimsTable launch_dims_table;
-  std::vector<int64_t> bytes;
+  DefaultedColumn<int64_t, -1> bytes;
   std::vector<StrId> core_type;
-  std::vector<uint8_t> graph_launched;
-  std::vector<int32_t> launcher;   // launching host op row (runtime call), kNoIndex; graph builder
+  DefaultedColumn<uint8_t, 0> graph_launched;
+  DefaultedColumn<int32_t, kNoIndex> launcher;  // launching host op row (runtime call); graph builder
   std::vector<int32_t> detail;     // row in `details`, kNoIndex when the task has none
   DeviceTaskDetailTable details;
 
@@ -284,6 +315,50 @@ struct DeviceTaskTable {
 enum class OwnerKind : uint8_t { kHostOp, kDeviceTask, kTrack, kDevice, kStep };
 const char* OwnerKindName(OwnerKind kind);                      // "host_op", "device_task", "track", "device", "step"
 std::optional<OwnerKind> ParseOwnerKind(std::string_view name);
+
+// The owner runs of an attribute table: where each run of consecutive rows of
+// one owner begins, and its owner. Kept in 4 bytes a run when, as in a
+// kernel_details.csv, run r belongs to device task r (one run per task, in
+// task order; 16 bytes a run as a struct): the begin's low 32 bits (rows past
+// 2^32 are told by the few runs where the high part grows), and the owner and
+// kind only where they differ from that.
+class OwnerRunTable {
+ public:
+  size_t size() const { return begin_low_.size(); }
+  size_t begin(size_t r) const {
+    size_t high = 0;
+    while (high < high_starts_.size() && high_starts_[high] <= r) ++high;  // empty below 2^32 rows
+    return begin_low_[r] + (high << 32);
+  }
+  uint32_t owner(size_t r) const { return static_cast<uint32_t>(r) + owner_offset_[r]; }
+  OwnerKind kind(size_t r) const { return kind_[r]; }
+  void push_back(size_t begin, OwnerKind kind, uint32_t owner) {
+    const size_t r = size();
+    while ((begin >> 32) > high_starts_.size()) high_starts_.push_back(r);
+    begin_low_.push_back(static_cast<uint32_t>(begin));
+    owner_offset_.push_back(owner - static_cast<uint32_t>(r));  // modulo 2^32: owner() adds it back
+    kind_.push_back(kind);
+  }
+  // The last run that begins at or before `row` (a row of the table).
+  size_t RunOf(size_t row) const;
+  void clear() {
+    std::vector<uint32_t>().swap(begin_low_);
+    std::vector<size_t>().swap(high_starts_);
+    owner_offset_.clear();
+    kind_.clear();
+  }
+  size_t MemoryBytes() const {
+    return begin_low_.capacity() * sizeof(uint32_t) + high_starts_.capacity() * sizeof(size_t) +
+           owner_offset_.MemoryBytes() + kind_.MemoryBytes();
+  }
+  bool operator==(const OwnerRunTable&) const = default;
+
+ private:
+  std::vector<uint32_t> begin_low_;
+  std::vector<size_t> high_starts_;  // the k-th: the first run whose begin is at least (k + 1) * 2^32
+  DefaultedColumn<uint32_t, 0> owner_offset_;  // owner - run index, modulo 2^32
+  DefaultedColumn<OwnerKind, OwnerKind::kDeviceTask> kind_;
+};
 
 // How a number's text is written when no string is kept for it (a number's
 // text form): its shortest round-trip form ("0.599", "81431"), or fixed
@@ -326,12 +401,12 @@ class AttributeTable {
   size_t size() const { return value_.size(); }
   size_t run_count() const { return runs_.size(); }
   OwnerRun run(size_t r) const {
-    return {runs_[r].kind, runs_[r].owner, runs_[r].begin, r + 1 < runs_.size() ? runs_[r + 1].begin : size()};
+    return {runs_.kind(r), runs_.owner(r), runs_.begin(r), r + 1 < runs_.size() ? runs_.begin(r + 1) : size()};
   }
   // Random access to a row's owner searches the runs (O(log runs)); loops over
   // every row read the runs instead (ForEachRow).
-  OwnerKind owner_kind(size_t row) const { return runs_[RunOf(row)].kind; }
-  uint32_t owner(size_t row) const { return runs_[RunOf(row)].owner; }
+  OwnerKind owner_kind(size_t row) const { return runs_.kind(runs_.RunOf(row)); }
+  uint32_t owner(size_t row) const { return runs_.owner(runs_.RunOf(row)); }
   StrId key(size_t row) const {
     switch (key_width_) {
       case KeyWidth::kPairCode: return slot_key_[pairs_[pair_code_[row]].slot];
@@ -375,15 +450,7 @@ class AttributeTable {
   bool operator==(const AttributeTable&) const = default;
 
  private:
-  struct StoredRun {
-    size_t begin;
-    uint32_t owner;
-    OwnerKind kind;
-    bool operator==(const StoredRun&) const = default;
-  };
-  size_t RunOf(size_t row) const;
-
-  std::vector<StoredRun> runs_;
+  OwnerRunTable runs_;
   // Adds a row: its owner's run (a new one when the owner changes), its key,
   // its encoding (kEncoding* in profile.cc) and its value.
   void AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value);

@@ -992,7 +992,7 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
       const uint32_t t = static_cast<uint32_t>(match);
       taken[t] = 1;
       ++plane_tasks_duplicating_hardware_;
-      if (tasks.bytes[t] < 0) tasks.bytes[t] = plane.row.bytes;
+      if (tasks.bytes[t] < 0) tasks.bytes.set(t, plane.row.bytes);
       for (const PlaneTask::Attribute& a : plane.attributes)
         p_.attributes.Add(OwnerKind::kDeviceTask, t, a.key, a.text.text, a.number, a.text.form);
       continue;

@@ -14,6 +14,10 @@ void AppendAll(std::vector<T>& dst, const std::vector<T>& src) {
   dst.insert(dst.end(), src.begin(), src.end());
 }
 void AppendAll(IdColumn& dst, const IdColumn& src) { dst.Append(src); }
+template <typename T, T kDefault>
+void AppendAll(DefaultedColumn<T, kDefault>& dst, const DefaultedColumn<T, kDefault>& src) {
+  dst.Append(src);
+}
 // The columns host ops and device tasks both have.
 template <typename Table, typename S, typename T>
 void AppendTimedRows(Table& dst, const Table& src, S s, T t) {
@@ -54,7 +58,8 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     DeviceTaskTable& b = to->device_tasks;
     AppendTimedRows(b, a, s, t);
     b.launch_dims.reserve(b.launch_dims.size() + a.launch_dims.size());
-    for (uint32_t id : a.launch_dims) b.launch_dims.push_back(b.launch_dims_table.IdOf(a.launch_dims_table[id]));
+    for (size_t i = 0; i < a.launch_dims.size(); ++i)
+      b.launch_dims.push_back(b.launch_dims_table.IdOf(a.launch_dims_table[a.launch_dims[i]]));
     AppendAll(b.bytes, a.bytes);
     AppendMapped(b.core_type, a.core_type, s);
     AppendAll(b.graph_launched, a.graph_launched);

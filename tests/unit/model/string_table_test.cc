@@ -240,7 +240,9 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
             i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000, i % 2 ? 0 : 1 + 3);
   for (size_t i = 0; i < kRows; ++i)
     ASSERT_EQ(pmu.number(i), i % 2 ? static_cast<double>(i * 37) : static_cast<double>(i % 1000) / 1000) << i;
-  const size_t runs = kRows / 2, run_bytes = 16;  // StoredRun: begin, owner, kind, padded to 16 bytes
+  // A run keeps its begin's low 32 bits; its owner (the run index) and kind
+  // (device task) keep nothing (OwnerRunTable).
+  const size_t runs = kRows / 2, run_bytes = 4;
   EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 1 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
 }
 
