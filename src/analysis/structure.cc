@@ -247,6 +247,7 @@ std::vector<uint32_t> ModelDeviceKernels(const Profile& profile, const OpClassif
   for (auto [d, n] : per_device)
     if (n > most) { most = n; device = d; }
   std::vector<uint32_t> kernels;
+  kernels.reserve(most);
   for (uint32_t t = 0; t < tasks.size(); ++t)
     if (IsComputeKernel(profile, classes, t) && profile.tracks.device[tasks.track[t]] == device) kernels.push_back(t);
   std::sort(kernels.begin(), kernels.end(), [&](uint32_t a, uint32_t b) {
@@ -255,25 +256,22 @@ std::vector<uint32_t> ModelDeviceKernels(const Profile& profile, const OpClassif
   return kernels;
 }
 
-// Task anchors (as the graph uses them): launcher start, else operator start, else own start.
-TimeNs TaskAnchor(const Profile& profile, const OperatorCallGraph& graph, uint32_t t) {
-  const DeviceTaskTable& tasks = profile.device_tasks;
-  int32_t l = t < tasks.launcher.size() ? tasks.launcher[t] : kNoIndex;
-  if (l >= 0) return profile.host_ops.ts[l];
-  int32_t o = graph.OperatorOf(t);
-  if (o >= 0) return profile.host_ops.ts[o];
-  return tasks.ts[t];
-}
-
 struct AnchoredKernel {
-  TimeNs at;
+  TimeNs at;       // the kernel's anchor (OperatorCallGraph::TaskAnchor)
   uint32_t order;  // place in the kernels in device order
 };
 
-std::vector<AnchoredKernel> KernelsByAnchor(const Profile& profile, const OperatorCallGraph& graph,
-                                            const std::vector<uint32_t>& kernels) {
+// The kernels by (anchor, place in device order). Empty when that is the
+// device order itself, as when every kernel is anchored at its own start (an
+// Ascend CSV has no host side): 16 bytes a kernel that were a tenth of such
+// a profile's peak.
+std::vector<AnchoredKernel> KernelsByAnchor(const OperatorCallGraph& graph, const std::vector<uint32_t>& kernels) {
+  bool device_order = true;
+  for (size_t k = 1; k < kernels.size() && device_order; ++k)
+    device_order = graph.TaskAnchor(kernels[k - 1]) <= graph.TaskAnchor(kernels[k]);
+  if (device_order) return {};
   std::vector<AnchoredKernel> by_anchor(kernels.size());
-  for (uint32_t k = 0; k < kernels.size(); ++k) by_anchor[k] = AnchoredKernel{TaskAnchor(profile, graph, kernels[k]), k};
+  for (uint32_t k = 0; k < kernels.size(); ++k) by_anchor[k] = AnchoredKernel{graph.TaskAnchor(kernels[k]), k};
   std::sort(by_anchor.begin(), by_anchor.end(), [](const AnchoredKernel& a, const AnchoredKernel& b) {
     return a.at != b.at ? a.at < b.at : a.order < b.order;
   });
@@ -301,7 +299,7 @@ struct StepScan {
   const OpClassification& classes;
   const std::vector<StepInfo>& steps;
   const std::vector<uint32_t>& kernels;       // the model device's compute kernels, in device order
-  std::vector<AnchoredKernel> by_anchor;      // the same kernels by anchor
+  std::vector<AnchoredKernel> by_anchor;      // the same kernels by anchor; empty: in device order
   // Operators by start, made on first use: only CPU-only profiles and steps
   // without kernels read them (sorting every operator of a 1 GB GPU trace for
   // nothing took 4 MB and tens of ms).
@@ -317,12 +315,19 @@ std::vector<SeqItem> DeviceKernelSequence(const StepScan& scan, const StepInfo& 
   const DeviceTaskTable& tasks = scan.profile.device_tasks;
   std::vector<uint32_t> in_step;  // places in `kernels`
   if (scan.steps.size() > 1) {
-    auto lo = std::lower_bound(scan.by_anchor.begin(), scan.by_anchor.end(), step.cpu.start,
-                               [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
-    auto hi = std::lower_bound(lo, scan.by_anchor.end(), step.cpu.end,
-                               [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
-    for (auto it = lo; it != hi; ++it) in_step.push_back(it->order);
-    std::sort(in_step.begin(), in_step.end());
+    if (scan.by_anchor.empty()) {  // the kernels in device order are in anchor order
+      auto before = [&](uint32_t t, TimeNs v) { return scan.graph.TaskAnchor(t) < v; };
+      auto lo = std::lower_bound(scan.kernels.begin(), scan.kernels.end(), step.cpu.start, before);
+      auto hi = std::lower_bound(lo, scan.kernels.end(), step.cpu.end, before);
+      for (auto it = lo; it != hi; ++it) in_step.push_back(static_cast<uint32_t>(it - scan.kernels.begin()));
+    } else {
+      auto lo = std::lower_bound(scan.by_anchor.begin(), scan.by_anchor.end(), step.cpu.start,
+                                 [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
+      auto hi = std::lower_bound(lo, scan.by_anchor.end(), step.cpu.end,
+                                 [](const AnchoredKernel& a, TimeNs v) { return a.at < v; });
+      for (auto it = lo; it != hi; ++it) in_step.push_back(it->order);
+      std::sort(in_step.begin(), in_step.end());
+    }
   } else {
     in_step.resize(scan.kernels.size());
     for (uint32_t k = 0; k < scan.kernels.size(); ++k) in_step[k] = k;
@@ -608,7 +613,7 @@ StatusOr<ModelStructure> AnalyzeStructure(const Profile& profile, const Operator
     return InvalidArgumentError("structure: classification does not match the profile");
 
   const std::vector<uint32_t> kernels = ModelDeviceKernels(profile, classes);
-  const StepScan scan{profile, graph, classes, graph.Steps(), kernels, KernelsByAnchor(profile, graph, kernels),
+  const StepScan scan{profile, graph, classes, graph.Steps(), kernels, KernelsByAnchor(graph, kernels),
                       std::nullopt};
   std::vector<int64_t> step_tokens(scan.steps.size(), -1);
   for (size_t si = 0; si < scan.steps.size(); ++si) {
