@@ -69,6 +69,8 @@ class DefaultedColumn {
     size_ += other.size_;
   }
   size_t MemoryBytes() const { return values_.capacity() * sizeof(T); }
+  // The rows it has room for, or was asked to make room for.
+  size_t capacity() const { return std::max(values_.capacity(), reserve_hint_); }
   // The same values row by row, however kept.
   bool operator==(const DefaultedColumn& other) const {
     if (size_ != other.size_) return false;

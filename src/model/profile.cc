@@ -108,41 +108,27 @@ void DeviceTaskDetailTable::Clear() {
   std::vector<int32_t>().swap(recent_row_);
 }
 
-void IdColumn::Materialize() {
-  narrow_.reserve(std::max(reserve_hint_, size_ + 1));
-  narrow_.assign(size_, kNarrowNoId);
-}
-
 void IdColumn::Widen() {
-  wide_values_.reserve(std::max(reserve_hint_, narrow_.capacity()));
-  for (int32_t value : narrow_) wide_values_.push_back(FromNarrow(value));
-  std::vector<int32_t>().swap(narrow_);
+  wide_values_.reserve(narrow_.capacity());
+  for (size_t row = 0; row < narrow_.size(); ++row) wide_values_.push_back(FromNarrow(narrow_[row]));
+  narrow_.clear();
   wide_ = true;
 }
 
 void IdColumn::Append(const IdColumn& other) {
-  if (other.AllAbsent()) {  // rows of kNoId
-    if (AllAbsent()) size_ += other.size_;
-    else if (wide_) wide_values_.resize(size_ += other.size_, kNoId);
-    else narrow_.resize(size_ += other.size_, kNarrowNoId);
-    return;
-  }
-  if (AllAbsent()) Materialize();
   if (other.wide_ && !wide_) Widen();
   if (wide_ == other.wide_) {  // the same width: one copy (the parallel Kineto import appends chunks)
     if (wide_) wide_values_.insert(wide_values_.end(), other.wide_values_.begin(), other.wide_values_.end());
-    else narrow_.insert(narrow_.end(), other.narrow_.begin(), other.narrow_.end());
-  } else {
-    wide_values_.reserve(size_ + other.size_);
-    for (int32_t value : other.narrow_) wide_values_.push_back(FromNarrow(value));
+    else narrow_.Append(other.narrow_);
+    return;
   }
-  size_ += other.size_;
+  wide_values_.reserve(size() + other.size());
+  for (size_t row = 0; row < other.size(); ++row) wide_values_.push_back(FromNarrow(other.narrow_[row]));
 }
 
 bool IdColumn::operator==(const IdColumn& other) const {
   if (size() != other.size()) return false;
-  if (wide_ == other.wide_ && AllAbsent() == other.AllAbsent())
-    return wide_ ? wide_values_ == other.wide_values_ : narrow_ == other.narrow_;
+  if (wide_ == other.wide_) return wide_ ? wide_values_ == other.wide_values_ : narrow_ == other.narrow_;
   for (size_t row = 0; row < size(); ++row)
     if ((*this)[row] != other[row]) return false;
   return true;

@@ -33,48 +33,26 @@ inline constexpr int32_t kNoIndex = -1;                                 // "row 
 // kNoId (an Ascend kernel_details.csv has no ids) no storage is kept.
 class IdColumn {
  public:
-  int64_t operator[](size_t row) const {
-    if (wide_) return wide_values_[row];
-    return narrow_.empty() ? kNoId : FromNarrow(narrow_[row]);
-  }
+  int64_t operator[](size_t row) const { return wide_ ? wide_values_[row] : FromNarrow(narrow_[row]); }
   void set(size_t row, int64_t id) {
-    if (AllAbsent()) {
-      if (id == kNoId) return;
-      Materialize();
-    }
     if (!wide_ && !Fits(id)) Widen();
     if (wide_) wide_values_[row] = id;
-    else narrow_[row] = ToNarrow(id);
+    else narrow_.set(row, ToNarrow(id));
   }
   void push_back(int64_t id) {
-    if (AllAbsent()) {
-      if (id == kNoId) {
-        ++size_;
-        return;
-      }
-      Materialize();
-    }
     if (!wide_ && !Fits(id)) Widen();
     if (wide_) wide_values_.push_back(id);
     else narrow_.push_back(ToNarrow(id));
-    ++size_;
   }
   void Append(const IdColumn& other);
-  size_t size() const { return size_; }
-  // A hint while no storage is kept (see DefaultedColumn::reserve).
-  void reserve(size_t n) {
-    reserve_hint_ = std::max(reserve_hint_, n);
-    if (wide_) wide_values_.reserve(n);
-    else if (!narrow_.empty()) narrow_.reserve(n);
-  }
+  size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
+  void reserve(size_t n) { wide_ ? wide_values_.reserve(n) : narrow_.reserve(n); }
   void clear() {
-    std::vector<int32_t>().swap(narrow_);
+    narrow_.clear();
     std::vector<int64_t>().swap(wide_values_);
     wide_ = false;
-    size_ = 0;
-    reserve_hint_ = 0;
   }
-  size_t MemoryBytes() const { return narrow_.capacity() * sizeof(int32_t) + wide_values_.capacity() * sizeof(int64_t); }
+  size_t MemoryBytes() const { return narrow_.MemoryBytes() + wide_values_.capacity() * sizeof(int64_t); }
   bool operator==(const IdColumn& other) const;  // the same ids, however kept
 
  private:
@@ -83,16 +61,12 @@ class IdColumn {
     return id == kNoId || (id > std::numeric_limits<int32_t>::min() && id <= std::numeric_limits<int32_t>::max());
   }
   static int32_t ToNarrow(int64_t id) { return id == kNoId ? kNarrowNoId : static_cast<int32_t>(id); }
-  static int64_t FromNarrow(int32_t v) { return v == kNarrowNoId ? kNoId : v; }
-  bool AllAbsent() const { return !wide_ && narrow_.empty(); }
-  void Materialize();  // narrow storage holding kNoId for each row so far
+  static int64_t FromNarrow(int32_t value) { return value == kNarrowNoId ? kNoId : value; }
   void Widen();
 
-  std::vector<int32_t> narrow_;
-  std::vector<int64_t> wide_values_;
   bool wide_ = false;
-  size_t size_ = 0;
-  size_t reserve_hint_ = 0;
+  DefaultedColumn<int32_t, kNarrowNoId> narrow_;  // nothing kept while every id is kNoId
+  std::vector<int64_t> wide_values_;
 };
 
 // ---------------------------------------------------------------- tracks

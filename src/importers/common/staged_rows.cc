@@ -13,9 +13,9 @@ template <typename T>
 void AppendAll(std::vector<T>& dst, const std::vector<T>& src) {
   dst.insert(dst.end(), src.begin(), src.end());
 }
-void AppendAll(IdColumn& dst, const IdColumn& src) { dst.Append(src); }
-template <typename T, T kDefault>
-void AppendAll(DefaultedColumn<T, kDefault>& dst, const DefaultedColumn<T, kDefault>& src) {
+// IdColumn, DefaultedColumn: the column appends itself.
+template <typename Column>
+void AppendAll(Column& dst, const Column& src) {
   dst.Append(src);
 }
 // The columns host ops and device tasks both have.
