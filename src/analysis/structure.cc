@@ -215,8 +215,7 @@ void DecideByOpStatistics(const Profile& profile, ModelStructure* ms) {
   const AttributeTable& a = profile.attributes;
   std::string decode_type;
   bool other_attention = false;
-  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-    if (kind != OwnerKind::kDevice) return;
+  a.ForEachRowOf(OwnerKind::kDevice, [&](size_t i, uint32_t) {
     std::string_view key = profile.Str(a.key(i));
     if (!key.starts_with(kPrefix)) return;
     key.remove_prefix(kPrefix.size());

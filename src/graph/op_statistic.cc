@@ -12,8 +12,7 @@ std::vector<OpStatisticRow> OpStatisticRows(const Profile& profile) {
   constexpr std::string_view kPrefix = "op_statistic/";
   const AttributeTable& a = profile.attributes;
   std::map<std::tuple<int32_t, std::string, std::string>, OpStatisticRow> rows;
-  a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-    if (kind != OwnerKind::kDevice) return;
+  a.ForEachRowOf(OwnerKind::kDevice, [&](size_t i, uint32_t owner) {
     const std::string_view key = profile.Str(a.key(i));
     if (!key.starts_with(kPrefix)) return;
     // "<OP Type>/<Core Type>/<column>", split from the end (an op type may hold '/').

@@ -487,8 +487,8 @@ DeviceFacts CollectFacts(const Profile& profile, int32_t row) {
   f.kind = d.kind;
   f.name = std::string(profile.Str(d.name));
   const AttributeTable& at = profile.attributes;
-  at.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-    if (kind != OwnerKind::kDevice || owner != static_cast<uint32_t>(row)) return;
+  at.ForEachRowOf(OwnerKind::kDevice, [&](size_t i, uint32_t owner) {
+    if (owner != static_cast<uint32_t>(row)) return;
     std::string_view key = profile.Str(at.key(i));
     // Keys may carry a prefix added by an importer ("info.ai_core_num"): match the tail.
     auto ends = [&](std::string_view k) {

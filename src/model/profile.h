@@ -407,6 +407,19 @@ class AttributeTable {
     }
   }
 
+  // Calls f(row, owner) for every row whose owner is of `kind`, in order. It
+  // passes over the runs and reads only their rows: the few device-level
+  // rows of a 1 M-row kernel_details.csv lie among 27 M task attributes, a
+  // ForEachRow that skips the others cost ~25 ms a pass.
+  template <class F>
+  void ForEachRowOf(OwnerKind kind, F&& f) const {
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      if (runs_.kind(r) != kind) continue;
+      const OwnerRun run_rows = run(r);
+      for (size_t i = run_rows.begin; i < run_rows.end; ++i) f(i, run_rows.owner);
+    }
+  }
+
   // `text_form` applies when text_id is kEmptyStr and the number is not NaN.
   void Add(OwnerKind kind, uint32_t owner_row, StrId key_id, StrId text_id, double number_value,
            uint8_t text_form = kShortestNumberText);

@@ -149,6 +149,18 @@ TEST(AttributeTable, ReadsBackEveryRowAsAdded) {
     EXPECT_EQ(owner, rows[i].owner) << i;
   });
   EXPECT_EQ(visited, rows.size());
+  // ForEachRowOf visits the rows of one owner kind, in order, and no other:
+  // expected, the rows of `rows` with that kind.
+  for (OwnerKind kind : {OwnerKind::kDeviceTask, OwnerKind::kHostOp, OwnerKind::kDevice, OwnerKind::kTrack}) {
+    std::vector<size_t> expected, seen;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].kind == kind) expected.push_back(i);
+    table.ForEachRowOf(kind, [&](size_t i, uint32_t owner) {
+      seen.push_back(i);
+      EXPECT_EQ(owner, rows[i].owner) << i;
+    });
+    EXPECT_EQ(seen, expected) << static_cast<int>(kind);
+  }
 
   AttributeTable same;
   for (const Row& r : rows) same.Add(r.kind, r.owner, r.key, r.text, r.number);
