@@ -18,10 +18,12 @@
 //     avoid double counting; `saving_formula` says how they were computed.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -214,6 +216,33 @@ struct DiagnosisContext {
   std::string TaskAttributeText(uint32_t task, std::string_view key) const;
   // The task's attribute row with key `key`, nullopt when it has none.
   std::optional<uint32_t> TaskAttributeRow(uint32_t task, std::string_view key) const;
+  // The same lookups by a key resolved once with AttributeKey: a detector
+  // reading attributes of every task resolves its keys before the loop (a
+  // hash of the key text per task and key was a fifth of the detectors on a
+  // 1 M-row kernel_details.csv).
+  StrId AttributeKey(std::string_view key) const;
+  double TaskAttribute(uint32_t task, StrId key) const;
+  std::optional<uint32_t> TaskAttributeRow(uint32_t task, StrId key) const;
+  // Numeric attributes `keys` (from AttributeKey) of a task, read in one pass
+  // over its rows; NaN where absent (the first row of a key, as TaskAttribute).
+  template <size_t N>
+  std::array<double, N> TaskAttributes(uint32_t task, const std::array<StrId, N>& keys) const {
+    std::array<double, N> values;
+    values.fill(std::numeric_limits<double>::quiet_NaN());
+    std::array<bool, N> found{};
+    size_t left = N;
+    FindTaskAttributeRow(task, [&](uint32_t row) {
+      const StrId key = profile->attributes.key(row);
+      for (size_t i = 0; i < N; ++i) {
+        if (keys[i] != key || found[i]) continue;
+        found[i] = true;
+        values[i] = profile->attributes.number(row);
+        --left;
+      }
+      return left == 0;
+    });
+    return values;
+  }
 
   // True when `ts` lies in one of the analysed step windows.
   bool InWindow(TimeNs ts) const;
@@ -227,6 +256,8 @@ struct DiagnosisContext {
   const CriticalPath& StepPath(size_t k) const;
   // Name of a task to show: Ascend OP Type when set, else the task name.
   std::string_view TaskLabel(uint32_t task) const;
+  // Its string id: tasks with the same id have the same label.
+  StrId TaskLabelId(uint32_t task) const;
 
   // Attribute index (built by Diagnose). Importers add a task's attributes one
   // after the other, so each task's rows are usually one run of the attribute

@@ -80,21 +80,38 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
 // The key's string id is found once a call, then rows compare ids, not
 // texts (a text compare per row was a tenth of diagnose on a 1 M-row
 // kernel_details.csv). A key never interned is on no row.
-std::optional<uint32_t> DiagnosisContext::TaskAttributeRow(uint32_t task, std::string_view key) const {
+namespace {
+// The id AttributeKey gives a key no string of the profile spells: no row carries it.
+constexpr StrId kAbsentAttributeKey = std::numeric_limits<StrId>::max();
+}  // namespace
+
+StrId DiagnosisContext::AttributeKey(std::string_view key) const {
   const StrId key_id = profile->strings.Find(key);
-  if (key_id == kEmptyStr && !key.empty()) return std::nullopt;
+  return key_id == kEmptyStr && !key.empty() ? kAbsentAttributeKey : key_id;
+}
+
+std::optional<uint32_t> DiagnosisContext::TaskAttributeRow(uint32_t task, StrId key) const {
+  if (key == kAbsentAttributeKey) return std::nullopt;
   std::optional<uint32_t> found;
   FindTaskAttributeRow(task, [&](uint32_t row) {
-    if (profile->attributes.key(row) != key_id) return false;
+    if (profile->attributes.key(row) != key) return false;
     found = row;
     return true;
   });
   return found;
 }
 
-double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
+std::optional<uint32_t> DiagnosisContext::TaskAttributeRow(uint32_t task, std::string_view key) const {
+  return TaskAttributeRow(task, AttributeKey(key));
+}
+
+double DiagnosisContext::TaskAttribute(uint32_t task, StrId key) const {
   const std::optional<uint32_t> row = TaskAttributeRow(task, key);
   return row ? profile->attributes.number(*row) : std::nan("");
+}
+
+double DiagnosisContext::TaskAttribute(uint32_t task, std::string_view key) const {
+  return TaskAttribute(task, AttributeKey(key));
 }
 
 std::string DiagnosisContext::TaskAttributeText(uint32_t task, std::string_view key) const {
@@ -120,11 +137,13 @@ int DiagnosisContext::StepOf(TimeNs ts) const {
   return -1;
 }
 
-std::string_view DiagnosisContext::TaskLabel(uint32_t task) const {
+StrId DiagnosisContext::TaskLabelId(uint32_t task) const {
   StrId type = profile->device_tasks.op_type(task);
-  if (type != kEmptyStr && !profile->Str(type).empty()) return profile->Str(type);
-  return profile->Str(profile->device_tasks.name[task]);
+  if (type != kEmptyStr && !profile->Str(type).empty()) return type;
+  return profile->device_tasks.name[task];
 }
+
+std::string_view DiagnosisContext::TaskLabel(uint32_t task) const { return profile->Str(TaskLabelId(task)); }
 
 namespace {
 

@@ -57,13 +57,17 @@ OpClass HostClass(const DiagnosisContext& ctx, uint32_t op) {
   return op < c.size() ? c[op] : OpClass::kOther;
 }
 
-std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task) {
+StrId TaskShapeId(const DiagnosisContext& ctx, uint32_t task) {
   const Profile& p = *ctx.profile;
   StrId s = p.device_tasks.input_shapes(task);
-  if (s != kEmptyStr && !p.Str(s).empty()) return std::string(p.Str(s));
+  if (s != kEmptyStr && !p.Str(s).empty()) return s;
   int32_t op = ctx.graph->OperatorOf(task);
-  if (op >= 0 && p.host_ops.input_dims[op] != kEmptyStr) return std::string(p.Str(p.host_ops.input_dims[op]));
-  return "";
+  if (op >= 0 && p.host_ops.input_dims[op] != kEmptyStr) return p.host_ops.input_dims[op];
+  return kEmptyStr;
+}
+
+std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task) {
+  return std::string(ctx.profile->Str(TaskShapeId(ctx, task)));
 }
 
 void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur) {
@@ -123,11 +127,15 @@ TimeNs LaunchAttributableGap(const DiagnosisContext& ctx, const StreamGaps& gaps
   return p.host_ops.ts[launcher] >= prev_end - gap / 2 ? gap : 0;
 }
 
-std::string TaskSymbol(const DiagnosisContext& ctx, uint32_t task) {
+StrId TaskSymbolId(const DiagnosisContext& ctx, uint32_t task) {
   const Profile& p = *ctx.profile;
   int32_t op = ctx.graph->OperatorOf(task);
-  if (op >= 0 && p.host_ops.kind[op] == HostOpKind::kOperator) return LowerAscii(p.Str(p.host_ops.name[op]));
-  return LowerAscii(ctx.TaskLabel(task));
+  if (op >= 0 && p.host_ops.kind[op] == HostOpKind::kOperator) return p.host_ops.name[op];
+  return ctx.TaskLabelId(task);
+}
+
+std::string TaskSymbol(const DiagnosisContext& ctx, uint32_t task) {
+  return LowerAscii(ctx.profile->Str(TaskSymbolId(ctx, task)));
 }
 
 bool IsTopOperator(const DiagnosisContext& ctx, uint32_t op) {

@@ -42,6 +42,8 @@ const StepStructure* StepStructureOf(const DiagnosisContext& ctx, TimeNs ts);
 // Shapes of a task as written: Ascend Input Shapes, else the Input Dims of
 // its operator; "" when none.
 std::string TaskShapeText(const DiagnosisContext& ctx, uint32_t task);
+// Its string id (kEmptyStr for ""): tasks with the same id have the same shape text.
+StrId TaskShapeId(const DiagnosisContext& ctx, uint32_t task);
 
 // Adds a row to evidence (keeps ts order of insertion; callers insert in order).
 void AddTaskEvidence(Issue* issue, uint32_t task, TimeNs dur);
@@ -88,6 +90,8 @@ TimeNs LaunchAttributableGap(const DiagnosisContext& ctx, const StreamGaps& gaps
 // Symbol used for sequence patterns: the operator name (aten::mul) when the
 // task has one, else the Ascend op type, else the kernel name; lower case.
 std::string TaskSymbol(const DiagnosisContext& ctx, uint32_t task);
+// The string id TaskSymbol lowers: tasks with the same id have the same symbol.
+StrId TaskSymbolId(const DiagnosisContext& ctx, uint32_t task);
 
 // True when the host op is an operator whose nearest enclosing operator
 // ancestor is not an operator (a top-level aten call).

@@ -14,7 +14,9 @@
 // binary kernels (set_compile_mode(jit_compile=False)) do not spend.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -102,19 +104,35 @@ class DynamicShapeCompile final : public Detector {
     }
 
     // ---- OP State
+    // A state is its row's interned text, judged once per distinct text, and
+    // the dynamic tasks are counted by label id, named after the loop: a
+    // copy, a lowering and a map key per task were most of this detector on
+    // a 1 M-row kernel_details.csv. A row without text (empty, or a number)
+    // is neither state.
+    enum class OpState : uint8_t { kOther, kDynamic, kStatic };
+    const StrId state_key = ctx.AttributeKey("OP State");
+    std::unordered_map<StrId, OpState> state_of_text;
+    std::unordered_map<StrId, uint64_t> dynamic_by_label;
     uint64_t dynamic = 0, stat = 0;
-    std::map<std::string, uint64_t> dynamic_types;
     for (uint32_t t : ctx.tasks) {
-      const std::string state = ctx.TaskAttributeText(t, "OP State");
-      if (state.empty()) continue;
-      std::string lower = detectors::LowerAscii(state);
-      if (lower == "dynamic") {
+      const std::optional<uint32_t> row = ctx.TaskAttributeRow(t, state_key);
+      if (!row) continue;
+      const StrId text = p.attributes.text(*row);
+      if (text == kEmptyStr) continue;
+      auto [known, added] = state_of_text.try_emplace(text, OpState::kOther);
+      if (added) {
+        const std::string lower = detectors::LowerAscii(p.Str(text));
+        known->second = lower == "dynamic" ? OpState::kDynamic : lower == "static" ? OpState::kStatic : OpState::kOther;
+      }
+      if (known->second == OpState::kDynamic) {
         ++dynamic;
-        ++dynamic_types[std::string(ctx.TaskLabel(t))];
-      } else if (lower == "static") {
+        ++dynamic_by_label[ctx.TaskLabelId(t)];
+      } else if (known->second == OpState::kStatic) {
         ++stat;
       }
     }
+    std::map<std::string, uint64_t> dynamic_types;
+    for (const auto& [label, n] : dynamic_by_label) dynamic_types[std::string(p.Str(label))] += n;
     if (dynamic + stat == 0) {
       if (calls.empty())
         out->notes.push_back("no OP State column and no compile calls in the analysed steps: dynamic-shape check "

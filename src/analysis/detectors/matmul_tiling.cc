@@ -108,6 +108,9 @@ struct MatmulRun {
   const Profile& p;
   const DeviceTaskTable& t;
   const MatmulTilingOptions& opt;
+  // PMU ratio keys, resolved once (DiagnosisContext::AttributeKey).
+  StrId aic_mac = ctx.AttributeKey("aic_mac_ratio");
+  StrId aic_mte2 = ctx.AttributeKey("aic_mte2_ratio");
 };
 
 // Fused attention that its shapes make compute-bound; unfused parts
@@ -136,8 +139,8 @@ void AddTaskToGroup(const MatmulRun& run, uint32_t task, const CostFigures& cost
   g.tasks.push_back(task);
   g.total_ns += t.dur[task];
   double w = double(t.dur[task]);
-  g.mac.Add(ctx.TaskAttribute(task, "aic_mac_ratio"), w);
-  g.mte2.Add(ctx.TaskAttribute(task, "aic_mte2_ratio"), w);
+  g.mac.Add(ctx.TaskAttribute(task, run.aic_mac), w);
+  g.mte2.Add(ctx.TaskAttribute(task, run.aic_mte2), w);
   if (ctx.hardware_known && cost.status == CostStatus::kOk && cost.measured_ns > 0 && !std::isnan(cost.roofline_ns)) {
     if (!g.has_cost) { g.cost = GroupCost::Of(cost); g.has_cost = true; }
     // A task faster than its roofline is counted, and nothing else of it (its step phase neither).
@@ -156,25 +159,34 @@ void AddTaskToGroup(const MatmulRun& run, uint32_t task, const CostFigures& cost
 }
 
 // Kernel tasks of GEMMs and compute-bound fused attention, grouped by (label, shapes, dtype).
+// The group of each task is found by its label's and shape's string ids and
+// its dtype: the same ids are the same texts, so the group's text key is
+// built once per distinct triple, not per task (three strings a task were
+// most of this detector on a 1 M-row kernel_details.csv).
 std::map<std::string, Group> GroupGemmTasks(const MatmulRun& run) {
   const DiagnosisContext& ctx = run.ctx;
   std::map<std::string, Group> groups;
+  std::map<std::tuple<StrId, StrId, DType>, Group*> group_of_ids;
   for (uint32_t task : ctx.tasks) {
     const OpClass cls = detectors::TaskClass(ctx, task);
     if (run.t.kind[task] != DeviceTaskKind::kKernel) continue;
     const CostFigures& cost = (*ctx.task_costs)[task];
     const bool attention = IsComputeBoundFusedAttention(ctx, task, cls, cost);
     if (cls != OpClass::kMatmul && !attention) continue;
-    std::string label(ctx.TaskLabel(task));
-    std::string shape = detectors::TaskShapeText(ctx, task);
-    std::string key = label + "\x1f" + shape + "\x1f" + std::string(DTypeName(cost.dtype));
-    const auto [it, added] = groups.try_emplace(std::move(key));
-    Group& g = it->second;
-    if (added) {
-      const std::string_view kept = it->first;
-      InitGroup(run, task, attention, kept.substr(0, label.size()), kept.substr(label.size() + 1, shape.size()), g);
+    const StrId label_id = ctx.TaskLabelId(task), shape_id = detectors::TaskShapeId(ctx, task);
+    Group*& known = group_of_ids[{label_id, shape_id, cost.dtype}];
+    if (known == nullptr) {
+      const std::string_view label = run.p.Str(label_id), shape = run.p.Str(shape_id);
+      std::string key = std::string(label) + "\x1f" + std::string(shape) + "\x1f" + std::string(DTypeName(cost.dtype));
+      const auto [it, added] = groups.try_emplace(std::move(key));
+      known = &it->second;
+      if (added) {
+        const std::string_view kept = it->first;
+        InitGroup(run, task, attention, kept.substr(0, label.size()), kept.substr(label.size() + 1, shape.size()),
+                  *known);
+      }
     }
-    AddTaskToGroup(run, task, cost, g);
+    AddTaskToGroup(run, task, cost, *known);
   }
   return groups;
 }
@@ -288,7 +300,7 @@ void AddAmdahlSavings(const MatmulRun& run, const Group& g, Issue* issue) {
       "sum over {} tasks of measured x (1 - aic_mac_ratio / {:.2f}): cube busy share raised to the threshold",
       g.tasks.size(), threshold);
   for (uint32_t task : g.tasks) {
-    double r = run.ctx.TaskAttribute(task, "aic_mac_ratio");
+    double r = run.ctx.TaskAttribute(task, run.aic_mac);
     if (std::isnan(r) || r >= threshold) continue;
     TimeNs s = static_cast<TimeNs>(double(run.t.dur[task]) * (1.0 - r / threshold));
     if (s > 0) issue->savings.push_back({SavingTargetKind::kDeviceTask, task, s});

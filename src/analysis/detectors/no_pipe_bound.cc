@@ -14,6 +14,9 @@
 // busiest pipe at the bound ratio, its time would shrink by the factor
 // max_ratio / 0.8: saved = dur × (1 − max_ratio / 0.8) per task.
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,25 +58,30 @@ class NoPipeBound final : public Detector {
       out->notes.push_back("no PMU pipe ratios (aic_*/aiv_* PipeUtilization columns): check skipped");
       return;
     }
+    constexpr size_t kPipes = std::size(kPipeRatios);
+    std::array<StrId, kPipes> pipe_keys;
+    for (size_t i = 0; i < kPipes; ++i) pipe_keys[i] = ctx.AttributeKey(kPipeRatios[i]);
+    const StrId aic_mac = ctx.AttributeKey("aic_mac_ratio"), aiv_vec = ctx.AttributeKey("aiv_vec_ratio");
+    const StrId aic_mte2 = ctx.AttributeKey("aic_mte2_ratio"), aiv_mte2 = ctx.AttributeKey("aiv_mte2_ratio");
     struct Group {
       std::vector<uint32_t> tasks;
       TimeNs total = 0;
       TimeNs saved = 0;
       detectors::MeanAcc max_ratio;
       std::string best_pipe;
-      std::map<std::string, detectors::MeanAcc> pipes;  // time-weighted mean of each reported pipe ratio
+      std::array<detectors::MeanAcc, kPipes> pipes;  // time-weighted mean of each reported pipe ratio
       std::vector<RowSaving> savings;
     };
     std::map<std::string, Group> groups;
     uint64_t long_without_ratios = 0;
     for (uint32_t t : ctx.tasks) {
       if (d.dur[t] <= min_ns) continue;
+      const std::array<double, kPipes> ratios = ctx.TaskAttributes(t, pipe_keys);
       double max_r = -1;
       const char* max_key = nullptr;
-      for (const char* key : kPipeRatios) {
-        double r = ctx.TaskAttribute(t, key);
-        if (std::isnan(r)) continue;
-        if (r > max_r) max_r = r, max_key = key;
+      for (size_t i = 0; i < kPipes; ++i) {
+        if (std::isnan(ratios[i])) continue;
+        if (ratios[i] > max_r) max_r = ratios[i], max_key = kPipeRatios[i];
       }
       if (!max_key) {
         if (d.core_type[t] != kEmptyStr && p.Str(d.core_type[t]) != "AI_CPU") ++long_without_ratios;
@@ -84,7 +92,7 @@ class NoPipeBound final : public Detector {
       g.tasks.push_back(t);
       g.total += d.dur[t];
       g.max_ratio.Add(max_r, double(d.dur[t]));
-      for (const char* key : kPipeRatios) g.pipes[key].Add(ctx.TaskAttribute(t, key), double(d.dur[t]));
+      for (size_t i = 0; i < kPipes; ++i) g.pipes[i].Add(ratios[i], double(d.dur[t]));
       if (g.best_pipe.empty()) g.best_pipe = max_key;
       TimeNs s = static_cast<TimeNs>(double(d.dur[t]) * (1.0 - std::max(0.0, max_r) / bound));
       g.saved += s;
@@ -115,19 +123,19 @@ class NoPipeBound final : public Detector {
       for (uint32_t t : g.tasks) {
         const std::string_view core = p.Str(d.core_type[t]);
         const bool vector = core == "AI_VECTOR_CORE" || core == "MIX_AIV";
-        double m = ctx.TaskAttribute(t, vector ? "aiv_vec_ratio" : "aic_mac_ratio");
-        if (std::isnan(m)) m = ctx.TaskAttribute(t, vector ? "aic_mac_ratio" : "aiv_vec_ratio");
+        double m = ctx.TaskAttribute(t, vector ? aiv_vec : aic_mac);
+        if (std::isnan(m)) m = ctx.TaskAttribute(t, vector ? aic_mac : aiv_vec);
         mac.Add(m, double(d.dur[t]));
-        double mm = ctx.TaskAttribute(t, vector ? "aiv_mte2_ratio" : "aic_mte2_ratio");
-        if (std::isnan(mm)) mm = ctx.TaskAttribute(t, vector ? "aic_mte2_ratio" : "aiv_mte2_ratio");
+        double mm = ctx.TaskAttribute(t, vector ? aiv_mte2 : aic_mte2);
+        if (std::isnan(mm)) mm = ctx.TaskAttribute(t, vector ? aic_mte2 : aiv_mte2);
         mte2.Add(mm, double(d.dur[t]));
       }
       issue.compute_ratio = mac.Mean();
       issue.memory_ratio = mte2.Mean();
       // The pipes it does use, busiest first (time-weighted means; pipes at 0 left out).
       std::vector<std::pair<double, std::string>> used;
-      for (const auto& [key, acc] : g.pipes)
-        if (!std::isnan(acc.Mean()) && acc.Mean() > 0) used.push_back({acc.Mean(), key});
+      for (size_t i = 0; i < kPipes; ++i)
+        if (const double mean = g.pipes[i].Mean(); !std::isnan(mean) && mean > 0) used.push_back({mean, kPipeRatios[i]});
       std::sort(used.rbegin(), used.rend());
       std::string pipes;
       for (size_t i = 0; i < used.size() && i < kPipesShown; ++i)

@@ -14,6 +14,8 @@
 // Saving (measured_gap): (b) the gaps inside the chain (kTaskGap) + the execution of all but the longest
 // kernel (kDeviceTask): one fused kernel ≈ one pass over the activations.
 #include <map>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -80,10 +82,15 @@ class NormLaunchOverhead final : public Detector {
     Issue chain_issue;
     TimeNs chain_exec = 0, chain_gap = 0;
     uint64_t chains = 0;
+    // Whether a symbol holds "rsqrt", judged once per symbol id (a lowered
+    // copy of every task's symbol was most of this detector on a 1 M-row
+    // kernel_details.csv).
+    std::unordered_map<StrId, bool> rsqrt_of_symbol;
     for (size_t r = 0; r < ctx.tasks.size(); ++r) {
       uint32_t rs = ctx.tasks[r];
-      std::string sym = detectors::TaskSymbol(ctx, rs);
-      if (!Contains(sym, "rsqrt")) continue;
+      const auto [known, added] = rsqrt_of_symbol.try_emplace(detectors::TaskSymbolId(ctx, rs), false);
+      if (added) known->second = Contains(detectors::TaskSymbol(ctx, rs), "rsqrt");
+      if (!known->second) continue;
       size_t first = r;
       bool stat = false;
       for (int k = 0; k < kMaxChainPrefix && first > 0 && gaps.HasPrevious(first); ++k) {

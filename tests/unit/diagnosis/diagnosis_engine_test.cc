@@ -1,3 +1,4 @@
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -138,6 +139,49 @@ TEST(DiagnosisContext, TaskAttributesAreFoundByKeyId) {
   EXPECT_TRUE(std::isnan(ctx.TaskAttribute(0, "never_written")));
   EXPECT_EQ(ctx.TaskAttributeText(0, "never_written"), "");
   EXPECT_TRUE(std::isnan(ctx.TaskAttribute(0, "aic_mac")));
+}
+
+// Keys resolved once (AttributeKey) find what the text lookups find, and
+// TaskAttributes reads several keys of a task in one pass: each value is
+// the key's first row of that task, NaN where the task has none, whatever
+// the order of the keys asked and of the rows written. Expected values are
+// the ones written below, task by task.
+TEST(DiagnosisContext, SeveralAttributesOfATaskInOnePass) {
+  Profile p;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const StrId mac = p.Intern("aic_mac_ratio"), vec = p.Intern("aiv_vec_ratio"), mte2 = p.Intern("aic_mte2_ratio");
+  p.attributes.Add(OwnerKind::kDeviceTask, 0, vec, kEmptyStr, 0.75);   // task 0: rows 0-2
+  p.attributes.Add(OwnerKind::kDeviceTask, 0, mac, kEmptyStr, 0.5);
+  p.attributes.Add(OwnerKind::kDeviceTask, 0, mac, kEmptyStr, 0.125);  // a second mac row: the first counts
+  p.attributes.Add(OwnerKind::kDeviceTask, 1, mte2, kEmptyStr, 0.25);  // task 1: row 3
+  p.Intern("aic_fixpipe_ratio");                                       // interned, on no row
+  DiagnosisContext ctx;
+  ctx.profile = &p;
+  ctx.attr_begin = {0, 3, 4};  // task 2 has no rows
+  ctx.attr_end = {3, 4, 4};
+  const std::array<StrId, 5> keys = {ctx.AttributeKey("aic_mte2_ratio"), ctx.AttributeKey("aic_mac_ratio"),
+                                     ctx.AttributeKey("never_written"), ctx.AttributeKey("aiv_vec_ratio"),
+                                     ctx.AttributeKey("aic_fixpipe_ratio")};
+  EXPECT_EQ(keys[1], mac);
+  const std::array<double, 5> task0 = ctx.TaskAttributes(0, keys);
+  EXPECT_TRUE(std::isnan(task0[0]));
+  EXPECT_EQ(task0[1], 0.5);
+  EXPECT_TRUE(std::isnan(task0[2]));
+  EXPECT_EQ(task0[3], 0.75);
+  EXPECT_TRUE(std::isnan(task0[4]));
+  const std::array<double, 5> task1 = ctx.TaskAttributes(1, keys);
+  EXPECT_EQ(task1[0], 0.25);
+  for (size_t i = 1; i < keys.size(); ++i) EXPECT_TRUE(std::isnan(task1[i])) << i;
+  for (double v : ctx.TaskAttributes(2, keys)) EXPECT_TRUE(std::isnan(v));
+  // The one-key lookups by id agree with those by text, task by task.
+  const char* texts[] = {"aic_mte2_ratio", "aic_mac_ratio", "never_written", "aiv_vec_ratio", "aic_fixpipe_ratio"};
+  for (uint32_t task = 0; task < 3; ++task) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const double by_id = ctx.TaskAttribute(task, keys[i]), by_text = ctx.TaskAttribute(task, texts[i]);
+      EXPECT_EQ(std::isnan(by_id), std::isnan(by_text)) << task << " " << texts[i];
+      if (!std::isnan(by_id)) EXPECT_EQ(by_id, by_text) << task << " " << texts[i];
+    }
+  }
 }
 
 }  // namespace
