@@ -54,6 +54,7 @@
 
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
+#include "core/adaptive_sort.h"
 #include "graph/interval_union.h"
 #include "hw/dtype.h"
 
@@ -305,11 +306,15 @@ class Communication final : public Detector {
   // ---- exposed communication and compute per step
 
   // The steps' tasks by start, so each step reads only its own range
-  // (ctx.tasks is by track: a scan per step was steps x tasks).
+  // (ctx.tasks is by track: a scan per step was steps x tasks). Ties go by
+  // row. ctx.tasks is one ascending run per track, so this is a merge of a
+  // few runs, not a sort (a std::sort was 30 ms of a 1 M-row
+  // kernel_details.csv's diagnose).
   static std::vector<uint32_t> TasksByStart(const DiagnosisContext& ctx) {
     const DeviceTaskTable& t = ctx.profile->device_tasks;
     std::vector<uint32_t> by_start = ctx.tasks;
-    std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) { return t.ts[a] < t.ts[b]; });
+    SortUnlessSorted(by_start.begin(), by_start.end(),
+                     [&](uint32_t a, uint32_t b) { return t.ts[a] != t.ts[b] ? t.ts[a] < t.ts[b] : a < b; });
     return by_start;
   }
 
@@ -377,7 +382,10 @@ class Communication final : public Detector {
                                      int32_t device, TimeWindow w, DeviceFigures* f) {
     const Profile& p = *ctx.profile;
     const DeviceTaskTable& t = p.device_tasks;
-    std::vector<std::pair<TimeNs, TimeNs>> comm, compute, wait, transfer;
+    // The rows come by start, so the unions of communication and compute
+    // grow as they come; wait and transfer spans are few, and sorted after.
+    SortedUnionLength comm, compute;
+    std::vector<std::pair<TimeNs, TimeNs>> wait, transfer;
     auto first = std::lower_bound(tasks_by_start.begin(), tasks_by_start.end(), w.start,
                                   [&](uint32_t r, TimeNs v) { return t.ts[r] < v; });
     for (auto it = first; it != tasks_by_start.end() && t.ts[*it] < w.end; ++it) {
@@ -385,7 +393,7 @@ class Communication final : public Detector {
       if (device >= 0 && p.tracks.device[t.track[r]] != device) continue;
       const TimeNs end = t.ts[r] + std::max<TimeNs>(t.dur[r], 0);
       if (t.kind[r] == DeviceTaskKind::kCommunication) {
-        comm.push_back({t.ts[r], end});
+        comm.Add(t.ts[r], end);
         const std::string name = detectors::LowerAscii(p.Str(t.name[r]));
         const bool whole_op = name.find("hcom_") != std::string::npos || name.find("nccl") != std::string::npos ||
                               name.find("rccl") != std::string::npos || p.Str(t.category[r]) == "communication_op";
@@ -397,12 +405,12 @@ class Communication final : public Detector {
           CountUnalignedCopy(t, r, name, end, f);
         }
       } else if (t.kind[r] == DeviceTaskKind::kKernel) {
-        compute.push_back({t.ts[r], end});
+        compute.Add(t.ts[r], end);
       }
     }
     f->wait_task_ns += IntervalUnionLength(wait);
     f->transfer_task_ns += IntervalUnionLength(transfer);
-    return {IntervalUnionLength(comm), IntervalUnionLength(compute)};
+    return {comm.Total(), compute.Total()};
   }
 
   // A whole collective (NCCL/RCCL kernel, HCCL hcom_ op): its time by name and,
@@ -466,8 +474,8 @@ class Communication final : public Detector {
   static void AddCommunicationJson(const Profile& p, const std::vector<int64_t>& step_numbers,
                                    std::map<int32_t, DeviceFigures>* devices) {
     const AttributeTable& a = p.attributes;
-    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-      if (kind != OwnerKind::kDevice || owner >= p.devices.rows.size()) return;
+    a.ForEachRowOf(OwnerKind::kDevice, [&](size_t i, uint32_t owner) {
+      if (owner >= p.devices.rows.size()) return;
       std::string_view key = p.Str(a.key(i));
       if (!key.starts_with("communication/")) return;
       const size_t s1 = key.find('/', 14), s3 = key.rfind('/');
