@@ -101,8 +101,8 @@ test-tsan: build-tsan
 	@set -eo pipefail; export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"; \
 	for t in $(TSAN_TESTS); do echo "[tsan] $$t"; build/tsan/tests/$$t --gtest_brief=1; done; \
 	echo "[tsan] unit_importers (MultiRank*)"; build/tsan/tests/unit_importers --gtest_brief=1 --gtest_filter='MultiRank*'; \
-	echo "[tsan] unit_session (structure prepared on its own thread)"; \
-	build/tsan/tests/unit_session --gtest_brief=1 --gtest_filter='*PreparedAside*'; \
+	echo "[tsan] unit_session (detectors side by side, structure prepared on its own thread)"; \
+	build/tsan/tests/unit_session --gtest_brief=1 --gtest_filter='*FindsAlone*:*PreparedAside*'; \
 	echo "[tsan] fixture_sweep (small)"; \
 	build/tsan/tests/reliability/fixture_sweep --fixtures=../shared/fixtures --cuts=10 --gz-cuts=2 \
 	  --edits=50 --big-edits=3 --budget-mb=2 --min-runs=2 --seed=11 | tail -4

@@ -204,9 +204,10 @@ struct DiagnosisContext {
   // Host ops whose start lies in an analysed step, sorted by (track, ts).
   std::vector<uint32_t> host_ops;
 
-  // StepPath's cache, one entry per analysed step; filled on first use
-  // (detectors run one after the other, never concurrently).
+  // StepPath's cache, one entry per analysed step; filled on first use, under
+  // the mutex (detectors run side by side).
   mutable std::vector<CriticalPath> step_paths;
+  mutable std::mutex step_paths_mutex;
 
   // PMU / extra attributes of device tasks (OwnerKind::kDeviceTask), by row.
   bool has_pmu = false;                          // any aic_* / aiv_* ratio present
@@ -300,7 +301,14 @@ class Detector {
   virtual std::string_view name() const = 0;
   virtual IssueType type() const = 0;
   // Appends issues and notes. Never fails: missing data becomes notes.
+  // Detectors run side by side (RunDetectors): Run reads the context and
+  // writes `out` only; shared state of its own must be safe for that.
   virtual void Run(const DiagnosisContext& ctx, DetectorOutput* out) const = 0;
+  // True when Run will read ctx.StepPath. The paths are then computed before
+  // the detectors start side by side, so the DAG of a long step (25 MB for a
+  // 300 MB trace without steps) is freed before their transients, and not
+  // held beside them.
+  virtual bool ReadsStepPaths(const DiagnosisContext&) const { return false; }
   // Issues listed whatever their share of the step (min_issue_share does not
   // drop them): AI CPU fallbacks, which msprof-analyze always lists.
   virtual bool ListedAtAnyShare() const { return false; }

@@ -279,7 +279,13 @@ class Communication final : public Detector {
  public:
   std::string_view name() const override { return "communication"; }
   IssueType type() const override { return IssueType::kCommunication; }
-
+  // Run reads the path of each analysed step that has no step-table row with
+  // Communication(Not Overlapped) (CollectStepFigures).
+  bool ReadsStepPaths(const DiagnosisContext& ctx) const override {
+    for (size_t s : ctx.steps)
+      if (StepRowWithCommunication(*ctx.profile, ctx.graph->Steps()[s]) == nullptr) return true;
+    return false;
+  }
 
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
     const double min_share = ctx.options->Param("communication.min_exposed_share", kDefaultMinExposedShare);
@@ -745,8 +751,8 @@ class Communication final : public Detector {
     };
     // (device, "src-dst", op) -> fields; then summed per (device, src-dst).
     std::map<std::tuple<int32_t, std::string, std::string>, Link> rows;
-    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-      if (kind != OwnerKind::kDevice || owner >= p.devices.rows.size()) return;
+    a.ForEachRowOf(OwnerKind::kDevice, [&](size_t i, uint32_t owner) {
+      if (owner >= p.devices.rows.size()) return;
       std::string_view key = p.Str(a.key(i));
       if (!key.starts_with("communication_matrix/")) return;
       key.remove_prefix(21);

@@ -24,10 +24,22 @@
 namespace pypto {
 namespace {
 
+// Device idle can be put on the host: there are host events, or step_trace Free figures.
+bool IdleAttributable(const DiagnosisContext& ctx) {
+  if (!ctx.host_ops.empty()) return true;
+  for (const StepRow& row : ctx.profile->steps.rows)
+    if (row.free != kUnknownNs) return true;
+  return false;
+}
+
 class HostBound final : public Detector {
  public:
   std::string_view name() const override { return "host_bound"; }
   IssueType type() const override { return IssueType::kHostBound; }
+  // Run reads every step's path once it has tasks and idle it can attribute.
+  bool ReadsStepPaths(const DiagnosisContext& ctx) const override {
+    return !ctx.tasks.empty() && IdleAttributable(ctx);
+  }
 
   void Run(const DiagnosisContext& ctx, DetectorOutput* out) const override {
     const Profile& p = *ctx.profile;
@@ -37,9 +49,7 @@ class HostBound final : public Detector {
       out->notes.push_back("no device tasks in the analysed steps: device idle time not measurable");
       return;
     }
-    bool has_free = false;
-    for (const StepRow& row : p.steps.rows) has_free = has_free || row.free != kUnknownNs;
-    if (ctx.host_ops.empty() && !has_free) {
+    if (!IdleAttributable(ctx)) {
       out->notes.push_back("no host events and no step_trace Free: device idle time not attributable to the host");
       return;
     }
