@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "core/parallel.h"
 #include "hw/hardware.h"
 #include "report/analysis_json.h"
+#include "report/analysis_text.h"
 #include "report/chrome_trace_export.h"
 #include "report/diagnosis_report.h"
 #include "report/html_charts.h"
@@ -252,6 +254,15 @@ StatusOr<ProfileReportData> CollectProfileReport(ProfileSession& session, const 
   // totals, which the summary and the diagnosis then read instead of
   // computing them again (a trace without steps is one step of every event).
   const std::vector<std::pair<size_t, std::string>> timeline_steps = TimelineSteps(graph);
+  // With many steps, the op classes and the model structure, which the
+  // diagnosis reads, are prepared on a thread of their own beside the paths
+  // and the summary, which read only the graph (one after the other, they
+  // were a tenth of the report of a 1 M-row kernel_details.csv); the
+  // diagnosis waits for them. With few steps, each path is a long step's DAG
+  // (a trace without steps is one step of every event: 25 MB for 300 MB),
+  // which the structure's transients would add to: it waits, as in analyze.
+  std::future<void> structure_ready;
+  if (graph.Steps().size() > kStepsListedInFull) structure_ready = session.PrepareStructure(options.diagnose.model_arch);
   std::vector<StatusOr<CriticalPath>> timeline_paths;
   for (const auto& [index, what] : timeline_steps)
     timeline_paths.push_back(graph.ComputeCriticalPathHead(index, kMaxTimelineBars));
