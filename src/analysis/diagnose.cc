@@ -15,6 +15,7 @@
 #include "analysis/detector.h"
 #include "analysis/detectors/detector_util.h"
 #include "core/adaptive_sort.h"
+#include "core/free_memory.h"
 #include "core/parallel.h"
 #include "graph/interval_union.h"
 #include "model/kernel_name.h"
@@ -672,6 +673,7 @@ void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
         PhaseTimer::Enabled() ? "diagnose.detector." + std::string(selected[i]->name()) : std::string();
     PhaseTimer timer(phase.c_str());
     selected[i]->Run(ctx, &outputs[i]);
+    ReleaseFreeHeapPages();
   });
   std::vector<Issue> issues;
   for (size_t i = 0; i < selected.size(); ++i) TakeDetectorOutput(*selected[i], ctx, outputs[i], issues, report);
