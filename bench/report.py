@@ -131,9 +131,10 @@ def main():
         p("")
 
     # The other Ascend inputs and the peer on the same data: one row per measured command.
-    ascend_rows = [(label, r) for label, r in by.items() if label.startswith(("trace_view:", "db_"))]
+    ascend_rows = [(label, r) for label, r in by.items() if label.startswith(("csv:", "trace_view:", "db_"))]
     if ascend_rows:
-        p("## Ascend trace_view.json and profiler DB (same folder for every tool of a block)")
+        p("## Ascend kernel_details.csv (diagnose, report), trace_view.json and profiler DB "
+          "(same folder for every tool of a block)")
         p("")
         p("| command | input MB | task rows | wall s | MB/s | CPU s | peak RSS MB | RSS/input % | status |")
         p("|---|---:|---:|---:|---:|---:|---:|---:|---|")

@@ -7,7 +7,7 @@
 #      (from step 1), `pypto analyze --json` on the .json.gz against
 #      `gzip -dc file.gz > /dev/null`, the naive simdjson DOM loader, Python's
 #      json.load, and HolisticTraceAnalysis (HTA);
-#   3. `pypto analyze` on a large synthetic Ascend kernel_details.csv;
+#   3. `pypto analyze`, `pypto diagnose` and `pypto report` on a large synthetic Ascend kernel_details.csv;
 #   3b. `pypto analyze`, `pypto diagnose` and `pypto report` on a synthetic
 #      torch_npu trace_view.json (an *_ascend_pt directory);
 #   3c. `pypto analyze` and `pypto diagnose` on a synthetic profiler DB, and
@@ -172,6 +172,17 @@ if ! skipped ascend; then
   run ascend "pypto analyze (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
     "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/ascend.stderr.log" \
     --extra "rows=$(( $(wc -l < "$ascend_csv") - 1 ))" -- "$PYPTO" analyze "$ascend_dir"
+  # diagnose and report on the same folder (issue target: at most 1.5x analyze);
+  # tabled with the trace_view and DB lines below.
+  csv_rows=$(( $(wc -l < "$ascend_csv") - 1 ))
+  csv_report=$DATA/ascend_csv_report.tmp.html
+  run csv:diagnose "pypto diagnose (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
+    "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/csv_diagnose.stderr.log" \
+    --extra "rows=$csv_rows" -- "$PYPTO" diagnose "$ascend_dir"
+  run csv:report "pypto report (Ascend CSV)" "$(( $(stat -c %s "$ascend_csv") / 1000000 ))" \
+    "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/csv_report.stderr.log" \
+    --extra "rows=$csv_rows" -- "$PYPTO" report "$ascend_dir" -o "$csv_report" --force
+  rm -f "$csv_report"
   # Splitting alone, one thread against read ahead (bench/csv_split.cc): printed, not tabled.
   if [ -x "$BUILD/bench/csv_split" ]; then
     "$BUILD/bench/csv_split" "$ascend_csv" 3 2> "$RESULTS/csv_split.stderr.log" | tee "$RESULTS/csv_split.txt" |
