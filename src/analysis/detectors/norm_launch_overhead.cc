@@ -83,8 +83,8 @@ class NormLaunchOverhead final : public Detector {
     TimeNs chain_exec = 0, chain_gap = 0;
     uint64_t chains = 0;
     // Whether a symbol holds "rsqrt", judged once per symbol id (a lowered
-    // copy of every task's symbol was most of this detector on a 1 M-row
-    // kernel_details.csv).
+    // copy of every task's symbol was a third of this detector on a 1 M-row
+    // kernel_details.csv: 56 -> 37 ms).
     std::unordered_map<StrId, bool> rsqrt_of_symbol;
     for (size_t r = 0; r < ctx.tasks.size(); ++r) {
       uint32_t rs = ctx.tasks[r];
