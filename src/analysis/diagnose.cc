@@ -653,6 +653,14 @@ void TakeDetectorOutput(const Detector& d, const DiagnosisContext& ctx, Detector
   NoteIssuesBelowListingShare(d, below, options, report);
 }
 
+// True when a detector `options` selects will read the steps' paths.
+bool SelectedDetectorReadsStepPaths(const DiagnosisContext& ctx) {
+  if (ctx.steps.empty()) return false;
+  for (const Detector* d : AllDetectors())
+    if (DetectorSelected(*d, *ctx.options) && d->ReadsStepPaths(ctx)) return true;
+  return false;
+}
+
 // Every selected detector, side by side on the cores: each reads the context
 // and writes only its own output (one after the other, they were a third of
 // a 1 M-row kernel_details.csv's diagnose). Their outputs are then taken in
@@ -662,11 +670,9 @@ void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
   std::vector<const Detector*> selected;
   for (const Detector* d : AllDetectors())
     if (DetectorSelected(*d, *ctx.options)) selected.push_back(d);
-  for (const Detector* d : selected) {
-    if (!d->ReadsStepPaths(ctx) || ctx.steps.empty()) continue;
+  if (SelectedDetectorReadsStepPaths(ctx)) {
     PhaseTimer timer("diagnose.step_paths");
-    ctx.StepPath(0);  // fills every analysed step's path
-    break;
+    ctx.StepPath(0);  // fills every analysed step's path (from the graph's cache when prepared)
   }
   std::vector<DetectorOutput> outputs(selected.size());
   ParallelFor(selected.size(), DefaultParallelism(), [&](size_t i) {
@@ -729,6 +735,24 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
 
   { PhaseTimer t("diagnose.detectors"); RunDetectors(ctx, report); }
   return report;
+}
+
+void PrepareDiagnosisStepPaths(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
+  if (!ValidateDiagnoseOptions(in_options).ok()) return;
+  const DiagnoseOptions options = EffectiveOptions(in_options);
+  DiagnosisContext ctx;
+  ctx.profile = &graph.profile();
+  ctx.graph = &graph;
+  ctx.options = &options;
+  if (!SelectRequestedSteps(graph.Steps(), options, ctx).ok()) return;
+  PhaseTimer t("diagnose.prepared_step_paths");
+  DiagnosticReport unused;
+  SetStepWindows(graph, ctx, unused);
+  CollectWindowRows(graph.profile(), ctx);  // what ReadsStepPaths reads
+  if (!SelectedDetectorReadsStepPaths(ctx)) return;
+  std::vector<uint32_t>().swap(ctx.tasks);  // the window's rows, freed before the paths' DAGs
+  std::vector<uint32_t>().swap(ctx.host_ops);
+  graph.ComputeStepCriticalPathTotals(ctx.steps);
 }
 
 StatusOr<DiagnosticReport> Diagnose(Profile& profile, const DiagnoseOptions& options) {

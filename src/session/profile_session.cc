@@ -84,6 +84,9 @@ StatusOr<const DiagnosticReport*> ProfileSession::DiagnosisLocked(const Diagnose
     if (kept.options == options) return kept.report.get();
   }
   PYPTO_RETURN_IF_ERROR(ValidateDiagnoseOptions(options));
+  // The steps' paths first, into the graph's cache, while the op classes and
+  // the structure are not yet held (when nothing computed them before).
+  if (structures_.find(options.model_arch) == structures_.end()) PrepareDiagnosisStepPaths(*graph_, options);
   DiagnosisInputs inputs;
   inputs.classes = &ClassesLocked();
   inputs.structure = &StructureLocked(options.model_arch);

@@ -165,5 +165,27 @@ TEST(ProfileSession, StructurePreparedAsideGivesTheSameDiagnosis) {
   }
 }
 
+// A session's diagnosis computes the steps' paths first, into the graph's
+// cache (PrepareDiagnosisStepPaths), before the op classes and the
+// structure; the diagnosis then reads them from the cache. It must be the
+// diagnosis of the same graph without that step: DiagnoseGraph on a graph
+// whose cache is empty, issue for issue and note for note.
+TEST(ProfileSession, StepPathsPreparedFirstGiveTheSameDiagnosis) {
+  for (const std::string& path : kSeveralDetectorFixtures) {
+    SCOPED_TRACE(path);
+    StatusOr<std::unique_ptr<ProfileSession>> session = ProfileSession::Open(path);
+    StatusOr<std::unique_ptr<ProfileSession>> plain = ProfileSession::Open(path);
+    ASSERT_TRUE(session.ok() && plain.ok());
+    StatusOr<const DiagnosticReport*> prepared = (*session)->Diagnosis();
+    StatusOr<DiagnosticReport> direct = DiagnoseGraph((*plain)->graph(), DiagnoseOptions{});
+    ASSERT_TRUE(prepared.ok() && direct.ok());
+    ASSERT_EQ((*prepared)->issues.size(), direct->issues.size());
+    for (size_t i = 0; i < direct->issues.size(); ++i)
+      EXPECT_EQ(KeyOf((*prepared)->issues[i]), KeyOf(direct->issues[i]));
+    EXPECT_EQ((*prepared)->notes, direct->notes);
+    EXPECT_EQ((*prepared)->step_time_ns, direct->step_time_ns);
+  }
+}
+
 }  // namespace
 }  // namespace pypto
