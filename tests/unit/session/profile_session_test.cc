@@ -107,6 +107,13 @@ const std::vector<std::string> kSeveralDetectorFixtures = {
 using IssueKey = std::tuple<IssueType, std::string, std::string, TimeNs, TimeNs, std::string>;
 IssueKey KeyOf(const Issue& i) { return {i.type, i.op_name, i.profile_op_name, i.affected_ns, i.saved_ns, i.detail}; }
 
+// The same issues in the same order, and the same notes.
+void ExpectSameDiagnosis(const DiagnosticReport& a, const DiagnosticReport& b) {
+  ASSERT_EQ(a.issues.size(), b.issues.size());
+  for (size_t i = 0; i < a.issues.size(); ++i) EXPECT_EQ(KeyOf(a.issues[i]), KeyOf(b.issues[i]));
+  EXPECT_EQ(a.notes, b.notes);
+}
+
 // A detector must not depend on what another left in the shared context (the
 // steps' critical paths): run alone (--only) it finds exactly what it finds
 // among the others, with the same notes. Expected: the union of the
@@ -157,10 +164,7 @@ TEST(ProfileSession, StructurePreparedAsideGivesTheSameDiagnosis) {
     structure_ready.get();
     StatusOr<const DiagnosticReport*> without = (*plain)->Diagnosis();
     ASSERT_TRUE(with.ok() && without.ok());
-    ASSERT_EQ((*with)->issues.size(), (*without)->issues.size());
-    for (size_t i = 0; i < (*with)->issues.size(); ++i)
-      EXPECT_EQ(KeyOf((*with)->issues[i]), KeyOf((*without)->issues[i]));
-    EXPECT_EQ((*with)->notes, (*without)->notes);
+    ExpectSameDiagnosis(**with, **without);
     EXPECT_EQ((*prepared)->Structure().ok(), (*plain)->Structure().ok());
   }
 }
@@ -179,10 +183,7 @@ TEST(ProfileSession, StepPathsPreparedFirstGiveTheSameDiagnosis) {
     StatusOr<const DiagnosticReport*> prepared = (*session)->Diagnosis();
     StatusOr<DiagnosticReport> direct = DiagnoseGraph((*plain)->graph(), DiagnoseOptions{});
     ASSERT_TRUE(prepared.ok() && direct.ok());
-    ASSERT_EQ((*prepared)->issues.size(), direct->issues.size());
-    for (size_t i = 0; i < direct->issues.size(); ++i)
-      EXPECT_EQ(KeyOf((*prepared)->issues[i]), KeyOf(direct->issues[i]));
-    EXPECT_EQ((*prepared)->notes, direct->notes);
+    ExpectSameDiagnosis(**prepared, *direct);
     EXPECT_EQ((*prepared)->step_time_ns, direct->step_time_ns);
   }
 }
