@@ -653,12 +653,18 @@ void TakeDetectorOutput(const Detector& d, const DiagnosisContext& ctx, Detector
   NoteIssuesBelowListingShare(d, below, options, report);
 }
 
-// True when a detector `options` selects will read the steps' paths.
-bool SelectedDetectorReadsStepPaths(const DiagnosisContext& ctx) {
-  if (ctx.steps.empty()) return false;
+// The detectors the options select, in registry order.
+std::vector<const Detector*> SelectedDetectors(const DiagnoseOptions& options) {
+  std::vector<const Detector*> selected;
   for (const Detector* d : AllDetectors())
-    if (DetectorSelected(*d, *ctx.options) && d->ReadsStepPaths(ctx)) return true;
-  return false;
+    if (DetectorSelected(*d, options)) selected.push_back(d);
+  return selected;
+}
+
+// True when one of `detectors` will read the steps' paths.
+bool ReadsStepPaths(const std::vector<const Detector*>& detectors, const DiagnosisContext& ctx) {
+  if (ctx.steps.empty()) return false;
+  return std::any_of(detectors.begin(), detectors.end(), [&](const Detector* d) { return d->ReadsStepPaths(ctx); });
 }
 
 // Every selected detector, side by side on the cores: each reads the context
@@ -667,10 +673,8 @@ bool SelectedDetectorReadsStepPaths(const DiagnosisContext& ctx) {
 // registry order, so the report is the one a single thread gives. The issues
 // sorted, with their combined saving.
 void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
-  std::vector<const Detector*> selected;
-  for (const Detector* d : AllDetectors())
-    if (DetectorSelected(*d, *ctx.options)) selected.push_back(d);
-  if (SelectedDetectorReadsStepPaths(ctx)) {
+  const std::vector<const Detector*> selected = SelectedDetectors(*ctx.options);
+  if (ReadsStepPaths(selected, ctx)) {
     PhaseTimer timer("diagnose.step_paths");
     ctx.StepPath(0);  // fills every analysed step's path (from the graph's cache when prepared)
   }
@@ -692,6 +696,20 @@ void RunDetectors(const DiagnosisContext& ctx, DiagnosticReport& report) {
   report.estimated_combined_speedup = combined.speedup;
 }
 
+// What every diagnosis reads first: the context's inputs, the steps
+// `options` select, their windows and the rows that start in them.
+Status OpenDiagnosisWindow(const OperatorCallGraph& graph, const DiagnoseOptions& options, DiagnosisContext& ctx,
+                           DiagnosticReport& report) {
+  ctx.profile = &graph.profile();
+  ctx.graph = &graph;
+  ctx.options = &options;
+  PYPTO_RETURN_IF_ERROR(SelectRequestedSteps(graph.Steps(), options, ctx));
+  PhaseTimer t("diagnose.window");
+  SetStepWindows(graph, ctx, report);
+  CollectWindowRows(graph.profile(), ctx);
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
@@ -708,17 +726,9 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
   report.format = ProfileMetadata(profile, "format");
 
   DiagnosisContext ctx;
-  ctx.profile = &profile;
-  ctx.graph = &graph;
-  ctx.options = &options;
-  PYPTO_RETURN_IF_ERROR(SelectRequestedSteps(graph.Steps(), options, ctx));
-  {
-    PhaseTimer t("diagnose.window");
-    SetStepWindows(graph, ctx, report);
-    CollectWindowRows(profile, ctx);
-    SumDeviceBusyTime(graph, ctx, report);
-    UseDeviceBusyBasisWithoutHostData(graph, ctx, report);
-  }
+  PYPTO_RETURN_IF_ERROR(OpenDiagnosisWindow(graph, options, ctx, report));
+  SumDeviceBusyTime(graph, ctx, report);
+  UseDeviceBusyBasisWithoutHostData(graph, ctx, report);
   { PhaseTimer t("diagnose.task_attributes"); IndexTaskAttributes(profile, ctx); }
 
   DiagnosisState state;
@@ -740,16 +750,13 @@ StatusOr<DiagnosticReport> DiagnoseGraph(const OperatorCallGraph& graph, const D
 void PrepareDiagnosisStepPaths(const OperatorCallGraph& graph, const DiagnoseOptions& in_options) {
   if (!ValidateDiagnoseOptions(in_options).ok()) return;
   const DiagnoseOptions options = EffectiveOptions(in_options);
+  // The window again in DiagnoseGraph (~15 ms for 1 M tasks): its rows are
+  // freed here before the paths' DAGs, which is the point.
   DiagnosisContext ctx;
-  ctx.profile = &graph.profile();
-  ctx.graph = &graph;
-  ctx.options = &options;
-  if (!SelectRequestedSteps(graph.Steps(), options, ctx).ok()) return;
-  PhaseTimer t("diagnose.prepared_step_paths");
   DiagnosticReport unused;
-  SetStepWindows(graph, ctx, unused);
-  CollectWindowRows(graph.profile(), ctx);  // what ReadsStepPaths reads
-  if (!SelectedDetectorReadsStepPaths(ctx)) return;
+  if (!OpenDiagnosisWindow(graph, options, ctx, unused).ok()) return;
+  if (!ReadsStepPaths(SelectedDetectors(options), ctx)) return;
+  PhaseTimer t("diagnose.prepared_step_paths");
   std::vector<uint32_t>().swap(ctx.tasks);  // the window's rows, freed before the paths' DAGs
   std::vector<uint32_t>().swap(ctx.host_ops);
   graph.ComputeStepCriticalPathTotals(ctx.steps);
