@@ -1015,23 +1015,8 @@ void TraceViewReader::LinkFlows() {
       return a_end != b_end ? a_end > b_end : a.row < b.row;
     });
   });
-  struct Pair {
-    int64_t start = -1, finish = -1;
-  };
   StrId host_to_device = p_.Intern("HostToDevice");
   StrId async_npu = p_.Intern("async_npu");
-  // Only the two launch categories carry host -> device links.
-  std::unordered_map<uint64_t, Pair> h2d, npu;
-  size_t n = flow_lane_.size();
-  for (size_t k = 0; k < n; ++k) {
-    uint32_t row = first_flow_row_ + static_cast<uint32_t>(k);
-    StrId cat = p_.flows.category[row];
-    char ph = p_.flows.phase[row];
-    auto* map = cat == host_to_device ? &h2d : cat == async_npu ? &npu : nullptr;
-    if (!map || (ph != 's' && ph != 'f')) continue;
-    Pair& pair = (*map)[p_.flows.id[row]];
-    (ph == 's' ? pair.start : pair.finish) = static_cast<int64_t>(k);
-  }
   // Both ends of every paired flow, bound to their slices on all cores (binding
   // only reads the lanes; it is most of the work), then linked in order.
   struct End {
@@ -1044,16 +1029,47 @@ void TraceViewReader::LinkFlows() {
     uint32_t start, finish;  // flow rows since first_flow_row_
     End from, to;
   };
-  auto bind_all = [&](const std::unordered_map<uint64_t, Pair>& pairs) {
+  // The paired flows of one launch category (only the two launch categories
+  // carry host -> device links), in the order their start events were read.
+  // An id's start and finish are the last 's' and 'f' read with it. The ends
+  // are paired by sorting (16 bytes an event), not in a hash map (about 50
+  // bytes an id, two maps and two bound lists alive at once: the import's
+  // peak memory on a large trace_view), and one category is bound and linked
+  // before the next is gathered.
+  auto bind_all = [&](StrId category) {
+    struct FlowEnd {
+      uint64_t id;
+      uint32_t k;  // flow row since first_flow_row_
+      bool start;
+    };
+    const size_t n = flow_lane_.size();
+    auto is_end = [&](uint32_t row) {
+      const char ph = p_.flows.phase[row];
+      return p_.flows.category[row] == category && (ph == 's' || ph == 'f');
+    };
+    size_t count = 0;  // counted first: grown by doubling, the list would be held twice at times
+    for (size_t k = 0; k < n; ++k) count += is_end(first_flow_row_ + static_cast<uint32_t>(k));
+    std::vector<FlowEnd> ends;
+    ends.reserve(count);
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t row = first_flow_row_ + static_cast<uint32_t>(k);
+      if (is_end(row)) ends.push_back({p_.flows.id[row], static_cast<uint32_t>(k), p_.flows.phase[row] == 's'});
+    }
+    std::sort(ends.begin(), ends.end(), [](const FlowEnd& a, const FlowEnd& b) { return a.id != b.id ? a.id < b.id : a.k < b.k; });
     std::vector<Bound> bound;
-    bound.reserve(pairs.size());
-    for (const auto& [id, pair] : pairs) {
-      if (pair.start < 0 || pair.finish < 0) {
+    bound.reserve(ends.size() / 2);  // an id's two ends, most often
+    for (size_t i = 0; i < ends.size();) {
+      const uint64_t id = ends[i].id;
+      int64_t start = -1, finish = -1;
+      for (; i < ends.size() && ends[i].id == id; ++i) (ends[i].start ? start : finish) = ends[i].k;
+      if (start < 0 || finish < 0) {
         ++unpaired_flow_events_;
         continue;
       }
-      bound.push_back({id, static_cast<uint32_t>(pair.start), static_cast<uint32_t>(pair.finish), {}, {}});
+      bound.push_back({id, static_cast<uint32_t>(start), static_cast<uint32_t>(finish), {}, {}});
     }
+    std::vector<FlowEnd>().swap(ends);
+    std::sort(bound.begin(), bound.end(), [](const Bound& a, const Bound& b) { return a.start < b.start; });
     const size_t chunks = (bound.size() + kFlowBindChunk - 1) / kFlowBindChunk;
     ParallelFor(chunks, DefaultParseThreads(), [&](size_t chunk) {
       const size_t end = std::min(bound.size(), (chunk + 1) * kFlowBindChunk);
@@ -1107,10 +1123,8 @@ void TraceViewReader::LinkFlows() {
       }
     }
   };
-  const std::vector<Bound> h2d_bound = bind_all(h2d);
-  const std::vector<Bound> npu_bound = bind_all(npu);
-  link(h2d_bound, true);
-  link(npu_bound, false);
+  link(bind_all(host_to_device), true);
+  link(bind_all(async_npu), false);
 }
 
 Status TraceViewReader::Run() {
