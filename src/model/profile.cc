@@ -651,24 +651,28 @@ uint64_t Profile::TotalDataLoss() const {
   return total;
 }
 
-size_t Profile::MemoryBytes() const {
+size_t Profile::MemoryBytes() const { return MemoryBytesByTable().total(); }
+
+Profile::TableBytes Profile::MemoryBytesByTable() const {
   auto vec = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  size_t b = strings.memory_bytes();
+  TableBytes b;
+  b.strings = strings.memory_bytes();
   const auto& h = host_ops;
-  b += vec(h.name) + vec(h.category) + vec(h.kind) + vec(h.track) + vec(h.ts) + vec(h.dur) + vec(h.depth) +
-       vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + h.correlation.MemoryBytes() +
-       h.external_id.MemoryBytes() + h.sequence_number.MemoryBytes();
+  b.host_ops = vec(h.name) + vec(h.category) + vec(h.kind) + vec(h.track) + vec(h.ts) + vec(h.dur) + vec(h.depth) +
+               vec(h.parent) + vec(h.input_dims) + vec(h.input_types) + h.correlation.MemoryBytes() +
+               h.external_id.MemoryBytes() + h.sequence_number.MemoryBytes();
   const auto& d = device_tasks;
-  b += vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
-       d.correlation.MemoryBytes() + d.external_id.MemoryBytes() + d.launch_dims.MemoryBytes() +
-       d.launch_dims_table.MemoryBytes() + d.bytes.MemoryBytes() + vec(d.core_type) + d.graph_launched.MemoryBytes() +
-       d.launcher.MemoryBytes() + vec(d.detail);
+  b.device_tasks = vec(d.name) + vec(d.category) + vec(d.kind) + vec(d.track) + vec(d.ts) + vec(d.dur) +
+                   d.correlation.MemoryBytes() + d.external_id.MemoryBytes() + d.launch_dims.MemoryBytes() +
+                   d.launch_dims_table.MemoryBytes() + d.bytes.MemoryBytes() + vec(d.core_type) +
+                   d.graph_launched.MemoryBytes() + d.launcher.MemoryBytes() + vec(d.detail);
   const auto& x = d.details;
-  b += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) + vec(x.input_types) +
-       vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) + vec(x.output_formats);
-  b += attributes.MemoryBytes();
-  b += vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
-  b += counters.MemoryBytes();
+  b.device_tasks += vec(x.block_dim) + vec(x.mix_block_dim) + vec(x.op_type) + vec(x.input_shapes) +
+                    vec(x.input_types) + vec(x.input_formats) + vec(x.output_shapes) + vec(x.output_types) +
+                    vec(x.output_formats);
+  b.attributes = attributes.MemoryBytes();
+  b.flows = vec(flows.id) + vec(flows.category) + vec(flows.phase) + vec(flows.track) + vec(flows.ts);
+  b.counters = counters.MemoryBytes();
   return b;
 }
 

@@ -648,6 +648,12 @@ struct Profile {
   uint64_t TotalDataLoss() const;
   // Approximate heap bytes held by the tables (for memory budgets in bench).
   size_t MemoryBytes() const;
+  // The same, table by table (what PYPTO_TIMINGS prints after the import).
+  struct TableBytes {
+    size_t host_ops = 0, device_tasks = 0, attributes = 0, flows = 0, counters = 0, strings = 0;
+    size_t total() const { return host_ops + device_tasks + attributes + flows + counters + strings; }
+  };
+  TableBytes MemoryBytesByTable() const;
 
  private:
   std::map<std::pair<StrId, StrId>, uint32_t> track_index_;  // few entries (threads, streams)

@@ -15,9 +15,13 @@ StatusOr<std::unique_ptr<ProfileSession>> ProfileSession::Open(const std::string
   PYPTO_ASSIGN_OR_RETURN(Profile loaded, LoadProfile(path, import));
   import_timer.Stop();
   if (PhaseTimer::Enabled()) {
-    std::fprintf(stderr, "pypto memory: profile tables %.0f MB (attributes %.0f MB in %zu rows, strings %.0f MB)\n",
-                 loaded.MemoryBytes() * 1e-6, loaded.attributes.MemoryBytes() * 1e-6, loaded.attributes.size(),
-                 loaded.strings.memory_bytes() * 1e-6);
+    const Profile::TableBytes bytes = loaded.MemoryBytesByTable();
+    std::fprintf(stderr,
+                 "pypto memory: profile tables %.0f MB (attributes %.0f MB in %zu rows, strings %.0f MB; host ops %.0f MB "
+                 "in %zu rows, device tasks %.0f MB in %zu rows, flows %.0f MB in %zu rows, counters %.0f MB)\n",
+                 bytes.total() * 1e-6, bytes.attributes * 1e-6, loaded.attributes.size(), bytes.strings * 1e-6,
+                 bytes.host_ops * 1e-6, loaded.host_ops.size(), bytes.device_tasks * 1e-6, loaded.device_tasks.size(),
+                 bytes.flows * 1e-6, loaded.flows.size(), bytes.counters * 1e-6);
   }
   if (import.cancel && import.cancel->load()) return CancelledError(path + ": cancelled after import");
   if (loaded.metadata.find("source_path") == loaded.metadata.end()) loaded.metadata["source_path"] = path;
