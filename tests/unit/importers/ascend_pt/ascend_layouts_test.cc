@@ -194,6 +194,42 @@ TEST(AscendLayouts, SeveralRanksLoadIntoOneProfile) {
   EXPECT_EQ(Meta(*p, "cann_version"), "8.0.RC3");
 }
 
+TEST(AscendLayouts, StepsWithoutTimesSpanTheirTasksAndStepIdsAddTheRest) {
+  // step_trace_time gives steps 1 and 2 without times; the tasks' Step Id
+  // column places them, and step 3, which only the tasks name, is added.
+  auto row_of_step = [](const std::string& step, const std::string& name, const std::string& start,
+                        const std::string& dur) { return step + Row(name, start, dur).substr(1); };
+  TempDir dir;
+  dir.Write("run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+            kHeader + row_of_step("1", "a", "10.000", "2") + row_of_step("1", "b", "20.000", "5") +
+                row_of_step("2", "c", "30.000", "1") + row_of_step("3", "d", "40.000", "4"));
+  dir.Write("run_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv",
+            "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+            "Communication(Not Overlapped and Exclude Receive)\n1,1,2,0,2,3,6,0,2\n2,1,2,0,2,3,6,0,2\n");
+  auto p = LoadProfile(dir.path() + "/run_ascend_pt");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->steps.size(), 3u);
+  auto step = [&](int64_t number) -> const StepRow* {
+    for (const StepRow& s : p->steps.rows)
+      if (s.number == number) return &s;
+    return nullptr;
+  };
+  // Step 1: tasks a and b, 10 µs to 20 + 5 µs; longer than its breakdown (1 + 2 + 3 µs).
+  ASSERT_NE(step(1), nullptr);
+  EXPECT_EQ(step(1)->ts, 10000);
+  EXPECT_EQ(step(1)->dur, 15000);
+  // Step 2: task c alone (1 µs) starts it; the breakdown's 6 µs is longer and stays.
+  ASSERT_NE(step(2), nullptr);
+  EXPECT_EQ(step(2)->ts, 30000);
+  EXPECT_EQ(step(2)->dur, 6000);
+  // Step 3: task d, 40 to 44 µs, from the Step Id column.
+  ASSERT_NE(step(3), nullptr);
+  EXPECT_EQ(step(3)->ts, 40000);
+  EXPECT_EQ(step(3)->dur, 4000);
+  EXPECT_EQ(p->Str(step(3)->source), kStepSourceStepIdColumn);
+  EXPECT_TRUE(HasNoteContaining(*p, "1 step(s) taken from the tasks' Step Id column"));
+}
+
 TEST(AscendLayouts, MsprofProfDirectoryWithDeviceInfo) {
   TempDir dir;
   const std::string prof = "PROF_000001_20240101000000000_ABCDEFGHIJKLMNOP";
