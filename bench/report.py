@@ -30,6 +30,39 @@ def marginal_s_per_gb(smaller, larger):
     return (larger["wall_s"] - smaller["wall_s"]) / extra_gb if extra_gb > 0 else float("nan")
 
 
+def linearity_table(p, title, lin):
+    """The table of one input kind's sizes: s per GB, the marginal slope, CPU, RSS."""
+    p(title)
+    p("")
+    p("| input MB | wall s | s per GB | marginal s per GB | CPU s per GB | MB/s | peak RSS MB | RSS/input % |")
+    p("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for i, r in enumerate(lin):
+        gb = r["bytes"] / 1e9
+        cpu = (r.get("user_s") or 0) + (r.get("sys_s") or 0)
+        marginal = marginal_s_per_gb(lin[i - 1], r) if i > 0 else None
+        p(f"| {r['bytes'] / 1e6:,.0f} | {fmt(r['wall_s'])} | {fmt(r['wall_s'] / gb)} | {fmt(marginal)} | "
+          f"{fmt(cpu / gb)} | {fmt(r['mb_s'], 1)} | {fmt(r['max_rss_mb'], 0)} | {fmt(r['rss_pct_of_input'], 1)} |")
+    p("")
+    p("marginal s per GB: (wall - wall of the size above) / (GB - GB of the size above), the slope "
+      "without the fixed cost of starting the process.")
+    p("")
+
+
+def linearity_target(p, what, lin):
+    """The PASS/MISS row: the marginal s/GB may vary LINEARITY_TOLERANCE across the size steps."""
+    slopes = [marginal_s_per_gb(a_, b_) for a_, b_ in zip(lin, lin[1:])]
+    if min(slopes) > 0:
+        spread = max(slopes) / min(slopes)
+        verdict = "PASS" if spread <= LINEARITY_TOLERANCE else "MISS"
+    else:
+        spread, verdict = float("inf"), "MISS"
+    spg = [r["wall_s"] / (r["bytes"] / 1e9) for r in lin]
+    p(f"| {what} linear time (marginal s/GB within x{LINEARITY_TOLERANCE} across size steps, "
+      f"up to {lin[-1]['bytes'] / 1e9:.1f} GB) | "
+      f"{', '.join(f'{v:.2f}' for v in slopes)} s/GB marginal (x{spread:.2f}); "
+      f"{', '.join(f'{v:.2f}' for v in spg)} s/GB overall | {verdict} |")
+
+
 def fmt(v, nd=2):
     if v is None:
         return "-"
@@ -60,6 +93,9 @@ def main():
     for r in recs:
         by[r["label"]] = r  # the last record of a label wins
     lin = sorted((r for r in recs if r["label"].startswith("lin:")), key=lambda r: r["bytes"])
+    # The CSV's sizes: the Ascend line and the larger csvlin: files of the same generator.
+    csv_lin = sorted((r for r in recs if (r["label"] == "ascend" or r["label"].startswith("csvlin:"))
+                      and r.get("status") == "ok"), key=lambda r: r["bytes"])
     if lin:
         big = dict(lin[-1])
         big["label"] = "pypto"
@@ -96,20 +132,9 @@ def main():
     p("")
 
     if lin:
-        p("## Linearity (`pypto analyze`, uncompressed JSON)")
-        p("")
-        p("| input MB | wall s | s per GB | marginal s per GB | CPU s per GB | MB/s | peak RSS MB | RSS/input % |")
-        p("|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for i, r in enumerate(lin):
-            gb = r["bytes"] / 1e9
-            cpu = (r.get("user_s") or 0) + (r.get("sys_s") or 0)
-            marginal = marginal_s_per_gb(lin[i - 1], r) if i > 0 else None
-            p(f"| {r['bytes'] / 1e6:,.0f} | {fmt(r['wall_s'])} | {fmt(r['wall_s'] / gb)} | {fmt(marginal)} | "
-              f"{fmt(cpu / gb)} | {fmt(r['mb_s'], 1)} | {fmt(r['max_rss_mb'], 0)} | {fmt(r['rss_pct_of_input'], 1)} |")
-        p("")
-        p("marginal s per GB: (wall - wall of the size above) / (GB - GB of the size above), the slope "
-          "without the fixed cost of starting the process.")
-        p("")
+        linearity_table(p, "## Linearity (`pypto analyze`, uncompressed JSON)", lin)
+    if len(csv_lin) >= 2:
+        linearity_table(p, "## Linearity (`pypto analyze`, Ascend kernel_details.csv)", csv_lin)
 
     asc = by.get("ascend")
     if asc:
@@ -194,16 +219,9 @@ def main():
         else:
             p(f"| .json.gz >= {TARGET_GZ_RATIO * 100:.0f}% of gzip -dc speed | {status_text(pg)} | MISS |")
     if len(lin) >= 2:
-        slopes = [marginal_s_per_gb(a_, b_) for a_, b_ in zip(lin, lin[1:])]
-        if min(slopes) > 0:
-            spread = max(slopes) / min(slopes)
-            verdict = "PASS" if spread <= LINEARITY_TOLERANCE else "MISS"
-        else:
-            spread, verdict = float("inf"), "MISS"
-        spg = [r["wall_s"] / (r["bytes"] / 1e9) for r in lin]
-        p(f"| linear time (marginal s/GB within x{LINEARITY_TOLERANCE} across size steps) | "
-          f"{', '.join(f'{v:.2f}' for v in slopes)} s/GB marginal (x{spread:.2f}); "
-          f"{', '.join(f'{v:.2f}' for v in spg)} s/GB overall | {verdict} |")
+        linearity_target(p, "Kineto JSON", lin)
+    if len(csv_lin) >= 2:
+        linearity_target(p, "kernel_details.csv", csv_lin)
     p("")
 
     text = "\n".join(out)

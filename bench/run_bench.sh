@@ -21,6 +21,8 @@
 #   BENCH_SIZES_MB         trace sizes in MB (1 MB = 1e6 bytes), default "100 300 1000"
 #   BENCH_SEED             generator seed, default 1
 #   BENCH_ASCEND_ROWS      kernel_details.csv rows (at least; whole steps), default 1000000
+#   BENCH_CSV_LINEAR_ROWS  larger kernel_details.csv row counts for the CSV's linearity lines (with
+#                          BENCH_ASCEND_ROWS the first size), default "3000000 9000000" (1 GB and 3 GB)
 #   BENCH_TRACE_VIEW_MB    size of the synthetic trace_view.json in MB (whole steps), default 300
 #   BENCH_DB_ROWS          TASK rows of the synthetic profiler DB (whole steps), default 1000000
 #   BENCH_MSPROF_TIMEOUT_S limit for each msprof-analyze run, default 1800
@@ -29,7 +31,7 @@
 #   BENCH_HTA_TIMEOUT_S    limit for HTA, default 600 (HTA is ~100x slower)
 #   BENCH_PY_MEM_LIMIT_MB  address-space cap for json.load and HTA, default 16000
 #   BENCH_SHAPE_MB         size of each Kineto shape trace of block 3d in MB, default 300
-#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend trace_view db msprof shapes
+#   BENCH_SKIP             space-separated lines to skip: hta pyjson dom gzip ascend csvlin trace_view db msprof shapes
 #                          memory python serving seed
 set -euo pipefail
 
@@ -40,6 +42,7 @@ BUILD=${BUILD:-build/release}
 SIZES=${BENCH_SIZES_MB:-"100 300 1000"}
 SEED=${BENCH_SEED:-1}
 ASCEND_ROWS=${BENCH_ASCEND_ROWS:-1000000}
+CSV_LINEAR_ROWS=${BENCH_CSV_LINEAR_ROWS:-"3000000 9000000"}
 TRACE_VIEW_MB=${BENCH_TRACE_VIEW_MB:-300}
 TIMEOUT=${BENCH_TIMEOUT_S:-900}
 # pypto's own lines run this many times each; the record is the median (the
@@ -183,6 +186,23 @@ if ! skipped ascend; then
     "$(stat -c %s "$ascend_csv")" --timeout "$TIMEOUT" --quiet --stderr-log "$RESULTS/csv_report.stderr.log" \
     --extra "rows=$csv_rows" -- "$PYPTO" report "$ascend_dir" -o "$csv_report" --force
   rm -f "$csv_report"
+  # Linearity to 3 GB (issue target): analyze on larger files of the same
+  # generator; the first size is the line above. Each file is generated once.
+  if ! skipped csvlin; then
+    for rows in $CSV_LINEAR_ROWS; do
+      lin_dir=$DATA/llm_decode_${rows}rows_ascend_pt
+      lin_csv=$lin_dir/ASCEND_PROFILER_OUTPUT/kernel_details.csv
+      if ! fresh "$lin_csv" "$GEN_ASCEND"; then
+        say "generating $lin_csv"
+        mkdir -p "$(dirname "$lin_csv")"
+        "$GEN_ASCEND" --out "$lin_csv" --rows "$rows" --seed "$SEED"
+      fi
+      warm "$lin_csv"
+      run "csvlin:$rows" "pypto analyze (Ascend CSV)" "$(( $(stat -c %s "$lin_csv") / 1000000 ))" \
+        "$(stat -c %s "$lin_csv")" --timeout "$TIMEOUT" --quiet --extra "rows=$(( $(wc -l < "$lin_csv") - 1 ))" \
+        -- "$PYPTO" analyze "$lin_dir"
+    done
+  fi
   # Splitting alone, one thread against read ahead (bench/csv_split.cc): printed, not tabled.
   if [ -x "$BUILD/bench/csv_split" ]; then
     "$BUILD/bench/csv_split" "$ascend_csv" 3 2> "$RESULTS/csv_split.stderr.log" | tee "$RESULTS/csv_split.txt" |
