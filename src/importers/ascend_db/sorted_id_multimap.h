@@ -17,11 +17,17 @@ namespace pypto::ascend_db {
 // std::unordered_multimap nodes they took ~56 bytes each (~250 MB of a 1 M-task
 // import's peak) and an allocation per row, as sorted pairs 16 bytes.
 // Connection ids are dense (numbered up from near 0), so once sealed a key's
-// pairs are found through an index by key when the keys span at most
-// kDenseIndexSpanPerPair x the pairs: one memory access instead of a binary
-// search over millions of pairs (two cache misses a level), which was most of
-// the PYTORCH_API read. Sparse keys keep the binary search.
-inline constexpr uint64_t kDenseIndexSpanPerPair = 2;  // index <= 8 bytes a pair (4-byte entries)
+// pairs are found through an index by key (4 bytes a key of the span) when the
+// index takes at most 1/kDenseIndexShareOfPairBytes of the pairs' bytes: one
+// memory access instead of a binary search over millions of pairs (two cache
+// misses a level), which was most of the PYTORCH_API read. Sparse keys keep the
+// binary search. For 16-byte pairs (connection ids) that is keys spanning 2x
+// the pairs; the task-info maps (40- and 56-byte pairs, one row for 35-40 % of
+// the tasks' global ids) get their index too, where the binary searches were
+// 44 % of reading TASK.
+inline constexpr uint64_t kDenseIndexShareOfPairBytes = 2;
+// Index entries allowed beyond that share, so that small maps always get one.
+inline constexpr uint64_t kDenseIndexSlackEntries = 1024;
 
 template <typename V>
 class SortedIdMultimap {
@@ -36,7 +42,9 @@ class SortedIdMultimap {
     if (pairs_.empty() || pairs_.size() >= std::numeric_limits<uint32_t>::max()) return;
     min_key_ = pairs_.front().first;
     const uint64_t span = static_cast<uint64_t>(pairs_.back().first) - static_cast<uint64_t>(min_key_) + 1;
-    if (span == 0 || span > kDenseIndexSpanPerPair * pairs_.size() + 1024) return;
+    const uint64_t most_entries =
+        sizeof(Pair) * pairs_.size() / (kDenseIndexShareOfPairBytes * sizeof(uint32_t)) + kDenseIndexSlackEntries;
+    if (span == 0 || span > most_entries) return;
     // first_of_key_[k - min_key_]: the first pair whose key is >= k; one more entry closes the last key.
     first_of_key_.resize(span + 1);
     size_t at = 0;
@@ -46,6 +54,8 @@ class SortedIdMultimap {
       first_of_key_[offset] = static_cast<uint32_t>(at);
     }
   }
+  // Whether Find goes through the index by key (after Seal).
+  bool indexed() const { return !first_of_key_.empty(); }
   std::span<const Pair> Find(int64_t key) const {
     if (!first_of_key_.empty()) {
       const uint64_t offset = static_cast<uint64_t>(key) - static_cast<uint64_t>(min_key_);

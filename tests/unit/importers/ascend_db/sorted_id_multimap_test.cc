@@ -61,6 +61,44 @@ TEST(SortedIdMultimap, FindsEveryKeysValuesInInsertionOrder) {
   }
 }
 
+// A wide value (the DB's task-info rows are 40 and 56 bytes): its keys may
+// span more than twice the pairs and still be found through the index, which
+// stays at most half the pairs' bytes. 400 pairs of 56 bytes over a span of
+// 3,000 keys: 12,000 index bytes against 22,400 pair bytes (plus the slack of
+// 1,024 entries), so indexed; over 10^9 keys, not.
+struct WideValue {
+  uint32_t value;
+  uint32_t filler[11];
+};
+static_assert(sizeof(std::pair<int64_t, WideValue>) == 56);
+
+TEST(SortedIdMultimap, WideValuesGetTheIndexOverASparserSpan) {
+  for (const uint64_t spread : {3000ull, 1000000000ull}) {
+    SCOPED_TRACE("spread " + std::to_string(spread));
+    std::mt19937_64 rng(11);
+    SortedIdMultimap<WideValue> map;
+    std::multimap<int64_t, uint32_t> oracle;
+    map.Add(0, WideValue{0, {}});  // the span's ends: 0 and spread - 1
+    oracle.emplace(0, 0);
+    map.Add(static_cast<int64_t>(spread - 1), WideValue{1, {}});
+    oracle.emplace(static_cast<int64_t>(spread - 1), 1);
+    for (uint32_t i = 2; i < 400; ++i) {
+      const auto key = static_cast<int64_t>(rng() % spread);
+      map.Add(key, WideValue{i, {}});
+      oracle.emplace(key, i);
+    }
+    map.Seal();
+    EXPECT_EQ(map.indexed(), spread == 3000);
+    for (const auto& [key, unused] : oracle)
+      for (int64_t probe : {key - 1, key, key + 1}) {
+        std::vector<uint32_t> expected, found;
+        for (auto [it, end] = oracle.equal_range(probe); it != end; ++it) expected.push_back(it->second);
+        for (const auto& [k, v] : map.Find(probe)) found.push_back(v.value);
+        EXPECT_EQ(found, expected) << "key " << probe;
+      }
+  }
+}
+
 TEST(SortedIdMultimap, EmptyAndSingleKeyMaps) {
   ExpectSameAsMultimap({}, {0, -1, std::numeric_limits<int64_t>::min()});
   ExpectSameAsMultimap({{5, 1}, {5, 2}, {5, 3}}, {4, 5, 6, std::numeric_limits<int64_t>::max()});
