@@ -1055,7 +1055,8 @@ void TraceViewReader::LinkFlows() {
       const uint32_t row = first_flow_row_ + static_cast<uint32_t>(k);
       if (is_end(row)) ends.push_back({p_.flows.id[row], static_cast<uint32_t>(k), p_.flows.phase[row] == 's'});
     }
-    std::sort(ends.begin(), ends.end(), [](const FlowEnd& a, const FlowEnd& b) { return a.id != b.id ? a.id < b.id : a.k < b.k; });
+    std::sort(ends.begin(), ends.end(),
+              [](const FlowEnd& a, const FlowEnd& b) { return a.id != b.id ? a.id < b.id : a.k < b.k; });
     std::vector<Bound> bound;
     bound.reserve(ends.size() / 2);  // an id's two ends, most often
     for (size_t i = 0; i < ends.size();) {
