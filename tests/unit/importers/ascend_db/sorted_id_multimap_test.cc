@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "importers/ascend_db/sorted_id_multimap.h"
@@ -16,12 +17,29 @@
 namespace pypto::ascend_db {
 namespace {
 
-void ExpectSameAsMultimap(const std::vector<std::pair<int64_t, uint32_t>>& added,
+// A wide value (the DB's task-info rows are 40 and 56 bytes).
+struct WideValue {
+  uint32_t value;
+  uint32_t filler[11];
+};
+static_assert(sizeof(std::pair<int64_t, WideValue>) == 56);
+
+uint32_t ValueOf(uint32_t v) { return v; }
+uint32_t ValueOf(const WideValue& v) { return v.value; }
+template <typename V>
+V MakeValue(uint32_t v) {
+  if constexpr (std::is_same_v<V, WideValue>) return WideValue{v, {}};
+  else return v;
+}
+
+// Returns whether the map found them through its index by key.
+template <typename V = uint32_t>
+bool ExpectSameAsMultimap(const std::vector<std::pair<int64_t, uint32_t>>& added,
                           const std::vector<int64_t>& probes) {
-  SortedIdMultimap<uint32_t> map;
+  SortedIdMultimap<V> map;
   std::multimap<int64_t, uint32_t> oracle;
   for (const auto& [key, value] : added) {
-    map.Add(key, value);
+    map.Add(key, MakeValue<V>(value));
     oracle.emplace(key, value);
   }
   map.Seal();
@@ -31,10 +49,11 @@ void ExpectSameAsMultimap(const std::vector<std::pair<int64_t, uint32_t>>& added
     std::vector<uint32_t> found;
     for (const auto& [k, v] : map.Find(key)) {
       EXPECT_EQ(k, key);
-      found.push_back(v);
+      found.push_back(ValueOf(v));
     }
     EXPECT_EQ(found, expected) << "key " << key;
   }
+  return map.indexed();
 }
 
 TEST(SortedIdMultimap, FindsEveryKeysValuesInInsertionOrder) {
@@ -61,41 +80,22 @@ TEST(SortedIdMultimap, FindsEveryKeysValuesInInsertionOrder) {
   }
 }
 
-// A wide value (the DB's task-info rows are 40 and 56 bytes): its keys may
-// span more than twice the pairs and still be found through the index, which
-// stays at most half the pairs' bytes. 400 pairs of 56 bytes over a span of
-// 3,000 keys: 12,000 index bytes against 22,400 pair bytes (plus the slack of
-// 1,024 entries), so indexed; over 10^9 keys, not.
-struct WideValue {
-  uint32_t value;
-  uint32_t filler[11];
-};
-static_assert(sizeof(std::pair<int64_t, WideValue>) == 56);
-
+// Wide values: their keys may span more than twice the pairs and still be
+// found through the index, which stays at most half the pairs' bytes. 400
+// pairs of 56 bytes over a span of 3,000 keys: 12,000 index bytes against
+// 22,400 pair bytes (plus the slack of 1,024 entries), so indexed; over 10^9
+// keys, not.
 TEST(SortedIdMultimap, WideValuesGetTheIndexOverASparserSpan) {
   for (const uint64_t spread : {3000ull, 1000000000ull}) {
     SCOPED_TRACE("spread " + std::to_string(spread));
     std::mt19937_64 rng(11);
-    SortedIdMultimap<WideValue> map;
-    std::multimap<int64_t, uint32_t> oracle;
-    map.Add(0, WideValue{0, {}});  // the span's ends: 0 and spread - 1
-    oracle.emplace(0, 0);
-    map.Add(static_cast<int64_t>(spread - 1), WideValue{1, {}});
-    oracle.emplace(static_cast<int64_t>(spread - 1), 1);
-    for (uint32_t i = 2; i < 400; ++i) {
-      const auto key = static_cast<int64_t>(rng() % spread);
-      map.Add(key, WideValue{i, {}});
-      oracle.emplace(key, i);
-    }
-    map.Seal();
-    EXPECT_EQ(map.indexed(), spread == 3000);
-    for (const auto& [key, unused] : oracle)
-      for (int64_t probe : {key - 1, key, key + 1}) {
-        std::vector<uint32_t> expected, found;
-        for (auto [it, end] = oracle.equal_range(probe); it != end; ++it) expected.push_back(it->second);
-        for (const auto& [k, v] : map.Find(probe)) found.push_back(v.value);
-        EXPECT_EQ(found, expected) << "key " << probe;
-      }
+    // The span's ends: 0 and spread - 1.
+    std::vector<std::pair<int64_t, uint32_t>> added = {{0, 0}, {static_cast<int64_t>(spread - 1), 1}};
+    for (uint32_t i = 2; i < 400; ++i) added.emplace_back(static_cast<int64_t>(rng() % spread), i);
+    std::vector<int64_t> probes;
+    for (const auto& [key, value] : added)
+      for (int64_t probe : {key - 1, key, key + 1}) probes.push_back(probe);
+    EXPECT_EQ(ExpectSameAsMultimap<WideValue>(added, probes), spread == 3000);
   }
 }
 
