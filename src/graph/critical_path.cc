@@ -155,7 +155,8 @@ class CriticalPathBuilder {
     AddEveryEdge();  // moves out_offsets_[v] to the end of v's edges: the start of v + 1's
     for (size_t v = node_count_; v > 0; --v) out_offsets_[v] = out_offsets_[v - 1];
     out_offsets_[0] = 0;
-    // Row -> local index maps and the nesting are not needed any more.
+    // Row -> local index maps, the nesting and the edges' fates are not needed any more.
+    std::vector<bool>().swap(edge_kept_);
     host_local_.Release();
     task_local_.Release();
     std::vector<uint32_t>().swap(child_offsets_);
@@ -377,9 +378,15 @@ class CriticalPathBuilder {
   // calls it once to count and once to write); the counts it reports start
   // from 0 each time.
   void AddEveryEdge() {
-    skipped_edges_ = 0;
-    skewed_launches_ = 0;
-    max_launch_skew_ns_ = 0;
+    // AddEdge's counts come from the count pass (the fill pass only replays
+    // its decisions); the rules' own counts are made again each pass.
+    if (pass_ == Pass::kCount) {
+      skipped_edges_ = 0;
+      skewed_launches_ = 0;
+      max_launch_skew_ns_ = 0;
+      edge_kept_.clear();
+    }
+    next_edge_decision_ = 0;
     queued_tasks_ = 0;
     AddHostEdges();
     AddDeviceEdges();
@@ -395,9 +402,23 @@ class CriticalPathBuilder {
   // up to 24 us before their launch). Those are counted apart, with the
   // largest skew, so a well-formed but skewed profile is not reported as
   // having broken edges.
+  //
+  // The count pass decides and records each edge's fate (a bit an edge
+  // tried); the fill pass, which tries the same edges in the same order,
+  // replays it instead of reading both nodes' times again (on a path of a
+  // whole trace, two lookups through the rows an edge).
   void AddEdge(uint32_t src, uint32_t dst, PathSegmentKind kind, EdgeType type) {
+    if (pass_ == Pass::kFill) {
+      if (!edge_kept_[next_edge_decision_++]) return;
+      const uint32_t index = out_offsets_[src]++;
+      edge_dst_[index] = dst;
+      edge_rule_[index] = PackRule(kind, type);
+      return;
+    }
     const TimeNs diff = NodeTime(dst) - NodeTime(src);
-    if (diff < -tolerance_) {
+    const bool kept = diff >= -tolerance_;  // the weight may be slightly < 0 (rounding)
+    edge_kept_.push_back(kept);
+    if (!kept) {
       if (type == EdgeType::kLaunch) {
         ++skewed_launches_;
         max_launch_skew_ns_ = std::max(max_launch_skew_ns_, -diff);
@@ -406,17 +427,9 @@ class CriticalPathBuilder {
       }
       return;
     }
-    // The weight may be slightly < 0 (rounding).
-    if (pass_ == Pass::kCount) {
-      ++out_offsets_[src + 1];
-      in_degree_.Increment(dst);
-      return;
-    }
-    const uint32_t index = out_offsets_[src]++;
-    edge_dst_[index] = dst;
-    edge_rule_[index] = PackRule(kind, type);
+    ++out_offsets_[src + 1];
+    in_degree_.Increment(dst);
   }
-
   PathSegmentKind LeafKind(uint32_t op) const {
     if (g_.is_sync_call_[op]) return PathSegmentKind::kSyncWait;
     // Only calls that launched device work are launch overhead; other runtime
@@ -802,7 +815,6 @@ class CriticalPathBuilder {
     // "starts earlier", with exactly the comparisons of the distances.
     std::vector<uint32_t> first(nodes);
     for (uint32_t v = 0; v < nodes; ++v) first[v] = v;
-    auto dist = [&](uint32_t v) { return NodeTime(v) - NodeTime(first[v]); };
     // The node each node's longest path came from; its edge is the first of
     // that node's edges to it (a later parallel edge has the same weight, and
     // never wins a tie, below).
@@ -816,20 +828,35 @@ class CriticalPathBuilder {
     // The path ends at the farthest node (latest time among equals), taken
     // among the nodes in the order they leave the queue: a node's distance
     // is final then.
+    //
+    // Each node's time and its path's start time are read once, when it
+    // leaves the queue: on a path of a whole trace a node's time is a lookup
+    // through its row. Through u, dst's distance would be time(dst) -
+    // start(u), against time(dst) - start(dst) now: u gives the longer path
+    // exactly when its path starts earlier, and an equal one when both start
+    // at the same time.
     size_t processed = 0;
     uint32_t end = ready.empty() ? 0 : ready.front();
+    TimeNs end_dist = 0;  // dist(end) and NodeTime(end) once `end` has left the queue
+    TimeNs end_time = std::numeric_limits<TimeNs>::min();
     while (!ready.empty()) {
       const uint32_t u = ready.front();
       ready.pop_front();
       ++processed;
-      if (dist(u) > dist(end) || (dist(u) == dist(end) && NodeTime(u) > NodeTime(end))) end = u;
+      const TimeNs u_time = NodeTime(u);
+      const TimeNs u_start = NodeTime(first[u]);
+      const TimeNs u_dist = u_time - u_start;
+      if (processed == 1 || u_dist > end_dist || (u_dist == end_dist && u_time > end_time)) {
+        end = u;
+        end_dist = u_dist;
+        end_time = u_time;
+      }
       for (uint32_t k = out_offsets_[u]; k < out_offsets_[u + 1]; ++k) {
         const uint32_t dst = edge_dst_[k];
-        const TimeNs candidate = dist(u) + (NodeTime(dst) - NodeTime(u));
-        const TimeNs current = dist(dst);
-        bool better = candidate > current;
+        const TimeNs dst_start = NodeTime(first[dst]);
+        bool better = u_start < dst_start;
         // Among equal distances the predecessor that finished last wins.
-        if (candidate == current) better = pred[dst] < 0 || NodeTime(u) > NodeTime(static_cast<uint32_t>(pred[dst]));
+        if (u_start == dst_start) better = pred[dst] < 0 || u_time > NodeTime(static_cast<uint32_t>(pred[dst]));
         if (better) {
           first[dst] = first[u];
           pred[dst] = static_cast<int32_t>(u);
@@ -894,6 +921,8 @@ class CriticalPathBuilder {
   std::vector<uint8_t> edge_rule_;  // PackRule(kind, type)
   InDegrees in_degree_;
   Pass pass_ = Pass::kCount;
+  std::vector<bool> edge_kept_;     // per edge tried in the count pass: kept (AddEdge)
+  size_t next_edge_decision_ = 0;   // the fill pass's place in edge_kept_
   std::vector<uint32_t> child_offsets_, children_;  // NestPathHostOps: CSR of each path op's children
   TimeNs tolerance_ = 0;
   uint64_t skipped_edges_ = 0;
