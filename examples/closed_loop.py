@@ -438,8 +438,9 @@ def main(argv=None) -> int:
                     help="where the models run: cpu (default), cuda, cuda:1, npu (the loop is the same; timings "
                          "synchronise the device before each clock reading)")
     ap.add_argument("--compile", action="store_true",
-                    help="also apply the host-bound remedy, torch.compile of the model's forward (its compile "
-                         "time is reported apart from the steady-state time)")
+                    help="also apply the host-bound remedy: torch.compile of the model's forward, or, for the "
+                         "transformers model on CUDA, a static KV cache with generate's CUDA-graph compile of the "
+                         "decode step (its compile time is reported apart from the steady-state time)")
     ap.add_argument("--fail-on-regression", nargs="?", type=float, const=0.0, default=None, metavar="PCT",
                     help=f"exit {EXIT_REGRESSION} when a model's decode time per token is significantly slower "
                          "(interleaved A/B, 95%% CI) by more than PCT %% (default 0)")

@@ -275,9 +275,58 @@ class ThreadsForward:
             torch.set_num_threads(previous)
 
 
-def _on_cpu(model: Any) -> bool:
+def _device_type(model: Any) -> str:
+    """The device type of the model's first parameter ("cpu" when it has none)."""
     parameter = next(iter(model.parameters()), None) if callable(getattr(model, "parameters", None)) else None
-    return parameter is None or parameter.device.type == "cpu"
+    return "cpu" if parameter is None else parameter.device.type
+
+
+def _on_cpu(model: Any) -> bool:
+    return _device_type(model) == "cpu"
+
+
+# Devices on which transformers' generate compiles the decode step by itself once the KV cache is static
+# (GenerationMixin._valid_auto_compile_criteria, transformers >= 4.4x: torch.compile with CompileConfig,
+# whose default mode "reduce-overhead" replays the step as a CUDA graph). pypto uses that route for the
+# host-bound remedy of a transformers model on CUDA: the library's own recipe (static cache + CUDA
+# graphs), with the cache's fixed shapes that CUDA graphs need; a graph per decode length would be
+# recorded for a cache grown token by token.
+_GENERATE_COMPILES_ON = ("cuda",)
+
+
+def _compile_plan(model: Any, device_type: Optional[str] = None) -> str:
+    """How the torch_compile action compiles `model`: "generate_cuda_graphs" (a transformers model on CUDA
+    whose generation config takes a compile config: a static KV cache, and generate compiles its decode step
+    with CUDA graphs) or "forward_dynamic" (torch.compile(model.forward, dynamic=True): every other model and
+    device; a hand-written cache grown by torch.cat changes shape every token, which CUDA graphs would record
+    once per length)."""
+    device_type = device_type or _device_type(model)
+    if (device_type in _GENERATE_COMPILES_ON and _is_transformers_model(model)
+            and hasattr(model.generation_config, "compile_config")):
+        return "generate_cuda_graphs"
+    return "forward_dynamic"
+
+
+def _compile_for_generate(model: Any) -> Dict[str, Any]:
+    """The host-bound remedy of a transformers model on CUDA: a static KV cache, and generate's own compile
+    of the decode step (torch.compile mode "reduce-overhead": CUDA graphs) switched on."""
+    from transformers import CompileConfig
+    config = model.generation_config
+    config.cache_implementation = "static"
+    config.compile_config = CompileConfig(mode="reduce-overhead")
+    config.disable_compile = False
+    return {"plan": "generate_cuda_graphs", "cache_implementation": "static", "mode": "reduce-overhead"}
+
+
+def _keep_generate_uncompiled(model: Any, device_type: Optional[str] = None) -> bool:
+    """After the KV-cache action gave a transformers model a static cache: on a device where generate then
+    compiles the decode step by itself, switch that off (generation_config.disable_compile), so the action is
+    the cache change it says it is (the torch_compile action, applied last, switches it back on when compiling
+    is allowed). True when it was switched off."""
+    if _compile_plan(model, device_type) != "generate_cuda_graphs":
+        return False
+    model.generation_config.disable_compile = True
+    return True
 
 
 def _looks_like_tokenizer(value: Any) -> bool:
@@ -322,9 +371,12 @@ def apply_all_optimizations(model: Any, recommendations: Any = None, *, tokenize
     decode token or per token step (prefill included). The others are taken back (`report.reverted`,
     with the reason);
     `report.measurements` holds each action's ActionMeasurement. Only the kept actions touch `model`.
-    allow_compile: also apply the host-bound remedy, torch.compile(model.forward, dynamic=True), last (with
-    the host_bound recommendation's estimate when there is one; its compile time is measured apart, at the
-    first run, and verification takes it back when it does not help).
+    allow_compile: also apply the host-bound remedy, last (with the host_bound recommendation's estimate when
+    there is one; its compile time is measured apart, at the first run, and verification takes it back when it
+    does not help): torch.compile(model.forward, dynamic=True), or, for a transformers model on CUDA, a static
+    KV cache with generate's own compiled decode step (mode "reduce-overhead": CUDA graphs; _compile_plan).
+    Without it, the KV-cache action's static cache on CUDA comes with generate's compile switched off, so
+    nothing is compiled that the caller did not allow.
     call_graph: the profile (OperatorCallGraph) the recommendations come from (taken by itself when pypto
     advises). With it, the packed-Linear change is estimated from the profile's GEMM time per shape and
     the packed / unpacked kernel times of each shape, timed on this machine
@@ -506,6 +558,8 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
             config = model_config if model_config is not None else getattr(model, "config", None)
             info = KVCacheLayoutOptimizer(config).generate_layout_transform_patch().apply(model)
             info = info if isinstance(info, dict) else {}
+            if info.get("mode") == "transformers_static_cache" and _keep_generate_uncompiled(model):
+                info["generate_compile"] = "disabled (generation_config.disable_compile): a cache change only"
             done.add("kv_cache")
             if info.get("mode"):
                 # Credited with the findings the patch takes away (the cat growth), not the model's own
@@ -580,10 +634,19 @@ def _apply_recommendations(model: Any, recommendations: Any, accept: Optional[An
         # call). Applied when compiling is allowed even without a host_bound finding: the eager per-op
         # dispatch it removes is also what the norm and elementwise fusions address, and verification
         # (verify_inputs) takes it back when it does not help.
-        model.forward = _torch().compile(model.forward, dynamic=True)
+        if _compile_plan(model) == "generate_cuda_graphs":
+            compile_detail = _compile_for_generate(model)
+            compile_description = ("static KV cache + generate's compiled decode step (transformers "
+                                   "CompileConfig, torch.compile mode='reduce-overhead': CUDA graphs): Python, "
+                                   "per-op dispatch and kernel launches taken out of each step (compiled and "
+                                   "recorded at the first generate)")
+        else:
+            model.forward = _torch().compile(model.forward, dynamic=True)
+            compile_detail = {"plan": "forward_dynamic"}
+            compile_description = ("torch.compile(model.forward, dynamic=True): Python and per-op dispatch taken "
+                                   "out of each step (compiled at the first call)")
         report.applied.append(AppliedOptimization(
-            "torch_compile", "host_bound", "torch.compile(model.forward, dynamic=True): Python and per-op "
-            "dispatch taken out of each step (compiled at the first call)", None, compile_saved_us,
+            "torch_compile", "host_bound", compile_description, compile_detail, compile_saved_us,
             # Without a host_bound finding nothing estimates it: "no estimate", not an estimate of 0.
             estimated=compile_finding,
             estimate_basis="the host_bound finding's estimate" if compile_finding else
