@@ -110,6 +110,8 @@ void CounterTable::AddToSeries(uint32_t s, int64_t time_ns, uint64_t bits) {
   }
   bytes_.insert(bytes_.end(), row, at);
   last_ts_ = time_ns;
+  min_ts_ = std::min(min_ts_, time_ns);
+  max_ts_ = std::max(max_ts_, time_ns);
   last_bits_[s] = bits;
   ++rows_;
 }
@@ -177,6 +179,31 @@ std::vector<CounterRow> CounterTable::Rows() const {
 
 uint64_t CounterTable::ShiftTimes(size_t from_row, int64_t delta_ns) {
   if (from_row >= rows_ || delta_ns == 0) return 0;
+  // Each row keeps its time as the difference from the row before (the first
+  // from 0): moving every row by the same amount changes the first row's
+  // difference alone. A Kineto trace's counters all move by its
+  // baseTimeNanoseconds at the end of the import; re-encoding every row took
+  // ~10 ms of the serial end of a 300 MB import.
+  int64_t unused;
+  if (from_row == 0 && !__builtin_add_overflow(min_ts_, delta_ns, &unused) &&
+      !__builtin_add_overflow(max_ts_, delta_ns, &unused)) {
+    size_t offset = 0;
+    GetVarint(bytes_, &offset);  // the first row's series and mode
+    const size_t ts_begin = offset;
+    const uint64_t first_ts = UnZigZag(GetVarint(bytes_, &offset));  // its difference from 0
+    uint8_t encoded[kMaxRowBytes];
+    uint8_t* encoded_end = PutVarint(encoded, ZigZag(first_ts + static_cast<uint64_t>(delta_ns)));
+    // The new difference may take more or fewer bytes: one move of the rest at most.
+    const std::ptrdiff_t grow = (encoded_end - encoded) - static_cast<std::ptrdiff_t>(offset - ts_begin);
+    const auto at = bytes_.begin() + static_cast<std::ptrdiff_t>(ts_begin);
+    if (grow > 0) bytes_.insert(at, static_cast<size_t>(grow), uint8_t{0});
+    if (grow < 0) bytes_.erase(at, at - grow);
+    std::copy(encoded, encoded_end, bytes_.begin() + static_cast<std::ptrdiff_t>(ts_begin));
+    last_ts_ += delta_ns;
+    min_ts_ += delta_ns;
+    max_ts_ += delta_ns;
+    return 0;
+  }
   // Deltas follow one another, so the rows are written again (into a stream
   // of about the same size, never decoded whole).
   CounterTable shifted;

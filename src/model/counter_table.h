@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -84,6 +85,10 @@ class CounterTable {
   // integer row changes the latter: a raw row's value is never an exact
   // integer, and a repeated value leaves both as they were.
   int64_t last_ts_ = 0;
+  // The earliest and latest time of the rows: ShiftTimes moves every row by
+  // rewriting the first row's time alone when neither leaves the int64 range.
+  int64_t min_ts_ = std::numeric_limits<int64_t>::max();
+  int64_t max_ts_ = std::numeric_limits<int64_t>::min();
   std::vector<uint64_t> last_bits_;
   std::vector<int64_t> last_integer_;
 };

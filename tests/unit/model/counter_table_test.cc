@@ -163,6 +163,49 @@ TEST(CounterTable, ShiftTimesMovesTheRowsFromOneOnAndClampsAtTheEnds) {
   ExpectRows(table, rows);
 }
 
+TEST(CounterTable, ShiftingEveryRowGivesEachRowItsTimePlusTheShift) {
+  // From row 0, where no time leaves the int64 range, the shift rewrites the
+  // first row's time difference alone (the others are differences from the
+  // row before). Whatever the shift does inside, each row must read back with
+  // its own time plus the shift, the values and series as they were, and rows
+  // added afterwards must follow on: checked against the rows shifted one by
+  // one, for shifts that make the first difference's varint longer, shorter
+  // (to 0) and negative, and for one that clamps (the row-by-row path).
+  std::mt19937_64 rng(7);
+  for (const int64_t shift : {int64_t{1} << 60, int64_t{-1000}, int64_t{1}, -(int64_t{1} << 40), kMaxTs}) {
+    CounterTable table;
+    std::vector<CounterRow> rows;
+    int64_t ts = 1000;
+    for (int i = 0; i < 200; ++i) {
+      ts += static_cast<int64_t>(rng() % 5000);
+      const CounterRow row{static_cast<StrId>(1 + rng() % 3), static_cast<uint32_t>(rng() % 2), ts,
+                           (rng() % 4 == 0) ? 0.5 * static_cast<double>(rng() % 100) : static_cast<double>(rng() % 7)};
+      table.Add(row);
+      rows.push_back(row);
+    }
+    uint64_t expected_clamped = 0;
+    for (CounterRow& row : rows) {
+      if (__builtin_add_overflow(row.ts, shift, &row.ts)) {
+        row.ts = kMaxTs;
+        ++expected_clamped;
+      }
+    }
+    SCOPED_TRACE("shift " + std::to_string(shift));
+    EXPECT_EQ(table.ShiftTimes(0, shift), expected_clamped);
+    ExpectRows(table, rows);
+    const CounterRow later{2, 1, expected_clamped ? kMaxTs : rows.back().ts + 3, 4.0};
+    table.Add(later);
+    rows.push_back(later);
+    ExpectRows(table, rows);
+  }
+  // The first row's time made 0: its difference takes one byte.
+  CounterTable table;
+  table.Add(1, 0, 123456789, 1.0);
+  table.Add(1, 0, 123456790, 2.0);
+  EXPECT_EQ(table.ShiftTimes(0, -123456789), 0u);
+  ExpectRows(table, {{1, 0, 0, 1.0}, {1, 0, 1, 2.0}});
+}
+
 TEST(CounterTable, EqualityIsByRowsAndClearEmpties) {
   CounterTable a, b;
   a.Add(1, 0, 5, 1.5);
