@@ -430,6 +430,7 @@ class CriticalPathBuilder {
     ++out_offsets_[src + 1];
     in_degree_.Increment(dst);
   }
+
   PathSegmentKind LeafKind(uint32_t op) const {
     if (g_.is_sync_call_[op]) return PathSegmentKind::kSyncWait;
     // Only calls that launched device work are launch overhead; other runtime
