@@ -284,6 +284,7 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
         for action_id, m in applied.measurements.items():
             if m.ab is None:     # its first run failed: nothing was timed
                 actions.append({"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
+                                "description": m.action.description if m.action else None,
                                 "metric": metric, "kept": False, "reason": m.reason, "first_run_s": m.first_run_s,
                                 "tokens_unchanged": None, "ab": None, "error": m.error})
                 log(f"      {action_id:<16} not measured: {m.reason}")
@@ -296,6 +297,8 @@ def run(name: str, args: argparse.Namespace) -> Dict[str, Any]:
             estimated_profiled = m.action.estimated_saved_us / 1000.0 / analysed_steps if has_estimate else math.nan
             estimated_ms = estimated_profiled * inflation
             entry = {"action": action_id, "hotspot_type": m.action.hotspot_type if m.action else "",
+                     # What was done, e.g. which compile: the forward's, or generate's CUDA-graph one.
+                     "description": m.action.description if m.action is not None else None,
                      "estimated_saved_ms_per_step": estimated_ms,
                      "estimate_basis": m.action.estimate_basis if m.action is not None else None,
                      "estimated_saved_ms_per_step_profiled": estimated_profiled,

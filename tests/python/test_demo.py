@@ -91,6 +91,7 @@ def test_closed_loop_small(tmp_path, monkeypatch, capsys):
         assert r["actions"], r["model"]
         for action in r["actions"]:
             assert action["kept"] == (action["action"] in r["kept"])
+            assert action["description"], action["action"]     # what was done, in words
             assert action["reason"] == "kept" or action["reason"].startswith("reverted: ")
             # Kept only when the primary metric is significantly faster and no gated metric (decode, token
             # step, forward) significantly slower, judged together (Holm), with the outputs unchanged; the
