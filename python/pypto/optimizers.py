@@ -318,12 +318,12 @@ def _compile_for_generate(model: Any) -> Dict[str, Any]:
     return {"plan": "generate_cuda_graphs", "cache_implementation": "static", "mode": "reduce-overhead"}
 
 
-def _keep_generate_uncompiled(model: Any, device_type: Optional[str] = None) -> bool:
+def _keep_generate_uncompiled(model: Any) -> bool:
     """After the KV-cache action gave a transformers model a static cache: on a device where generate then
     compiles the decode step by itself, switch that off (generation_config.disable_compile), so the action is
     the cache change it says it is (the torch_compile action, applied last, switches it back on when compiling
     is allowed). True when it was switched off."""
-    if _compile_plan(model, device_type) != "generate_cuda_graphs":
+    if _compile_plan(model) != "generate_cuda_graphs":
         return False
     model.generation_config.disable_compile = True
     return True

@@ -375,8 +375,8 @@ class CriticalPathBuilder {
   }
 
   // Every edge of the window, by the rules below, in one fixed order (Run
-  // calls it once to count and once to write); the counts it reports start
-  // from 0 each time.
+  // calls it once to count and once to write); the counts it reports are
+  // those of the last pass that made them (below).
   void AddEveryEdge() {
     // AddEdge's counts come from the count pass (the fill pass only replays
     // its decisions); the rules' own counts are made again each pass.
