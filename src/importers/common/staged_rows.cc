@@ -77,13 +77,7 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : detail_row[d]; });
   }
   {
-    const AttributeTable& a = from.attributes;
-    AttributeTable& b = to->attributes;
-    a.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
-      if (kind == OwnerKind::kHostOp) owner += host_base;
-      else if (kind == OwnerKind::kDeviceTask) owner += task_base;
-      b.Add(kind, owner, strings[a.key(i)], strings[a.text(i)], a.number(i), a.number_text_form(i));
-    });
+    to->attributes.AppendFrom(from.attributes, strings, host_base, task_base);
   }
   {
     const FlowTable& a = from.flows;

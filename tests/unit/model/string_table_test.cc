@@ -258,6 +258,66 @@ TEST(AttributeTable, EveryNumberReadsBackBitForBit) {
   EXPECT_LE(pmu.MemoryBytes(), kRows * (4 + 1 + 1) + runs * run_bytes * 2 + 1024);  // runs grow by doubling
 }
 
+// AppendFrom copies a staged table's rows as they are stored; the table must
+// end equal (operator==: the storage, unique for a row sequence) to one that
+// got the same rows through Add, each row read back from the staged table and
+// its key, text and owner mapped by hand. Rows: every kind of value (decimals
+// shortest and fixed, whole numbers, -0.0, numbers with their text, text
+// alone, neither), owners of every kind (host ops and device tasks moved by
+// their bases, the others not), 300 keys (past the one-byte pair codes) in a
+// destination that already holds rows; the string map is a permutation, so a
+// wrong or missing mapping shows.
+TEST(AttributeTable, AppendFromGivesTheTableAddGives) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double values[] = {0.599, 81431, 0.0, -0.0, 30.25, 2147483648.0, 1764246877073569.75, 0.1 + 0.2,
+                           1e300, -1.5e-5, nan};
+  const uint8_t forms[] = {kShortestNumberText, 1 + 3, 1 + 1, kNoNumberTextForm, 1 + 20};
+  const OwnerKind kinds[] = {OwnerKind::kHostOp, OwnerKind::kDeviceTask, OwnerKind::kTrack, OwnerKind::kDevice,
+                             OwnerKind::kStep};
+  constexpr StrId kStrings = 1000;
+  std::mt19937 rng(71207);
+  std::vector<StrId> string_map(kStrings);
+  for (StrId id = 0; id < kStrings; ++id) string_map[id] = id;
+  std::shuffle(string_map.begin() + 1, string_map.end(), rng);  // the empty string stays 0
+
+  AttributeTable staged;
+  for (int i = 0; i < 5000; ++i) {
+    const OwnerKind kind = kinds[rng() % std::size(kinds)];
+    const uint32_t owner = static_cast<uint32_t>(i / 4 + rng() % 2);
+    const StrId key = 1 + static_cast<StrId>(rng() % 300);
+    const StrId text = rng() % 3 == 0 ? 301 + static_cast<StrId>(rng() % 600) : kEmptyStr;
+    staged.Add(kind, owner, key, text, values[rng() % std::size(values)], forms[rng() % std::size(forms)]);
+  }
+  constexpr uint32_t kHostBase = 1000, kTaskBase = 77;
+  for (int prefilled : {0, 40}) {
+    AttributeTable by_add, by_append;
+    for (int i = 0; i < prefilled; ++i) {
+      by_add.Add(OwnerKind::kDeviceTask, i, 1 + i % 7, kEmptyStr, i * 0.5);
+      by_append.Add(OwnerKind::kDeviceTask, i, 1 + i % 7, kEmptyStr, i * 0.5);
+    }
+    staged.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+      if (kind == OwnerKind::kHostOp) owner += kHostBase;
+      if (kind == OwnerKind::kDeviceTask) owner += kTaskBase;
+      by_add.Add(kind, owner, string_map[staged.key(i)], string_map[staged.text(i)], staged.number(i),
+                 staged.number_text_form(i));
+    });
+    by_append.AppendFrom(staged, string_map, kHostBase, kTaskBase);
+    ASSERT_EQ(by_append.size(), by_add.size());
+    ASSERT_TRUE(by_append == by_add) << "prefilled " << prefilled;
+  }
+  // The same in a table with more than 2^16 distinct keys (key ids a row).
+  AttributeTable wide_staged, wide_add, wide_append;
+  std::vector<StrId> identity(70100);
+  for (StrId id = 0; id < identity.size(); ++id) identity[id] = id;
+  for (StrId key = 1; key < 70000; key += 7) wide_staged.Add(OwnerKind::kStep, key, key, kEmptyStr, key * 0.25);
+  wide_staged.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    wide_add.Add(kind, owner, wide_staged.key(i), wide_staged.text(i), wide_staged.number(i),
+                 wide_staged.number_text_form(i));
+  });
+  wide_append.AppendFrom(wide_staged, identity, 0, 0);
+  EXPECT_TRUE(wide_append == wide_add);
+}
+
 // Id columns keep 4 bytes a row while every id fits in 32 bits and widen for
 // every row at the first that does not, by push_back or by set. Expected: the
 // ids as written, kNoId included; equality by value whatever the width.
