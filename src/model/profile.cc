@@ -378,23 +378,35 @@ void AttributeTable::AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id
 
 void AttributeTable::AppendFrom(const AttributeTable& from, const std::vector<StrId>& string_map, uint32_t host_base,
                                 uint32_t task_base) {
+  AppendRowsOf(from, &string_map, [&](OwnerKind kind, uint32_t owner) {
+    if (kind == OwnerKind::kHostOp) return owner + host_base;
+    return kind == OwnerKind::kDeviceTask ? owner + task_base : owner;
+  });
+}
+
+void AttributeTable::AppendFrom(const AttributeTable& from,
+                                const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of) {
+  AppendRowsOf(from, nullptr, owner_of);
+}
+
+void AttributeTable::AppendRowsOf(const AttributeTable& from, const std::vector<StrId>* string_map,
+                                  const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of) {
+  auto mapped = [&](StrId id) { return string_map ? (*string_map)[id] : id; };
   // from's side lists are ascending by row, as its rows are read here.
   size_t next_whole = 0, next_number_text = 0;
   for (size_t r = 0; r < from.runs_.size(); ++r) {
     const OwnerRun run_rows = from.run(r);
-    uint32_t owner = run_rows.owner;
-    if (run_rows.kind == OwnerKind::kHostOp) owner += host_base;
-    else if (run_rows.kind == OwnerKind::kDeviceTask) owner += task_base;
+    const uint32_t owner = owner_of(run_rows.kind, run_rows.owner);
     for (size_t i = run_rows.begin; i < run_rows.end; ++i) {
       const uint8_t encoding = from.Encoding(i);
       const size_t row = size();
       // In Add's order: a number's text before the row, its whole bits after.
       if (next_number_text < from.number_text_row_.size() && from.number_text_row_[next_number_text] == i) {
         number_text_row_.push_back(row);
-        number_text_.push_back(string_map[from.number_text_[next_number_text++]]);
+        number_text_.push_back(mapped(from.number_text_[next_number_text++]));
       }
-      const uint32_t value = encoding == kBoxedText ? string_map[from.value_[i]] : from.value_[i];
-      AppendRow(run_rows.kind, owner, string_map[from.key(i)], encoding, value);
+      const uint32_t value = encoding == kBoxedText ? mapped(from.value_[i]) : from.value_[i];
+      AppendRow(run_rows.kind, owner, mapped(from.key(i)), encoding, value);
       if ((encoding & kEncodingKindMask) == kWholeNumber) {
         whole_row_.push_back(row);
         whole_bits_.push_back(from.whole_bits_[next_whole++]);

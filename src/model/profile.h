@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -438,6 +439,9 @@ class AttributeTable {
   // their rows in tables of their own: 2.5 M rows on a 300 MB trace_view).
   void AppendFrom(const AttributeTable& from, const std::vector<StrId>& string_map, uint32_t host_base,
                   uint32_t task_base);
+  // The same for a table that shares this one's string ids, each run's owner
+  // given by owner_of(kind, owner) (called once a run).
+  void AppendFrom(const AttributeTable& from, const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of);
   static constexpr int kMaxDecimalTextScale = 15;
   void Reserve(size_t n);
   void Clear();
@@ -450,6 +454,9 @@ class AttributeTable {
   // Adds a row: its owner's run (a new one when the owner changes), its key,
   // its encoding (kEncoding* in profile.cc) and its value.
   void AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value);
+  // AppendFrom's rows; string_map null: the string ids as they are.
+  void AppendRowsOf(const AttributeTable& from, const std::vector<StrId>* string_map,
+                    const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of);
   // In kPairCode: the row's code for (key, encoding), a new pair when it has
   // room; false (and the table switched to kByteSlot) when it has none.
   bool AddPairCode(StrId key_id, uint8_t encoding);

@@ -263,16 +263,13 @@ struct LaneEntry {
 
 // An HCCL Plane sub-task, held back until every Ascend Hardware task is read
 // so that one written by both processes counts once (DropDuplicatePlaneTasks).
+// Its arguments wait in a table of their own, owned by the plane task's index
+// (a device task's encoded rows: ~6 bytes an argument, not a 24-byte struct
+// that AttributeTable::Add encodes serially at the end).
 struct PlaneTask {
   DeviceTaskRow row;
   int32_t device;
   uint32_t lane;
-  struct Attribute {
-    StrId key;
-    Profile::AttributeTextRef text;
-    double number;
-  };
-  std::vector<Attribute> attributes;
 };
 
 // Process and thread names, read in pass 1; read-only while pass 2's threads run.
@@ -442,6 +439,7 @@ class EventHandler {
   std::vector<std::vector<LaneEntry>> lane_entries_;
   std::vector<StrId> string_remap_;
   std::vector<PlaneTask> plane_tasks_;  // local string ids, tracks and lanes
+  AttributeTable plane_attributes_;     // by index in plane_tasks_, local string ids
   std::vector<uint32_t> flow_lane_;     // local lane per flow row of rows_
   uint64_t overlap_intervals_ = 0;
 };
@@ -489,6 +487,7 @@ class TraceViewReader {
   uint32_t first_flow_row_ = 0;
   std::vector<int32_t> devices_seen_;
   std::vector<PlaneTask> plane_tasks_;
+  AttributeTable plane_attributes_;  // by index in plane_tasks_
   uint64_t plane_tasks_duplicating_hardware_ = 0;
 
   uint64_t overlap_intervals_ = 0;
@@ -645,6 +644,8 @@ void TraceViewReader::Commit(EventHandler& h) {
   for (uint32_t lane : h.flow_lane_) flow_lane_.push_back(h.lane_remap_[lane]);
   h.flow_lane_.clear();
   auto s = [&](StrId id) { return h.string_remap_[id]; };
+  plane_attributes_.AppendFrom(h.plane_attributes_, h.string_remap_, 0, static_cast<uint32_t>(plane_tasks_.size()));
+  h.plane_attributes_.Clear();
   for (PlaneTask& plane : h.plane_tasks_) {
     DeviceTaskRow& row = plane.row;
     for (StrId* id : {&row.name, &row.category, &row.core_type, &row.op_type, &row.input_shapes, &row.input_types,
@@ -652,11 +653,7 @@ void TraceViewReader::Commit(EventHandler& h) {
       *id = s(*id);
     row.track = h.track_remap_[row.track];
     plane.lane = h.lane_remap_[plane.lane];
-    for (PlaneTask::Attribute& a : plane.attributes) {
-      a.key = s(a.key);
-      a.text.text = s(a.text.text);
-    }
-    plane_tasks_.push_back(std::move(plane));
+    plane_tasks_.push_back(plane);
   }
   h.plane_tasks_.clear();
   overlap_intervals_ += h.overlap_intervals_;
@@ -858,16 +855,16 @@ void EventHandler::HandleComplete(uint64_t offset) {
         return a.type == od::json_type::number ? NumberOf(a.text) : std::numeric_limits<double>::quiet_NaN();
       };
       if (process.role == Role::kCommunication && row.category != rows_.Intern("communication_op")) {
-        PlaneTask pending{row, track_device_[row.track], lane, {}};
-        // Held until the end of pass 2 (~50k in a 300 MB Level1 trace): sized once,
-        // not grown to the next power of two.
-        pending.attributes.reserve(ev_.args.size());
+        // Held until the end of pass 2 (~50k in a 300 MB Level1 trace).
+        const uint32_t plane = static_cast<uint32_t>(plane_tasks_.size());
+        plane_tasks_.push_back({row, track_device_[row.track], lane});
         for (const Arg& a : ev_.args)
           if (keep_arg(a)) {
             const double number = number_of(a);
-            pending.attributes.push_back({rows_.Intern(a.key), rows_.AttributeTextOf(a.text, number), number});
+            const StrId key = rows_.Intern(a.key);  // before the text: the strings' order is the file's
+            const Profile::AttributeTextRef text = rows_.AttributeTextOf(a.text, number);
+            plane_attributes_.Add(OwnerKind::kDeviceTask, plane, key, text.text, number, text.form);
           }
-        plane_tasks_.push_back(std::move(pending));
         return;
       }
       uint32_t task = rows_.device_tasks.Add(row);
@@ -983,7 +980,12 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
   for (uint32_t t = 0; t < hardware.size(); ++t) hardware[t] = {p_.tracks.device[tasks.track[t]], t, tasks.ts[t]};
   SortUnlessSorted(hardware.begin(), hardware.end(), before);
   std::vector<uint8_t> taken(tasks.size(), 0);
-  for (PlaneTask& plane : plane_tasks_) {
+  // The task each plane task's arguments go to: the hardware task it repeats,
+  // else the task it becomes. They are appended after the loop, in plane
+  // order as before (the loop adds tasks, not attribute rows).
+  std::vector<uint32_t> task_of_plane(plane_tasks_.size());
+  for (size_t index = 0; index < plane_tasks_.size(); ++index) {
+    const PlaneTask& plane = plane_tasks_[index];
     const std::string_view name = p_.Str(plane.row.name);
     const std::string_view type = p_.Str(plane.row.category);  // its "task type" argument
     const TimeNs end = plane.row.ts + plane.row.dur;
@@ -1010,16 +1012,17 @@ void TraceViewReader::DropDuplicatePlaneTasks() {
       taken[t] = 1;
       ++plane_tasks_duplicating_hardware_;
       if (tasks.bytes[t] < 0) tasks.bytes.set(t, plane.row.bytes);
-      for (const PlaneTask::Attribute& a : plane.attributes)
-        p_.attributes.Add(OwnerKind::kDeviceTask, t, a.key, a.text.text, a.number, a.text.form);
+      task_of_plane[index] = t;
       continue;
     }
     const uint32_t task = tasks.Add(plane.row);
-    for (const PlaneTask::Attribute& a : plane.attributes)
-      p_.attributes.Add(OwnerKind::kDeviceTask, task, a.key, a.text.text, a.number, a.text.form);
+    task_of_plane[index] = task;
     lane_entries_[plane.lane].push_back({task, true});
   }
-  std::vector<PlaneTask>().swap(plane_tasks_);  // freed before LinkFlows builds its maps
+  p_.attributes.AppendFrom(plane_attributes_, [&](OwnerKind, uint32_t plane) { return task_of_plane[plane]; });
+  // Freed before LinkFlows builds its maps.
+  std::vector<PlaneTask>().swap(plane_tasks_);
+  plane_attributes_ = AttributeTable();
 }
 
 void TraceViewReader::LinkFlows() {

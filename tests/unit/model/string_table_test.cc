@@ -305,6 +305,15 @@ TEST(AttributeTable, AppendFromGivesTheTableAddGives) {
     ASSERT_EQ(by_append.size(), by_add.size());
     ASSERT_TRUE(by_append == by_add) << "prefilled " << prefilled;
   }
+  // Owners given run by run (the strings as they are): the same as Add with
+  // each owner mapped, here reversed (owner o -> 5000 - o) whatever its kind.
+  AttributeTable by_add_owned, by_append_owned;
+  staged.ForEachRow([&](size_t i, OwnerKind kind, uint32_t owner) {
+    by_add_owned.Add(kind, 5000 - owner, staged.key(i), staged.text(i), staged.number(i),
+                     staged.number_text_form(i));
+  });
+  by_append_owned.AppendFrom(staged, [](OwnerKind, uint32_t owner) { return 5000 - owner; });
+  EXPECT_TRUE(by_append_owned == by_add_owned);
   // The same in a table with more than 2^16 distinct keys (key ids a row).
   AttributeTable wide_staged, wide_add, wide_append;
   std::vector<StrId> identity(70100);

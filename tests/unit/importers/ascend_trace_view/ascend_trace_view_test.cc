@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <cmath>
 #include <string>
 
 #include "unit/parse_threads_env.h"
@@ -295,6 +296,24 @@ TEST(AscendTraceViewTest, Level1HcclPlaneTasksDuplicatingHardwareTasksCountOnce)
     ranks_kept = ranks_kept || (p.Str(p.attributes.key(a)) == "dst rank" &&
                                 p.Str(p.device_tasks.name[p.attributes.owner(a)]) == "Notify Wait");
   EXPECT_TRUE(ranks_kept);
+  // Every task's arguments, read off the events above: a Plane task's go to
+  // its Hardware twin, or to the task it becomes (RDMASend); "Task Type",
+  // "Physic Stream Id" and "size(Byte)" are columns, not arguments. The
+  // Hardware tasks have no argument of their own left.
+  std::map<std::string, std::vector<std::string>> arguments;
+  p.attributes.ForEachRowOf(OwnerKind::kDeviceTask, [&](size_t a, uint32_t task) {
+    const double number = p.attributes.number(a);
+    arguments[std::string(p.Str(p.device_tasks.name[task]))].push_back(
+        std::string(p.Str(p.attributes.key(a))) + "=" +
+        (std::isnan(number) ? std::string(p.Str(p.attributes.text(a))) : std::to_string(static_cast<int>(number))));
+  });
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"Notify Wait", {"task type=Notify Wait", "src rank=0", "dst rank=1"}},
+      {"SDMA", {"task type=SDMA", "src rank=0", "dst rank=1"}},
+      {"RDMASend", {"task type=RDMA"}},
+      {"hcom_allReduce__586_0_1", {"rank_size=2"}},
+  };
+  EXPECT_EQ(arguments, expected);
   // The busy union of the device: [10, 100] µs = 90 µs; communication's own
   // union [10, 90] = 80 µs, under the 90 µs window.
   auto graph = OperatorCallGraph::Build(*loaded);
