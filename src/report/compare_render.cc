@@ -124,9 +124,13 @@ std::string ComparisonReport::Verdict() const {
   if (!t.significant) return fmt::format("no significant change (p={:.3g}, {:.0f}% CI of the delta [{}, {}])", t.p_value,
                                          (1 - alpha) * 100, report::FormatTime(t.ci_low), report::FormatTime(t.ci_high));
   // Speedup = mean baseline / mean candidate; its interval from the delta's (candidate = baseline + delta).
+  // A delta interval reaching below -baseline (a few huge outlier steps make the spread that wide) allows a
+  // candidate mean of zero: the speedup then has no upper bound, which b / (b + ci_low) would print as a
+  // negative number.
   const double b = t.mean_baseline;
-  const double lo = b / (b + t.ci_high), hi = b / (b + t.ci_low);
-  return fmt::format("{} x{:.2f} [{:.2f}, {:.2f}] (p={:.3g})", measured_speedup >= 1 ? "faster" : "slower",
+  const double lo = b / (b + t.ci_high);
+  const std::string hi = b + t.ci_low > 0 ? fmt::format("{:.2f}", b / (b + t.ci_low)) : "no upper bound";
+  return fmt::format("{} x{:.2f} [{:.2f}, {}] (p={:.3g})", measured_speedup >= 1 ? "faster" : "slower",
                      measured_speedup, lo, hi, t.p_value);
 }
 

@@ -165,6 +165,28 @@ TEST_P(CompareFlavorTest, ProfileWithItselfHasNoSignificantChange) {
   EXPECT_NE(rep->to_html().find("<svg"), std::string::npos);
 }
 
+// A step-latency delta whose interval reaches below minus the baseline mean
+// (the hand-written decoder's baseline profile in one demo run: p50 34 ms, a
+// few steps of 0.3-0.8 s) leaves the speedup without an upper bound. Expected,
+// by hand: mean baseline 100 ms, delta interval [-150, -30] ms: the lower
+// bound 100 / (100 - 30) = 1.43, the upper one 100 / (100 - 150) would be
+// negative, so none is given; with [-90, -30] ms it is 100 / 10 = 10.00.
+TEST(CompareVerdict, SpeedupIntervalWithoutUpperBoundSaysSo) {
+  ComparisonReport rep;
+  rep.baseline.step_latency_ns = {100e6, 100e6};
+  rep.candidate.step_latency_ns = {14e6, 15e6};
+  rep.step_latency.testable = rep.step_latency.significant = true;
+  rep.step_latency.verdict = "faster";
+  rep.step_latency.mean_baseline = 100e6;
+  rep.step_latency.ci_low = -150e6;
+  rep.step_latency.ci_high = -30e6;
+  rep.step_latency.p_value = 0.0103;
+  rep.measured_speedup = 7.01;
+  EXPECT_EQ(rep.Verdict(), "faster x7.01 [1.43, no upper bound] (p=0.0103)");
+  rep.step_latency.ci_low = -90e6;
+  EXPECT_EQ(rep.Verdict(), "faster x7.01 [1.43, 10.00] (p=0.0103)");
+}
+
 // Slow O-projection GEMM (×3, odd N/K) in the baseline, fixed in the
 // candidate: the matmul time per step falls by exactly the planted excess,
 // the step latency by the same amount (the GEMM is on the critical stream),
