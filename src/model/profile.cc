@@ -376,21 +376,8 @@ void AttributeTable::AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id
             static_cast<uint32_t>(mantissa));
 }
 
-void AttributeTable::AppendFrom(const AttributeTable& from, const std::vector<StrId>& string_map, uint32_t host_base,
-                                uint32_t task_base) {
-  AppendRowsOf(from, &string_map, [&](OwnerKind kind, uint32_t owner) {
-    if (kind == OwnerKind::kHostOp) return owner + host_base;
-    return kind == OwnerKind::kDeviceTask ? owner + task_base : owner;
-  });
-}
-
-void AttributeTable::AppendFrom(const AttributeTable& from,
+void AttributeTable::AppendFrom(const AttributeTable& from, const std::vector<StrId>* string_map,
                                 const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of) {
-  AppendRowsOf(from, nullptr, owner_of);
-}
-
-void AttributeTable::AppendRowsOf(const AttributeTable& from, const std::vector<StrId>* string_map,
-                                  const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of) {
   auto mapped = [&](StrId id) { return string_map ? (*string_map)[id] : id; };
   // from's side lists are ascending by row, as its rows are read here.
   size_t next_whole = 0, next_number_text = 0;

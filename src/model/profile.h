@@ -431,17 +431,15 @@ class AttributeTable {
   // per scale tried, ~4 a PMU ratio: a tenth of a kernel_details.csv import).
   void AddDecimal(OwnerKind kind, uint32_t owner_row, StrId key_id, int32_t mantissa, int scale, uint8_t text_form);
   // Appends every row of `from`, in its order: keys and texts mapped through
-  // `string_map` (from's string id -> this table's), host op and device task
-  // owners moved by `host_base` and `task_base`. The table ends as if Add()
-  // had been called with each row's key, text, number and form: from's rows
-  // hold Add's encodings, which depend on the value alone, so they are copied
-  // instead of decoded and encoded again (an importer's parse threads stage
-  // their rows in tables of their own: 2.5 M rows on a 300 MB trace_view).
-  void AppendFrom(const AttributeTable& from, const std::vector<StrId>& string_map, uint32_t host_base,
-                  uint32_t task_base);
-  // The same for a table that shares this one's string ids, each run's owner
-  // given by owner_of(kind, owner) (called once a run).
-  void AppendFrom(const AttributeTable& from, const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of);
+  // `string_map` (from's string id -> this table's; null: the same ids), each
+  // run's owner given by owner_of(kind, owner), called once a run. The table
+  // ends as if Add() had been called with each row's key, text, number and
+  // form: from's rows hold Add's encodings, which depend on the value alone,
+  // so they are copied instead of decoded and encoded again (an importer's
+  // parse threads stage their rows in tables of their own: 2.5 M rows on a
+  // 300 MB trace_view).
+  void AppendFrom(const AttributeTable& from, const std::vector<StrId>* string_map,
+                  const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of);
   static constexpr int kMaxDecimalTextScale = 15;
   void Reserve(size_t n);
   void Clear();
@@ -454,9 +452,6 @@ class AttributeTable {
   // Adds a row: its owner's run (a new one when the owner changes), its key,
   // its encoding (kEncoding* in profile.cc) and its value.
   void AppendRow(OwnerKind kind, uint32_t owner_row, StrId key_id, uint8_t encoding, uint32_t value);
-  // AppendFrom's rows; string_map null: the string ids as they are.
-  void AppendRowsOf(const AttributeTable& from, const std::vector<StrId>* string_map,
-                    const std::function<uint32_t(OwnerKind, uint32_t)>& owner_of);
   // In kPairCode: the row's code for (key, encoding), a new pair when it has
   // room; false (and the table switched to kByteSlot) when it has none.
   bool AddPairCode(StrId key_id, uint8_t encoding);

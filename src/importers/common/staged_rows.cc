@@ -77,7 +77,10 @@ void Append(const Profile& from, const std::vector<StrId>& strings, const std::v
     AppendMapped(b.detail, a.detail, [&](int32_t d) { return d < 0 ? d : detail_row[d]; });
   }
   {
-    to->attributes.AppendFrom(from.attributes, strings, host_base, task_base);
+    to->attributes.AppendFrom(from.attributes, &strings, [&](OwnerKind kind, uint32_t owner) {
+      if (kind == OwnerKind::kHostOp) return owner + host_base;
+      return kind == OwnerKind::kDeviceTask ? owner + task_base : owner;
+    });
   }
   {
     const FlowTable& a = from.flows;

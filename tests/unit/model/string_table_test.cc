@@ -301,7 +301,10 @@ TEST(AttributeTable, AppendFromGivesTheTableAddGives) {
       by_add.Add(kind, owner, string_map[staged.key(i)], string_map[staged.text(i)], staged.number(i),
                  staged.number_text_form(i));
     });
-    by_append.AppendFrom(staged, string_map, kHostBase, kTaskBase);
+    by_append.AppendFrom(staged, &string_map, [&](OwnerKind kind, uint32_t owner) {
+      if (kind == OwnerKind::kHostOp) return owner + kHostBase;
+      return kind == OwnerKind::kDeviceTask ? owner + kTaskBase : owner;
+    });
     ASSERT_EQ(by_append.size(), by_add.size());
     ASSERT_TRUE(by_append == by_add) << "prefilled " << prefilled;
   }
@@ -312,7 +315,7 @@ TEST(AttributeTable, AppendFromGivesTheTableAddGives) {
     by_add_owned.Add(kind, 5000 - owner, staged.key(i), staged.text(i), staged.number(i),
                      staged.number_text_form(i));
   });
-  by_append_owned.AppendFrom(staged, [](OwnerKind, uint32_t owner) { return 5000 - owner; });
+  by_append_owned.AppendFrom(staged, nullptr, [](OwnerKind, uint32_t owner) { return 5000 - owner; });
   EXPECT_TRUE(by_append_owned == by_add_owned);
   // The same in a table with more than 2^16 distinct keys (key ids a row).
   AttributeTable wide_staged, wide_add, wide_append;
@@ -323,7 +326,7 @@ TEST(AttributeTable, AppendFromGivesTheTableAddGives) {
     wide_add.Add(kind, owner, wide_staged.key(i), wide_staged.text(i), wide_staged.number(i),
                  wide_staged.number_text_form(i));
   });
-  wide_append.AppendFrom(wide_staged, identity, 0, 0);
+  wide_append.AppendFrom(wide_staged, &identity, [](OwnerKind, uint32_t owner) { return owner; });
   EXPECT_TRUE(wide_append == wide_add);
 }
 
